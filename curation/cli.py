@@ -1,0 +1,164 @@
+"""The ``pericurate`` command line: it composes the steps and shows what they did.
+
+Every step of the chain is a subcommand that runs the chain through that step and leaves its
+records in ``BUILD/work``; ``pericurate build`` runs them all. The source a run reads is the
+one the last ``pericurate download`` fetched (recorded in ``BUILD/work/source.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from curation.atomic import write_json
+from curation.download import DEFAULT_URL, SourceError, fetch_source
+from curation.pipeline import STEPS, Outcome, Settings, Source, curate
+from curation.records import fate_counts
+from curation.sample import write_sample_archive
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+console = Console(stderr=True)
+
+EXIT_REJECTED = 3
+BuildDir = Annotated[Path, typer.Option("--build", help="Build folder.")]
+DEFAULT_BUILD = Path("build")
+
+
+def _source_file(build: Path) -> Path:
+    return build / "work" / "source.json"
+
+
+def _load_source(build: Path) -> Source:
+    path = _source_file(build)
+    if not path.exists():
+        console.print(f"[red]{path}: no source yet; run `pericurate download` first.[/red]")
+        raise typer.Exit(2)
+    data = json.loads(path.read_text())
+    return Source(
+        Path(data["root"]), data["origin"], data["sha256"], data["size"], tuple(data["skipped"])
+    )
+
+
+@app.command()
+def sample(
+    dest: Annotated[Path, typer.Argument(help="Zip to write.")] = Path(
+        "build/sample/periapical-sample.zip"
+    ),
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic films.")] = 0,
+    films: Annotated[int, typer.Option(help="Number of original films.")] = 200,
+) -> None:
+    """Write the synthetic sample source (real layout and quirks; NOT real data)."""
+    truth = write_sample_archive(dest, seed=seed, films=films)
+    console.print(f"wrote {dest} (synthetic sample, seed {seed}; {len(truth.originals)} originals)")
+
+
+@app.command()
+def download(
+    source: Annotated[
+        str, typer.Argument(help="URL, local zip or extracted folder.")
+    ] = DEFAULT_URL,
+    build: BuildDir = DEFAULT_BUILD,
+    lock: Annotated[Path, typer.Option(help="sha256/size lock of the source archive.")] = Path(
+        "source.lock.json"
+    ),
+) -> None:
+    """Step 1: fetch (resumable), check against the lock, extract safely."""
+    try:
+        fetched = fetch_source(source, build, lock)
+    except SourceError as error:
+        console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    write_json(
+        _source_file(build),
+        {
+            "root": str(fetched.root),
+            "origin": fetched.origin,
+            "sha256": fetched.sha256,
+            "size": fetched.size,
+            "skipped": list(fetched.skipped),
+        },
+    )
+    console.print(f"source ready at {fetched.root}")
+
+
+def _settings(seed: int, decode: str, workers: int) -> Settings:
+    if decode not in ("draft", "full"):
+        raise typer.BadParameter("decode must be 'draft' or 'full'")
+    return Settings(seed=seed, decode=decode, workers=workers)  # type: ignore[arg-type]
+
+
+def _run(
+    step: str, build: Path, seed: int, decode: str, workers: int, fail_on_rejected: bool
+) -> None:
+    outcome = curate(_load_source(build), build, _settings(seed, decode, workers), stop_after=step)
+    _print_summary(outcome, step)
+    if outcome.rejected and fail_on_rejected:
+        console.print(
+            f"[yellow]{outcome.rejected} source files were rejected (see the manifest).[/yellow]"
+        )
+        raise typer.Exit(EXIT_REJECTED)
+
+
+def _print_summary(outcome: Outcome, step: str) -> None:
+    fates = Table(title=f"Source files after step '{step}'")
+    for column in ("kind", "fate", "files"):
+        fates.add_column(column, justify="right" if column == "files" else "left")
+    counts = fate_counts(outcome.records)
+    for (kind, fate), n in sorted(counts.items()):
+        fates.add_row(kind, fate, str(n))
+    fates.add_row("all", "", str(sum(counts.values())), style="bold")
+    console.print(fates)
+    splits = outcome.summary.get("splits")
+    if not splits:
+        return
+    table = Table(title="Splits")
+    columns = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
+    table.add_column("split")
+    for column in columns:
+        table.add_column(column, justify="right")
+    for split, figures in splits.items():
+        table.add_row(split, *(str(figures[c]) for c in columns))
+    console.print(table)
+    counts_summary = outcome.summary["counts"]
+    largest = ", ".join(
+        f"{c['cluster_id']} ({c['films']})" for c in counts_summary["largest_clusters"]
+    )
+    console.print(
+        f"clusters: {counts_summary['clusters']} ({counts_summary['multi_film_clusters']} with "
+        f"look-alikes); largest: {largest}; same-picture pairs: "
+        f"{counts_summary['same_picture_pairs']}"
+    )
+
+
+def _step_command(step: str, doc: str) -> None:
+    def command(
+        build: BuildDir = DEFAULT_BUILD,
+        seed: Annotated[int, typer.Option(help="Split assignment seed.")] = 0,
+        decode: Annotated[str, typer.Option(help="Hash decoding: draft or full.")] = "draft",
+        workers: Annotated[int, typer.Option(help="Hash worker processes (0 = all cores).")] = 0,
+        fail_on_rejected: Annotated[
+            bool, typer.Option(help=f"Exit {EXIT_REJECTED} when any source file was rejected.")
+        ] = True,
+    ) -> None:
+        _run(step, build, seed, decode, workers, fail_on_rejected)
+
+    command.__doc__ = doc
+    app.command(step)(command)
+
+
+STEP_HELP = {
+    "index": "Step 2: one record per source file, bad files rejected with a reason.",
+    "originals": "Step 3: keep original films only (folder and stem rule).",
+    "hash": "Step 4: 512-bit average hashes, parallel and cached.",
+    "near-identical": "Step 5: drop augmented copies and near-identical films (pixel-confirmed).",
+    "lookalikes": "Step 6: look-alike components at Hamming distance <= 30.",
+    "assign": "Step 7: whole components to train / validation / test.",
+    "build": "Steps 2-9: the whole chain, writing the dataset, manifest and curation.json.",
+}
+for _step in STEPS:
+    _step_command(_step, STEP_HELP[_step])

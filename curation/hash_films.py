@@ -1,0 +1,100 @@
+"""Step 4, hash: every film still in play, in parallel over cores, cached by file sha256.
+
+A film whose pixels fail to decode (truncated or corrupt JPEG) is rejected here, since this
+is the first step that decodes it. The cache is keyed by ``(sha256, hash version)``, so a
+changed definition never reuses stale hashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.atomic import atomic_path
+from curation.hashing import AverageHash512, Decode, View
+from curation.records import Fate, SourceRecord, pending_images
+
+Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
+CACHE_SCHEMA = pa.schema(
+    [("sha256", pa.string()), ("version", pa.string())]
+    + [(view.value, pa.binary(64)) for view in View]
+)
+CHUNK = 16
+
+
+def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
+    path, decode = args
+    try:
+        return AverageHash512(decode).hash_views(path), ""
+    except Exception as error:  # any decode failure is a property of the file: record it
+        return None, f"image does not decode ({type(error).__name__}: {error})"
+
+
+def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
+    if not path.exists():
+        return {}
+    rows = pq.read_table(path).to_pylist()
+    return {r["sha256"]: {v: r[v.value] for v in View} for r in rows if r["version"] == version}
+
+
+def write_cache(path: Path, version: str, by_sha: dict[str, dict[View, bytes]]) -> None:
+    rows = [
+        {"sha256": sha, "version": version, **{v.value: views[v] for v in View}}
+        for sha, views in sorted(by_sha.items())
+    ]
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.Table.from_pylist(rows, schema=CACHE_SCHEMA), tmp)
+
+
+def hash_films(
+    root: Path,
+    records: list[SourceRecord],
+    *,
+    decode: Decode = "draft",
+    workers: int = 0,
+    cache_path: Path | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[list[SourceRecord], Hashes]:
+    """Hash every pending film; return the records (undecodable films rejected) and hashes."""
+    version = AverageHash512(decode).version
+    cache = read_cache(cache_path, version) if cache_path else {}
+    films = pending_images(records)
+    todo = sorted(
+        {f.sha256: f for f in films if f.sha256 not in cache}.values(), key=lambda f: f.path
+    )
+    failures: dict[str, str] = {}
+    jobs = [(str(root / f.path), decode) for f in todo]
+    for film, (views, problem) in zip(todo, _map(jobs, workers), strict=True):
+        if views is None:
+            failures[film.sha256] = problem
+        else:
+            cache[film.sha256] = views
+        if on_progress:
+            on_progress(1)
+    if on_progress:
+        on_progress(len(films) - len(todo))
+    if cache_path:
+        write_cache(cache_path, version, cache)
+    film_paths = {f.path for f in films}
+    hashes: Hashes = {}
+    out = []
+    for record in records:
+        if record.path in film_paths and record.sha256 in failures:
+            record = record.settle(Fate.rejected, failures[record.sha256])
+        elif record.path in film_paths:
+            hashes[record.film_id] = cache[record.sha256]
+        out.append(record)
+    return out, hashes
+
+
+def _map(jobs: list[tuple[str, Decode]], workers: int) -> Iterable[tuple[dict | None, str]]:
+    """Ordered results, in worker processes unless there is one job or ``workers == 1``."""
+    if workers == 1 or len(jobs) <= 1:
+        yield from map(_hash_one, jobs)
+        return
+    with ProcessPoolExecutor(max_workers=workers or None) as pool:
+        yield from pool.map(_hash_one, jobs, chunksize=CHUNK)

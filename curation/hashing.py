@@ -1,0 +1,93 @@
+"""The 512-bit average hash that links look-alike films.
+
+Definition (version ``AHASH_VERSION``; every output records it):
+
+1. Decode the JPEG. With ``decode="draft"`` (the default) Pillow's reduced-DCT decoding
+   (``Image.draft("L", (256, 128))``) decodes at 1/2, 1/4 or 1/8 scale straight to luma,
+   never below 256 x 128; with ``decode="full"`` the whole image is decoded.
+2. Convert to grayscale (``"L"``, ITU-R 601-2 luma) and resize to 32 x 16 (width x height)
+   with Lanczos resampling.
+3. Bit ``i`` (row-major, top-left first) is 1 when that cell is brighter than the mean of
+   the 512 cells. Bits are packed most significant first into 64 bytes (128 hex digits).
+
+``imagehash.average_hash`` only makes square hashes, so the grid step is written here (three
+lines); ``imagehash.ImageHash`` still carries the bits and their hex form. Each film is also
+hashed mirrored and rotated, so that an augmented copy filed among the originals can be
+recognised by image (see ``curation.originals``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import BinaryIO, Literal
+
+import imagehash
+import numpy as np
+from PIL import Image
+
+GRID = (32, 16)
+DRAFT_REQUEST = (GRID[0] * 8, GRID[1] * 8)
+HASH_BYTES = GRID[0] * GRID[1] // 8
+
+Decode = Literal["draft", "full"]
+
+
+class View(StrEnum):
+    """The orientations each film is hashed in; ``identity`` is the film's own hash."""
+
+    identity = "identity"
+    mirror = "mirror"
+    rot90 = "rot90"
+    rot180 = "rot180"
+    rot270 = "rot270"
+
+
+_TRANSPOSE = {
+    View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
+    View.rot90: Image.Transpose.ROTATE_90,
+    View.rot180: Image.Transpose.ROTATE_180,
+    View.rot270: Image.Transpose.ROTATE_270,
+}
+
+
+def hash_version(decode: Decode) -> str:
+    """The version string recorded next to every hash made with this definition."""
+    return f"ahash512-v1/{GRID[0]}x{GRID[1]}-lanczos-gt-mean/{decode}"
+
+
+@dataclass(frozen=True)
+class AverageHash512:
+    """One public way in: ``AverageHash512(decode).hash_views(path)``."""
+
+    decode: Decode = "draft"
+
+    @property
+    def version(self) -> str:
+        return hash_version(self.decode)
+
+    def open_grey(self, path: str | BinaryIO) -> Image.Image:
+        """Decode a film to grayscale, at reduced scale when ``decode == "draft"``."""
+        with Image.open(path) as image:
+            if self.decode == "draft":
+                image.draft("L", DRAFT_REQUEST)
+            return image.convert("L")
+
+    @staticmethod
+    def hash_image(grey: Image.Image) -> bytes:
+        """The 64-byte hash of an already decoded grayscale image."""
+        cells = np.asarray(grey.resize(GRID, Image.Resampling.LANCZOS), dtype=np.float64)
+        return bytes.fromhex(str(imagehash.ImageHash(cells > cells.mean())))
+
+    def hash_views(self, path: str | BinaryIO) -> dict[View, bytes]:
+        """The film's hash in each orientation of ``View``."""
+        grey = self.open_grey(path)
+        views = {View.identity: self.hash_image(grey)}
+        for view, transpose in _TRANSPOSE.items():
+            views[view] = self.hash_image(grey.transpose(transpose))
+        return views
+
+
+def hamming(a: bytes, b: bytes) -> int:
+    """Number of differing bits between two equal-length hashes."""
+    return int.from_bytes(a, "big").__xor__(int.from_bytes(b, "big")).bit_count()

@@ -1,0 +1,277 @@
+"""The curation chain composed: source -> films -> hashes -> same pictures -> look-alike
+components -> splits -> dataset. Each step is a plain function from its own module; this
+module only calls them in order, shows progress and gathers the counts for the summary.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from curation import build
+from curation.atomic import write_json
+from curation.hash_films import hash_films
+from curation.hashing import AverageHash512, Decode
+from curation.index import index_source
+from curation.lookalikes import LOOKALIKE_DISTANCE, Cluster, lookalike_components, lookalike_edges
+from curation.near_identical import drop_near_identical
+from curation.originals import drop_augmented_by_image, drop_augmented_by_name
+from curation.records import (
+    Fate,
+    Kind,
+    SourceRecord,
+    fate_counts,
+    pending_images,
+    settle_annotations,
+    settle_many,
+    write_records,
+)
+from curation.referrals import DEFAULT_SALT
+from curation.same_picture import same_picture_pairs
+from splits.assign import Group, assign_groups, target_counts
+
+SOURCE_CITATION = (
+    "Do et al. (2024). Panoramic radiographs with periapical lesions. Mendeley Data, V3. "
+    "doi:10.17632/kx52tk2ddj.3"
+)
+SOURCE_DOI = "10.17632/kx52tk2ddj.3"
+SOURCE_LICENSE = "CC BY 4.0"
+STEPS = ("index", "originals", "hash", "near-identical", "lookalikes", "assign", "build")
+VERSIONED_PACKAGES = (
+    "pericurate",
+    "datasets",
+    "faiss-cpu",
+    "imagehash",
+    "networkx",
+    "numpy",
+    "pillow",
+    "pyarrow",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every parameter of a run; all of them are recorded in ``curation.json``."""
+
+    seed: int = 0
+    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    lookalike_distance: int = LOOKALIKE_DISTANCE
+    same_picture_distance: int = 16
+    decode: Decode = "draft"
+    referral_salt: str = DEFAULT_SALT
+    workers: int = 0
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where the films come from (what ``curation.download.fetch_source`` returns)."""
+
+    root: Path
+    origin: str
+    sha256: str | None = None
+    size: int | None = None
+    skipped: tuple[str, ...] = field(default=())
+
+
+@dataclass
+class Outcome:
+    """What a run produced, for the summary table and the exit status."""
+
+    records: list[SourceRecord]
+    summary: dict[str, object]
+
+    @property
+    def rejected(self) -> int:
+        return sum(1 for r in self.records if r.fate is Fate.rejected)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description:<16}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=False,
+    )
+
+
+def _skipped_records(source: Source) -> list[SourceRecord]:
+    return [
+        SourceRecord(name, Kind.other, Path(name).stem, folder=str(Path(name).parent)).settle(
+            Fate.ignored, "archive member not extracted (duplicate .rar archive or not data)"
+        )
+        for name in source.skipped
+    ]
+
+
+def _groups(clusters: list[Cluster], films: dict[str, SourceRecord]) -> list[Group]:
+    groups = []
+    for cluster in clusters:
+        lesions = [les for f in cluster.film_ids for les in films[f].lesions]
+        grades = Counter(les.pai for les in lesions)
+        groups.append(
+            Group(
+                cluster.cluster_id,
+                len(cluster.film_ids),
+                len(lesions),
+                grades[3],
+                grades[4],
+                grades[5],
+                sum(1 for f in cluster.film_ids if not films[f].lesions),
+            )
+        )
+    return groups
+
+
+def split_figures(kept: dict[str, list[SourceRecord]]) -> dict[str, dict[str, int]]:
+    """Per split: films, lesions, grade counts, lesion-free films."""
+    figures = {}
+    for split, films in kept.items():
+        grades = Counter(les.pai for f in films for les in f.lesions)
+        figures[split] = {
+            "films": len(films),
+            "lesions": sum(grades.values()),
+            "pai3": grades[3],
+            "pai4": grades[4],
+            "pai5": grades[5],
+            "lesion_free": sum(1 for f in films if not f.lesions),
+        }
+    return figures
+
+
+def _versions() -> dict[str, str]:
+    versions = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def curate(source: Source, out: Path, settings: Settings, stop_after: str = "build") -> Outcome:
+    """Run the chain through ``stop_after``; each step's records go to ``out/work``."""
+    if stop_after not in STEPS:
+        raise ValueError(f"unknown step {stop_after!r}; steps are {', '.join(STEPS)}")
+    work = out / "work"
+    root = source.root
+
+    def checkpoint(step: str, records: list[SourceRecord]) -> bool:
+        write_records(records, work / f"{STEPS.index(step) + 1:02d}-{step}.parquet")
+        return step == stop_after
+
+    with _progress() as progress:
+        records = _skipped_records(source) + index_source(root)
+        if checkpoint("index", records):
+            return Outcome(records, {})
+        records = drop_augmented_by_name(records)
+        if checkpoint("originals", records):
+            return Outcome(records, {})
+        films = pending_images(records)
+        task = progress.add_task("hash films", total=len(films))
+        records, hashes = hash_films(
+            root,
+            records,
+            decode=settings.decode,
+            workers=settings.workers,
+            cache_path=out / "cache" / "hashes.parquet",
+            on_progress=lambda n: progress.advance(task, n),
+        )
+        if checkpoint("hash", records):
+            return Outcome(records, {})
+        films = {r.film_id: r for r in pending_images(records)}
+        hashes = {k: v for k, v in hashes.items() if k in films}
+        pictures = same_picture_pairs(
+            root,
+            {f: r.path for f, r in films.items()},
+            {f: (r.width, r.height) for f, r in films.items()},
+            hashes,
+            settings.same_picture_distance,
+        )
+        records = drop_augmented_by_image(records, pictures)
+        records, agreement = drop_near_identical(records, pictures)
+        if checkpoint("near-identical", records):
+            return Outcome(records, {})
+        films_by_id = {r.film_id: r for r in pending_images(records)}
+        hashes = {k: v for k, v in hashes.items() if k in films_by_id}
+        edges = lookalike_edges(hashes, settings.lookalike_distance)
+        clusters = lookalike_components(sorted(films_by_id), edges)
+        if checkpoint("lookalikes", records):
+            return Outcome(records, {})
+        split_of = assign_groups(_groups(clusters, films_by_id), settings.fractions, settings.seed)
+        film_split = {f: split_of[c.cluster_id] for c in clusters for f in c.film_ids}
+        records = settle_many(
+            records,
+            {
+                r.path: (Fate.kept, f"kept in {film_split[r.film_id]}", "")
+                for r in films_by_id.values()
+            },
+        )
+        records = settle_annotations(records)
+        if checkpoint("assign", records):
+            return Outcome(records, {})
+        kept = {
+            s: [films_by_id[f] for f in sorted(film_split) if film_split[f] == s]
+            for s in ("train", "validation", "test")
+        }
+        task = progress.add_task("write dataset", total=len(films_by_id))
+        build.write_dataset(
+            out,
+            root,
+            kept,
+            hashes,
+            clusters,
+            settings.referral_salt,
+            on_film=lambda: progress.advance(task),
+        )
+        build.write_manifest(out / "manifest.parquet", records)
+        build.write_clusters(out / "clusters.parquet", clusters, split_of)
+        build.write_agreement(out / "agreement.parquet", agreement)
+        summary = _summary(source, settings, records, pictures, agreement, clusters, edges, kept)
+        write_json(out / "curation.json", summary)
+        checkpoint("build", records)
+    return Outcome(records, summary)
+
+
+def _summary(source, settings, records, pictures, agreement, clusters, edges, kept) -> dict:
+    counts = fate_counts(records)
+    reasons = Counter(
+        (r.kind.value, r.fate.value, r.reason.split(" (")[0].split(":")[0])
+        for r in records
+        if r.fate is not Fate.kept
+    )
+    return {
+        "source": {
+            "origin": source.origin,
+            "archive_sha256": source.sha256,
+            "archive_size": source.size,
+            "citation": SOURCE_CITATION,
+            "doi": SOURCE_DOI,
+            "license": SOURCE_LICENSE,
+        },
+        "parameters": {**asdict(settings), "fractions": list(settings.fractions), "workers": None},
+        "hash_version": AverageHash512(settings.decode).version,
+        "targets": target_counts(sum(len(v) for v in kept.values()), settings.fractions),
+        "counts": {
+            "source_files": len(records),
+            "by_kind_and_fate": {f"{k}/{f}": n for (k, f), n in sorted(counts.items())},
+            "by_reason": [
+                {"kind": k, "fate": f, "reason": why, "files": n}
+                for (k, f, why), n in sorted(reasons.items())
+            ],
+            "same_picture_pairs": dict(sorted(Counter(p.kind for p in pictures).items())),
+            "agreement_pairs": len(agreement),
+            "lookalike_edges": len(edges),
+            "clusters": len(clusters),
+            "multi_film_clusters": sum(1 for c in clusters if len(c.film_ids) > 1),
+            "largest_clusters": [
+                {"cluster_id": c.cluster_id, "films": len(c.film_ids)} for c in clusters[:5]
+            ],
+        },
+        "splits": split_figures(kept),
+        "versions": _versions(),
+    }

@@ -1,0 +1,2 @@
+DATASET = "tirandazdylan/periapical-lesions-pai"
+REVISION: str | None = None

@@ -1,0 +1,150 @@
+"""The periapical-lesions taskset: one task per film, scored from the filed report.json."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+import verifiers.v1 as vf
+from pydantic import field_validator
+
+from periapical_lesions import pinned
+from periapical_lesions.data import Film, hub_snapshot, read_split
+from periapical_lesions.reply import parse_reply
+from periapical_lesions.scoring import Score, score
+
+REPORT_FILE = "report.json"
+MAX_REPORT_BYTES = 1_000_000
+"""A report longer than this is not a report; reading stops there and it counts as invalid."""
+
+WORKSPACE_FILES = ("pantomograph.jpg", "referral.txt", "findings-codebook.md", "radreport.py")
+
+PROMPT = """\
+Worklist entry: panoramic film {film_id}
+
+The film is pantomograph.jpg and the referral slip is referral.txt, both in your working \
+directory. Read the film for periapical lesions and file your report following \
+findings-codebook.md, using the clinic's filing tool radreport.py."""
+
+
+def package_text(name: str) -> str:
+    return files("periapical_lesions").joinpath(name).read_text(encoding="utf-8")
+
+
+class FilmData(vf.TaskData):
+    film_id: str
+    width: int
+    height: int
+    lesions: list[dict]
+    """The reference findings; never shown to the agent."""
+    referral_text: str
+
+
+class FilmTaskConfig(vf.TaskConfig):
+    report_source: Literal["file", "reply"] = "file"
+    """Where the report comes from: `file` reads the final report.json in the workspace;
+    `reply` parses the last report in the agent's final reply (chat-reply harnesses)."""
+
+
+class FilmTask(vf.Task[FilmData, vf.State, FilmTaskConfig]):
+    """One film. The JPEG bytes live on the task, not on its traced data, so traces stay
+    small; the film id is the task key."""
+
+    def __init__(
+        self, data: FilmData, config: FilmTaskConfig | None = None, image: bytes = b""
+    ) -> None:
+        super().__init__(data, config)
+        self.image = image
+
+    @property
+    def key(self) -> str:
+        return self.data.film_id
+
+    def workspace_files(self) -> dict[str, bytes]:
+        """What setup puts in the agent's working directory."""
+        return {
+            "pantomograph.jpg": self.image,
+            "referral.txt": self.data.referral_text.encode("utf-8"),
+            "findings-codebook.md": package_text("findings-codebook.md").encode("utf-8"),
+            "radreport.py": package_text("radreport.py").encode("utf-8"),
+        }
+
+    async def setup(self, trace: vf.Trace, runtime: vf.Runtime) -> None:
+        for name, content in self.workspace_files().items():
+            await runtime.write(name, content)
+
+    async def filed_report(self, trace: vf.Trace, runtime: vf.Runtime) -> dict | None:
+        """The report as filed, or None when there is none that parses. The file is read
+        through the runtime's file API, never by running a command in the workspace, so
+        nothing the agent leaves there (a fake `cat`, `python3`) can change what is read."""
+        if self.config.report_source == "reply":
+            return parse_reply(trace.last_reply)
+        try:
+            raw = await runtime.read(REPORT_FILE, max_bytes=MAX_REPORT_BYTES)
+            return json.loads(raw.decode("utf-8"))
+        except (vf.SandboxError, OSError, ValueError):
+            return None
+
+    async def film_score(self, trace: vf.Trace, runtime: vf.Runtime) -> Score:
+        return score(self.data.lesions, await self.filed_report(trace, runtime))
+
+    @vf.metric
+    async def findings(self, trace: vf.Trace, runtime: vf.Runtime) -> dict[str, float]:
+        return (await self.film_score(trace, runtime)).metrics()
+
+    @vf.reward(weight=1.0)
+    async def reward(self, trace: vf.Trace, runtime: vf.Runtime) -> float:
+        return (await self.film_score(trace, runtime)).reward
+
+
+class PeriapicalLesionsConfig(vf.TasksetConfig):
+    task: FilmTaskConfig = FilmTaskConfig()
+    dataset: str = pinned.DATASET
+    """Hub dataset repo id."""
+    revision: str | None = pinned.REVISION
+    """The dataset commit (40 hex digits) the tasks are read at."""
+    split: Literal["train", "validation", "test"] = "test"
+    data_dir: Path | None = None
+    """A local dataset build to read instead of the Hub (offline use)."""
+
+    @field_validator("revision")
+    @classmethod
+    def _full_sha(cls, revision: str | None) -> str | None:
+        if revision is not None and not re.fullmatch(r"[0-9a-f]{40}", revision):
+            raise ValueError(f"revision must be a full 40-hex-digit commit sha, got {revision!r}")
+        return revision
+
+
+class PeriapicalLesionsTaskset(vf.Taskset[FilmTask, PeriapicalLesionsConfig]):
+    def films(self) -> list[Film]:
+        config = self.config
+        if config.data_dir is not None:
+            return read_split(config.data_dir, config.split)
+        if config.revision is None:
+            raise ValueError(
+                "No dataset revision is pinned yet, so pass revision=<40-hex commit sha> "
+                "or data_dir=<local dataset build> to load the periapical-lesions tasks."
+            )
+        return read_split(hub_snapshot(config.dataset, config.revision, config.split), config.split)
+
+    def load(self) -> list[FilmTask]:
+        return [
+            FilmTask(
+                FilmData(
+                    id=film.film_id,
+                    name=film.film_id,
+                    prompt=PROMPT.format(film_id=film.film_id),
+                    film_id=film.film_id,
+                    width=film.width,
+                    height=film.height,
+                    lesions=film.lesions,
+                    referral_text=film.referral_text,
+                ),
+                self.config.task,
+                image=film.image,
+            )
+            for film in self.films()
+        ]

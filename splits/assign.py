@@ -1,0 +1,92 @@
+"""Assign whole look-alike clusters to train / validation / test.
+
+A pure function of the groups' label statistics, the target fractions and a seed (compare
+scikit-learn's group splitters): the same inputs always give the same assignment. Groups go
+largest first (ties in a seeded random order) to the split where they leave the film, lesion
+and grade counts closest to their share of the targets so far (so every split grows in
+proportion); once the films left are only enough to fill validation and test, they go
+there; validation and test never exceed their film
+targets, and a group too large for a small split goes to train.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+SPLITS = ("train", "validation", "test")
+STAT_NAMES = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
+STAT_WEIGHTS = np.array([4.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+MAX_SMALL_SHARE = 0.25  # a group may fill at most this share of validation's or test's target
+
+
+@dataclass(frozen=True)
+class Group:
+    """A cluster's label statistics, in ``STAT_NAMES`` order."""
+
+    group_id: str
+    films: int
+    lesions: int = 0
+    pai3: int = 0
+    pai4: int = 0
+    pai5: int = 0
+    lesion_free: int = 0
+
+    def vector(self) -> np.ndarray:
+        return np.array([getattr(self, name) for name in STAT_NAMES], dtype=np.float64)
+
+
+def target_counts(n_films: int, fractions: tuple[float, float, float]) -> dict[str, int]:
+    """Film targets: validation and test rounded, train takes the rest."""
+    if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
+        raise ValueError(
+            f"fractions must be three non-negative numbers summing to 1, got {fractions}"
+        )
+    validation = round(n_films * fractions[1])
+    test = round(n_films * fractions[2])
+    return {"train": n_films - validation - test, "validation": validation, "test": test}
+
+
+def assign_groups(
+    groups: list[Group], fractions: tuple[float, float, float] = (0.8, 0.1, 0.1), seed: int = 0
+) -> dict[str, str]:
+    """``group_id -> split`` for every group."""
+    if len({g.group_id for g in groups}) != len(groups):
+        raise ValueError("group ids must be unique")
+    totals = sum((g.vector() for g in groups), np.zeros(len(STAT_NAMES)))
+    films = target_counts(int(totals[0]), fractions)
+    targets = np.array([fractions[i] * totals for i in range(3)])
+    targets[:, 0] = [films[s] for s in SPLITS]
+    current = np.zeros_like(targets)
+    rng = random.Random(seed)
+    tiebreak = {g.group_id: rng.random() for g in sorted(groups, key=lambda g: g.group_id)}
+    order = sorted(groups, key=lambda g: (-g.films, tiebreak[g.group_id], g.group_id))
+    scale = STAT_WEIGHTS / np.maximum(totals, 1.0) ** 2
+    assignment = {}
+    for group in order:
+        stats = group.vector()
+        due = targets * (current[:, 0].sum() + group.films) / max(totals[0], 1.0)
+        unplaced = totals[0] - current[:, 0].sum()
+        small_room = targets[1:, 0] - current[1:, 0]
+        must_fill = unplaced <= small_room.sum() and (small_room >= group.films).any()
+        best, best_cost = 0, np.inf
+        for s in range(3):
+            if (
+                (s == 0 and must_fill)
+                or (s
+                and (
+                    current[s, 0] + group.films > targets[s, 0]
+                    or group.films > MAX_SMALL_SHARE * targets[s, 0]
+                ))
+            ):
+                continue
+            trial = current.copy()
+            trial[s] += stats
+            cost = float(np.sum((trial - due) ** 2 * scale))
+            if cost < best_cost:
+                best, best_cost = s, cost
+        current[best] += stats
+        assignment[group.group_id] = SPLITS[best]
+    return assignment

@@ -1,0 +1,362 @@
+"""Step 1 (download): resume, lock pinning and safe extraction, against a local HTTP server."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import socket
+import stat
+import threading
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from curation import download
+from curation.download import MARKER_NAME, FetchedSource, SourceError, fetch_source
+
+LESIONS = "Periapical Dataset/Periapical Lesions"
+ORIGINAL = f"{LESIONS}/Original JPG Images/00011.jpg"
+AUGMENTED = f"{LESIONS}/Augmentation JPG Images/00012.jpg"
+ANNOTATION = f"{LESIONS}/Image Annots/00011.xml"
+RAR = "Periapical Dataset.rar"
+FIXED_TIME = (2024, 1, 1, 0, 0, 0)
+
+
+def _jpeg(shade: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("L", (64, 32), shade).save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+def _voc(stem: str, grade: int) -> bytes:
+    return (
+        f"<annotation><filename>{stem}.jpg</filename><object><name>{grade}</name>"
+        "<bndbox><xmin>4</xmin><ymin>4</ymin><xmax>20</xmax><ymax>12</ymax></bndbox>"
+        "</object></annotation>"
+    ).encode()
+
+
+def real_layout_zip(variant: int = 0) -> bytes:
+    """A tiny archive in the real layout; ``variant`` changes its bytes, not its size."""
+    members = {
+        f"{LESIONS}/": b"",
+        ORIGINAL: _jpeg(100),
+        AUGMENTED: _jpeg(150),
+        ANNOTATION: _voc("00011", 3 + variant),
+        RAR: b"Rar!\x1a\x07\x00 duplicate of the folder",
+    }
+    return _zip_bytes(members)
+
+
+def _zip_bytes(
+    members: dict[str, bytes],
+    modes: dict[str, int] | None = None,
+    compression: int = zipfile.ZIP_STORED,
+) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, FIXED_TIME)
+            info.compress_type = compression
+            info.external_attr = (modes or {}).get(name, stat.S_IFREG | 0o644) << 16
+            zf.writestr(info, data)
+    return buffer.getvalue()
+
+
+@dataclass
+class Served:
+    """What the test server serves and what it saw."""
+
+    payload: bytes
+    honour_range: bool = True
+    cut_after: int = 0
+    cuts_left: int = 0
+    ranges: list[str | None] = field(default_factory=list)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/moved"):
+            self.send_response(302)
+            self.send_header("Location", "/source.zip")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        served = self.server.served
+        header = self.headers.get("Range")
+        served.ranges.append(header)
+        match = re.fullmatch(r"bytes=(\d+)-", header or "")
+        start = int(match.group(1)) if match and served.honour_range else 0
+        size = len(served.payload)
+        if start >= size > 0:
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = served.payload[start:]
+        self.send_response(206 if start else 200)
+        if start:
+            self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if served.cuts_left:
+            self.wfile.write(body[: served.cut_after])
+            served.cuts_left -= 1
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Keep the test output quiet."""
+
+
+class _Server(ThreadingHTTPServer):
+    served: Served
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[_Server, str]]:
+    httpd = _Server(("127.0.0.1", 0), _Handler)
+    httpd.served = Served(real_layout_zip())
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield httpd, f"http://127.0.0.1:{httpd.server_address[1]}/source.zip"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+@pytest.fixture(autouse=True)
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(download, "RETRY_BACKOFF_SECONDS", 0.0)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _assert_real_layout(fetched: FetchedSource, payload: bytes) -> None:
+    assert fetched.sha256 == _sha(payload)
+    assert fetched.size == len(payload)
+    assert fetched.skipped == (RAR,)
+    with zipfile.ZipFile(io.BytesIO(payload)) as zf:
+        assert (fetched.root / ORIGINAL).read_bytes() == zf.read(ORIGINAL)
+        assert (fetched.root / ANNOTATION).read_bytes() == zf.read(ANNOTATION)
+    assert not (fetched.root / RAR).exists()
+
+
+def test_download_resumes_after_a_cut_connection(server, tmp_path: Path) -> None:
+    httpd, url = server
+    cut = 300
+    httpd.served.cut_after, httpd.served.cuts_left = cut, 1
+    fetched = fetch_source(url, tmp_path / "work", tmp_path / "source.lock.json")
+    assert httpd.served.ranges == [None, f"bytes={cut}-"]
+    _assert_real_layout(fetched, httpd.served.payload)
+    assert fetched.origin == url
+    assert not list((tmp_path / "work" / "downloads").glob("*.part"))
+
+
+def test_a_partial_file_from_an_earlier_run_is_resumed(server, tmp_path: Path) -> None:
+    httpd, url = server
+    dest = tmp_path / "archive.zip"
+    dest.with_name("archive.zip.part").write_bytes(httpd.served.payload[:123])
+    download.download_url(url, dest, progress=False)
+    assert httpd.served.ranges == ["bytes=123-"]
+    assert dest.read_bytes() == httpd.served.payload
+
+
+def test_a_complete_partial_file_is_finished_on_416(server, tmp_path: Path) -> None:
+    httpd, url = server
+    dest = tmp_path / "archive.zip"
+    dest.with_name("archive.zip.part").write_bytes(httpd.served.payload)
+    download.download_url(url, dest, progress=False)
+    assert httpd.served.ranges == [f"bytes={len(httpd.served.payload)}-"]
+    assert dest.read_bytes() == httpd.served.payload
+
+
+def test_retries_are_bounded_and_keep_the_partial_file(server, tmp_path: Path) -> None:
+    httpd, url = server
+    httpd.served.cut_after, httpd.served.cuts_left = 10, 99
+    dest = tmp_path / "archive.zip"
+    with pytest.raises(SourceError, match=f"after {download.RETRY_ATTEMPTS} attempts"):
+        download.download_url(url, dest, progress=False)
+    attempts = download.RETRY_ATTEMPTS
+    assert httpd.served.ranges == [None] + [f"bytes={10 * i}-" for i in range(1, attempts)]
+    assert dest.with_name("archive.zip.part").read_bytes() == httpd.served.payload[: 10 * attempts]
+    assert not dest.exists()
+
+
+def test_a_server_ignoring_range_still_yields_the_right_file(server, tmp_path: Path) -> None:
+    httpd, url = server
+    httpd.served.honour_range = False
+    httpd.served.cut_after, httpd.served.cuts_left = 300, 1
+    fetched = fetch_source(url, tmp_path / "work", tmp_path / "lock.json", progress=False)
+    assert httpd.served.ranges == [None, "bytes=300-"]
+    _assert_real_layout(fetched, httpd.served.payload)
+
+
+def test_redirects_are_followed_and_tokens_never_recorded(server, tmp_path: Path) -> None:
+    httpd, url = server
+    moved = url.replace("/source.zip", "/moved?token=s3cr3t&v=3")
+    lock = tmp_path / "lock.json"
+    fetched = fetch_source(moved, tmp_path / "work", lock, progress=False)
+    _assert_real_layout(fetched, httpd.served.payload)
+    assert "s3cr3t" not in lock.read_text() + fetched.origin
+    assert "v=3" in fetched.origin
+
+
+@pytest.mark.parametrize("same_size", [True, False])
+def test_a_changed_source_at_the_same_url_is_refused(server, tmp_path: Path, same_size) -> None:
+    httpd, url = server
+    lock = tmp_path / "source.lock.json"
+    fetch_source(url, tmp_path / "first", lock, progress=False)
+    pinned = lock.read_bytes()
+    changed = real_layout_zip(variant=1) if same_size else real_layout_zip() + b"junk"
+    assert changed != httpd.served.payload
+    assert (len(changed) == len(httpd.served.payload)) == same_size
+    httpd.served.payload = changed
+    with pytest.raises(SourceError, match=r"lock") as raised:
+        fetch_source(url, tmp_path / "second", lock, progress=False)
+    assert lock.read_bytes() == pinned
+    assert url in str(raised.value)
+    assert not (tmp_path / "second" / "extracted").exists()
+    kept = list((tmp_path / "second" / "downloads").glob("*.zip"))
+    assert [p.read_bytes() for p in kept] == ([changed] if same_size else [])
+    if same_size:
+        assert _sha(changed) in str(raised.value)
+
+
+def test_a_page_that_is_not_a_zip_is_never_pinned(server, tmp_path: Path) -> None:
+    httpd, url = server
+    httpd.served.payload = b"<html>please log in</html>"
+    lock = tmp_path / "lock.json"
+    with pytest.raises(SourceError, match=re.escape(f"(fetched from {url}): not a complete zip")):
+        fetch_source(url, tmp_path / "work", lock, progress=False)
+    assert not lock.exists()
+
+
+def test_the_lock_is_byte_identical_across_runs(server, tmp_path: Path) -> None:
+    httpd, url = server
+    local_zip = tmp_path / "local.zip"
+    local_zip.write_bytes(real_layout_zip(variant=2))
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    fetch_source(url, tmp_path / "w1", first, progress=False)
+    fetch_source(str(local_zip), tmp_path / "w1", first, progress=False)
+    fetch_source(str(local_zip), tmp_path / "w2", second, progress=False)
+    fetch_source(url, tmp_path / "w2", second, progress=False)
+    once = first.read_bytes()
+    fetch_source(url, tmp_path / "w3", first, progress=False)
+    assert first.read_bytes() == once == second.read_bytes()
+    assert b"date" not in once and b"time" not in once
+    assert once.count(_sha(httpd.served.payload).encode()) == 1
+    assert b'"local.zip"' in once
+
+
+def test_a_local_zip_is_accepted_and_its_extraction_reused(tmp_path: Path) -> None:
+    payload = real_layout_zip()
+    archive = tmp_path / "source.zip"
+    archive.write_bytes(payload)
+    lock = tmp_path / "lock.json"
+    fetched = fetch_source(str(archive), tmp_path / "work", lock, progress=False)
+    _assert_real_layout(fetched, payload)
+    sentinel = fetched.root / "sentinel"
+    sentinel.write_text("kept when the extraction is reused")
+    again = fetch_source(str(archive), tmp_path / "work", lock, progress=False)
+    assert again == fetched
+    assert sentinel.exists()
+    archive.write_bytes(real_layout_zip(variant=1))
+    fresh = fetch_source(str(archive), tmp_path / "work", tmp_path / "other.json", progress=False)
+    assert not sentinel.exists()
+    _assert_real_layout(fresh, archive.read_bytes())
+    assert (fresh.root.parent / MARKER_NAME).is_file()
+    assert not (fresh.root / MARKER_NAME).exists()
+
+
+def test_a_folder_is_accepted_without_an_archive_hash(tmp_path: Path) -> None:
+    folder = tmp_path / "unpacked"
+    (folder / "wrapper" / LESIONS).mkdir(parents=True)
+    lock = tmp_path / "lock.json"
+    fetched = fetch_source(str(folder), tmp_path / "work", lock, progress=False)
+    assert fetched == FetchedSource(folder / "wrapper", str(folder), None, None, ())
+    assert not lock.exists()
+
+
+def test_a_folder_without_the_dataset_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SourceError, match="Periapical Dataset"):
+        fetch_source(str(tmp_path / "empty"), tmp_path / "work", tmp_path / "l.json")
+
+
+@pytest.mark.parametrize(
+    ("member", "mode", "problem"),
+    [
+        (f"{LESIONS}/../../escape.jpg", stat.S_IFREG, "'..'"),
+        ("../escape.jpg", stat.S_IFREG, "'..'"),
+        ("/etc/escape.jpg", stat.S_IFREG, "absolute"),
+        ("C:/escape.jpg", stat.S_IFREG, "drive letter"),
+        ("..\\escape.jpg", stat.S_IFREG, "backslash"),
+        (f"{LESIONS}/link.jpg", stat.S_IFLNK, "symbolic link"),
+    ],
+)
+def test_an_unsafe_member_refuses_the_whole_archive(
+    tmp_path: Path, member: str, mode: int, problem: str
+) -> None:
+    archive = tmp_path / "evil.zip"
+    members = {ORIGINAL: _jpeg(90), member: b"/etc/passwd"}
+    archive.write_bytes(_zip_bytes(members, {member: mode | 0o777}))
+    with pytest.raises(SourceError, match=re.escape(problem)) as raised:
+        fetch_source(str(archive), tmp_path / "work", tmp_path / "lock.json", progress=False)
+    assert repr(member) in str(raised.value)
+    assert not (tmp_path / "work" / "extracted" / "evil").exists()
+    assert not list(tmp_path.rglob("escape.jpg"))
+
+
+def test_a_zip_bomb_is_refused(tmp_path: Path) -> None:
+    archive = tmp_path / "bomb.zip"
+    archive.write_bytes(_zip_bytes({ORIGINAL: bytes(10_000_000)}, compression=zipfile.ZIP_DEFLATED))
+    with pytest.raises(SourceError, match="zip bomb"):
+        fetch_source(str(archive), tmp_path / "work", tmp_path / "lock.json", progress=False)
+    assert not (tmp_path / "work" / "extracted" / "bomb").exists()
+
+
+def test_a_file_that_is_not_a_zip_is_refused(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.zip"
+    fake.write_bytes(b"not a zip at all")
+    with pytest.raises(SourceError, match=re.escape("fake.zip: not a complete zip")):
+        fetch_source(str(fake), tmp_path / "work", tmp_path / "lock.json")
+
+
+def test_the_sample_archive_downloads_through_a_cut(server, tmp_path: Path) -> None:
+    """The end-to-end case from the issue: the embedded sample served over HTTP, cut midway."""
+    from curation.sample import write_sample_archive
+
+    archive = tmp_path / "sample.zip"
+    write_sample_archive(archive, seed=0, films=30)
+    httpd, url = server
+    payload = archive.read_bytes()
+    half = len(payload) // 2
+    httpd.served.payload = payload
+    httpd.served.cut_after, httpd.served.cuts_left = half, 1
+    fetched = fetch_source(url, tmp_path / "work", tmp_path / "lock.json", progress=False)
+    assert httpd.served.ranges == [None, f"bytes={half}-"]
+    assert (fetched.sha256, fetched.size) == (_sha(payload), len(payload))
+    with zipfile.ZipFile(archive) as zf:
+        files = [info for info in zf.infolist() if not info.is_dir()]
+        rars = tuple(info.filename for info in files if info.filename.endswith(".rar"))
+        assert rars and fetched.skipped == rars
+        for info in files:
+            extracted = fetched.root / info.filename
+            if info.filename in rars:
+                assert not extracted.exists()
+            else:
+                assert extracted.read_bytes() == zf.read(info)

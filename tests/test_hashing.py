@@ -1,0 +1,57 @@
+import numpy as np
+import pytest
+from PIL import Image
+
+from curation.hashing import AverageHash512, View, hamming, hash_version
+
+
+def _save(array: np.ndarray, path, mode: str = "L") -> str:
+    Image.fromarray(array).convert(mode).save(path, quality=95)
+    return str(path)
+
+
+def test_bits_follow_the_definition_on_a_half_bright_film(tmp_path):
+    film = np.zeros((1280, 2400), dtype=np.uint8)
+    film[:, 1200:] = 220  # right half bright: in every row, the 16 right cells are 1
+    path = _save(film, tmp_path / "half.jpg")
+    for decode in ("draft", "full"):
+        bits = np.unpackbits(
+            np.frombuffer(AverageHash512(decode).hash_views(path)[View.identity], np.uint8)
+        )
+        grid = bits.reshape(16, 32)
+        assert grid[:, :15].sum() == 0
+        assert grid[:, 17:].all()
+
+
+def test_views_are_the_hash_of_the_turned_film(tmp_path):
+    rng = np.random.default_rng(1)
+    film = (rng.random((16, 32)) * 255).astype(np.uint8)
+    film = np.asarray(Image.fromarray(film).resize((2400, 1280), Image.Resampling.BICUBIC))
+    path = _save(film, tmp_path / "film.jpg")
+    mirrored = _save(film[:, ::-1], tmp_path / "mirrored.jpg")
+    hasher = AverageHash512("full")
+    views = hasher.hash_views(path)
+    assert hamming(views[View.mirror], hasher.hash_views(mirrored)[View.identity]) <= 4
+    assert hamming(views[View.identity], views[View.mirror]) > 100
+
+
+def test_rgb_and_grey_copies_hash_alike(tmp_path):
+    rng = np.random.default_rng(2)
+    film = np.asarray(
+        Image.fromarray((rng.random((16, 32)) * 255).astype(np.uint8)).resize((2400, 1280))
+    )
+    grey = AverageHash512().hash_views(_save(film, tmp_path / "l.jpg"))[View.identity]
+    rgb = AverageHash512().hash_views(_save(film, tmp_path / "rgb.jpg", "RGB"))[View.identity]
+    assert hamming(grey, rgb) <= 4
+
+
+def test_version_names_decoding():
+    assert hash_version("draft") != hash_version("full")
+    assert "32x16" in hash_version("draft")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "d"), [(b"\x00" * 64, b"\x00" * 64, 0), (b"\xff" * 64, b"\x00" * 64, 512)]
+)
+def test_hamming(a, b, d):
+    assert hamming(a, b) == d
