@@ -40,7 +40,14 @@ def range_pairs(
 
 
 def self_pairs(codes: np.ndarray, max_distance: int) -> np.ndarray:
-    """Unordered pairs ``[i, j, distance]`` with ``i < j`` within one set of codes, sorted."""
-    blocks = [b[b[:, 0] < b[:, 1]] for b in range_pairs(codes, codes, max_distance)]
+    """Unordered pairs ``[i, j, distance]`` with ``i < j`` within one set of codes, sorted.
+
+    Each query block is searched against the codes from its own first row on, never the
+    ones before it (those pairs were found from the other side), which halves the work."""
+    blocks = []
+    for start in range(0, len(codes), QUERY_BLOCK):
+        tail = codes[start:]
+        for block in range_pairs(tail, tail[:QUERY_BLOCK], max_distance):
+            blocks.append(block[block[:, 0] < block[:, 1]] + np.array([start, start, 0]))
     pairs = np.concatenate(blocks) if blocks else np.zeros((0, 3), dtype=np.int64)
     return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]

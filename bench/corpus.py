@@ -1,0 +1,35 @@
+"""The benchmark corpus: a synthetic source at real film size, built once per (seed, films).
+
+The zip and its extraction live under ``bench/corpus/`` (git-ignored); a rerun with the same
+seed and size reuses them, since the generator gives the same bytes for the same seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curation.download import fetch_source
+from curation.pipeline import Source
+from curation.sample import truth_path, write_sample_archive
+
+CORPUS_DIR = Path(__file__).parent / "corpus"
+SEED = 7
+
+
+def corpus_zip(films: int, seed: int = SEED, folder: Path = CORPUS_DIR) -> Path:
+    """The corpus archive, written if it (or its truth file) is missing."""
+    dest = folder / f"sample-{films}-seed{seed}.zip"
+    if not (dest.is_file() and truth_path(dest).is_file()):
+        write_sample_archive(dest, seed=seed, films=films)
+        _lock(dest).unlink(missing_ok=True)  # a regenerated zip is a new source, not a mismatch
+    return dest
+
+
+def _lock(archive: Path) -> Path:
+    return archive.parent / archive.stem / "source.lock.json"
+
+
+def corpus_source(archive: Path) -> Source:
+    """The extracted corpus as a ``Source`` (extraction reused when already done)."""
+    fetched = fetch_source(str(archive), archive.parent / archive.stem, _lock(archive), progress=False)
+    return Source(fetched.root, fetched.origin, fetched.sha256, fetched.size, fetched.skipped)

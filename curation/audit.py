@@ -1,0 +1,462 @@
+"""``pericurate audit TARGET``: a reviewer's check that published splits do not leak.
+
+Nothing stored is trusted: every hash is recomputed from the image bytes. Rows are read one
+parquet batch at a time and only the codes, labels and referral fields are kept, so memory is
+bounded by the hash table, not by the images.
+
+Checks: cross-split pairs within the threshold (512-bit average hash; with ``--method``,
+also 64-bit ``phash``/``dhash`` from imagehash at the threshold scaled to their width,
+``round(threshold * 64 / 512)``, i.e. 4 bits for the default 30), exact duplicates (same
+bytes; same decoded pixels), stored cluster ids against the recomputed look-alike components,
+groups spanning splits, clinical hint terms in referrals, and a permutation test of
+association between each referral field and the labels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import faiss
+import imagehash
+import networkx as nx
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import typer
+from huggingface_hub import snapshot_download
+from PIL import Image
+
+from curation.hashing import HASH_BYTES, AverageHash512, Decode
+from curation.lookalikes import LOOKALIKE_DISTANCE
+from curation.pairs import as_codes, range_pairs, self_pairs
+
+METHODS = ("ahash", "phash", "dhash")
+SHORT_HASH_BITS = 64
+KNOWN_SPLITS = ("train", "validation", "test")
+ALPHA = 0.01
+DEFAULT_PERMUTATIONS = 9999
+CLOSEST_PAIRS = 24
+BATCH_ROWS = 64
+PERMUTATION_CELLS = 2_000_000  # permuted label values held at once
+HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
+
+
+class AuditError(Exception):
+    """An audit that cannot run; the message is the one sentence the reviewer sees."""
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column names; ``None`` for optional ones means "use the default name if present"."""
+
+    image: str = "image"
+    split: str | None = None
+    label: str | None = None
+    cluster: str | None = None
+    group: str | None = None
+    film_id: str | None = None
+    referral: str | None = None
+
+
+DEFAULT_OPTIONAL = {
+    "label": "lesions",
+    "cluster": "cluster_id",
+    "film_id": "film_id",
+    "referral": "referral",
+}
+
+
+@dataclass
+class Film:
+    """What the audit keeps of one row: codes and small fields, never the image."""
+
+    film_id: str
+    split: str
+    shard: int
+    row: int
+    sha256: str
+    pixels: str
+    codes: dict[str, bytes]
+    lesions: int | None = None
+    grades: tuple[int, ...] = ()
+    label: Any = None
+    cluster: str | None = None
+    group: str | None = None
+    referral: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Pair:
+    method: str
+    distance: int
+    a: int  # film index, earlier split
+    b: int
+
+
+@dataclass(frozen=True)
+class HintHit:
+    film: int
+    field: str
+    category: str
+    match: str
+
+
+@dataclass(frozen=True)
+class Association:
+    field: str
+    label: str
+    statistic: str
+    observed: float
+    p_value: float
+    p_adjusted: float
+    films: int
+
+    @property
+    def flagged(self) -> bool:
+        return self.p_adjusted < ALPHA
+
+
+@dataclass
+class Audit:
+    """Everything the report shows; ``findings`` empty means clean."""
+
+    target: str
+    shards: list[Path]
+    columns: dict[str, str | None]
+    films: list[Film]
+    splits: list[str]
+    thresholds: dict[str, int]
+    hash_version: str
+    pairs: list[Pair]
+    closest: list[Pair]
+    nearest: dict[str, list[int]]
+    same_bytes: list[list[int]]
+    same_pixels: list[list[int]]
+    clusters: dict[str, Any] | None
+    groups: dict[str, Any] | None
+    hints: list[HintHit]
+    associations: list[Association]
+    permutations: int
+    seed: int
+    findings: list[str] = field(default_factory=list)
+
+
+# --- reading the target -------------------------------------------------------------------
+
+
+def resolve_target(target: str) -> Path:
+    """A local folder, or ``OWNER/NAME@REVISION`` downloaded at that revision."""
+    local = Path(target)
+    if local.exists():
+        if not local.is_dir():
+            raise AuditError(f"{target}: the target must be a folder, not a file.")
+        return local
+    hub = HUB_TARGET.match(target)
+    if not hub:
+        raise AuditError(
+            f"{target}: no such folder, and not a Hub dataset of the form OWNER/NAME@REVISION."
+        )
+    try:
+        folder = snapshot_download(
+            hub["repo"],
+            repo_type="dataset",
+            revision=hub["revision"],
+            allow_patterns=["*.parquet"],
+        )
+    except Exception as error:
+        raise AuditError(
+            f"{target}: could not download the dataset at that revision ({type(error).__name__})."
+        ) from None
+    return Path(folder)
+
+
+def find_shards(folder: Path) -> list[Path]:
+    """The parquet shards: ``dataset/data`` of a build, ``data`` of a repo, else all below."""
+    for data in (folder / "dataset" / "data", folder / "data"):
+        if data.is_dir():
+            folder = data
+            break
+    shards = sorted(p for p in folder.rglob("*.parquet") if not p.name.startswith("."))
+    if not shards:
+        raise AuditError(f"{folder}: no parquet files found.")
+    return shards
+
+
+def split_from_name(path: Path) -> str:
+    """``train-00000-of-00001.parquet`` -> ``train`` (the Hub's shard naming)."""
+    return re.split(r"[-.]", path.name, maxsplit=1)[0]
+
+
+def _resolve_columns(shards: list[Path], columns: Columns) -> dict[str, str | None]:
+    """Check named columns exist in every shard; optional defaults are used where present."""
+    names: dict[str, str | None] = {"image": columns.image, "split": columns.split}
+    for key, default in DEFAULT_OPTIONAL.items():
+        names[key] = getattr(columns, key) or default
+    names["group"] = columns.group
+    required = {"image", "split"} | {k for k in DEFAULT_OPTIONAL if getattr(columns, k)}
+    required |= {"group"} if columns.group else set()
+    for shard in shards:
+        try:
+            present = set(pq.read_schema(shard).names)
+        except (OSError, pa.ArrowException) as error:
+            raise AuditError(f"{shard}: not a readable parquet file ({error}).") from None
+        for key, name in list(names.items()):
+            if name is None or name in present:
+                continue
+            if key in required:
+                raise AuditError(f"{shard}: no column '{name}' (the {key} column).")
+            names[key] = None
+    return names
+
+
+def _image_bytes(value: Any, where: str) -> bytes:
+    if isinstance(value, dict):
+        value = value.get("bytes")
+    if not isinstance(value, bytes | bytearray):
+        raise AuditError(f"{where}: the image cell holds no image bytes.")
+    return bytes(value)
+
+
+def _short_code(hashed: imagehash.ImageHash) -> bytes:
+    return bytes.fromhex(str(hashed))
+
+
+def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> dict[str, Any]:
+    """sha256 of the bytes, sha256 of the decoded pixels and each method's code."""
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        header = f"{image.mode}:{image.size[0]}x{image.size[1]}:".encode()
+        pixels = hashlib.sha256(header + image.tobytes()).hexdigest()
+    grey = hasher.open_grey(io.BytesIO(data))
+    codes = {"ahash": hasher.hash_image(grey)}
+    if "phash" in methods:
+        codes["phash"] = _short_code(imagehash.phash(grey))
+    if "dhash" in methods:
+        codes["dhash"] = _short_code(imagehash.dhash(grey))
+    return {"sha256": hashlib.sha256(data).hexdigest(), "pixels": pixels, "codes": codes}
+
+
+def _labels(value: Any) -> dict[str, Any]:
+    """Lesion count and grades from a list label; a scalar label is kept as it is."""
+    if isinstance(value, list):
+        grades = []
+        for item in value:
+            if isinstance(item, dict):
+                grade = item.get("pai", item.get("grade"))
+                if isinstance(grade, int):
+                    grades.append(grade)
+        return {"lesions": len(value), "grades": tuple(grades)}
+    return {"label": value}
+
+
+def _rows(shard: Path, names: list[str]) -> Iterator[dict[str, Any]]:
+    reader = pq.ParquetFile(shard)
+    for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=names):
+        yield from batch.to_pylist()
+
+
+def scan(
+    shards: list[Path],
+    names: dict[str, str | None],
+    hasher: AverageHash512,
+    methods: tuple[str, ...],
+    on_film: Callable[[], None] | None = None,
+) -> list[Film]:
+    """Hash every row of every shard, one batch in memory at a time."""
+    wanted = sorted({n for n in names.values() if n})
+    films: list[Film] = []
+    for index, shard in enumerate(shards):
+        for row, values in enumerate(_rows(shard, wanted)):
+            where = f"{shard} row {row}"
+            data = _image_bytes(values[names["image"]], where)
+            try:
+                hashed = hash_film(data, hasher, methods)
+            except (OSError, ValueError, Image.DecompressionBombError) as error:
+                raise AuditError(f"{where}: the image cannot be decoded ({error}).") from None
+            split = str(values[names["split"]]) if names["split"] else split_from_name(shard)
+            film_id = values[names["film_id"]] if names["film_id"] else None
+            referral = values[names["referral"]] if names["referral"] else None
+            if isinstance(referral, str):
+                referral = {"text": referral}
+            films.append(
+                Film(
+                    film_id=str(film_id) if film_id is not None else f"{split}:{row}",
+                    split=split,
+                    shard=index,
+                    row=row,
+                    **hashed,
+                    **(_labels(values[names["label"]]) if names["label"] else {}),
+                    cluster=_text_or_none(values, names["cluster"]),
+                    group=_text_or_none(values, names["group"]),
+                    referral=referral,
+                )
+            )
+            if on_film:
+                on_film()
+    return films
+
+
+def _text_or_none(values: dict[str, Any], name: str | None) -> str | None:
+    value = values[name] if name else None
+    return None if value is None else str(value)
+
+
+def count_rows(shards: list[Path]) -> int:
+    return sum(pq.ParquetFile(s).metadata.num_rows for s in shards)
+
+
+def read_image(audit: Audit, film: Film) -> bytes:
+    """The image bytes of one film, read back from its shard (for thumbnails)."""
+    image_column = audit.columns["image"]
+    reader = pq.ParquetFile(audit.shards[film.shard])
+    offset = 0
+    for group in range(reader.num_row_groups):
+        rows = reader.metadata.row_group(group).num_rows
+        if film.row < offset + rows:
+            table = reader.read_row_group(group, columns=[image_column])
+            value = table.column(0)[film.row - offset].as_py()
+            return _image_bytes(value, f"{audit.shards[film.shard]} row {film.row}")
+        offset += rows
+    raise AuditError(f"{audit.shards[film.shard]}: row {film.row} is missing on re-read.")
+
+
+# --- leakage checks -----------------------------------------------------------------------
+
+
+def order_splits(splits: set[str]) -> list[str]:
+    """train, validation, test first, then any other split by name."""
+    return [s for s in KNOWN_SPLITS if s in splits] + sorted(splits - set(KNOWN_SPLITS))
+
+
+def method_threshold(method: str, threshold: int) -> int:
+    """Thresholds are given in bits of 512; 64-bit hashes use the same fraction."""
+    if method == "ahash":
+        return threshold
+    return round(threshold * SHORT_HASH_BITS / (HASH_BYTES * 8))
+
+
+def _codes(films: list[Film], members: list[int], method: str) -> np.ndarray:
+    if method == "ahash":
+        return as_codes([films[i].codes[method] for i in members])
+    width = SHORT_HASH_BITS // 8
+    joined = b"".join(films[i].codes[method] for i in members)
+    return np.frombuffer(joined, dtype=np.uint8).reshape(len(members), width)
+
+
+def _members(films: list[Film], splits: list[str]) -> dict[str, list[int]]:
+    members: dict[str, list[int]] = {s: [] for s in splits}
+    for index, film in enumerate(films):
+        members[film.split].append(index)
+    return members
+
+
+def cross_split_pairs(
+    films: list[Film], splits: list[str], method: str, max_distance: int
+) -> list[Pair]:
+    """Every pair of films in different splits at distance <= ``max_distance``."""
+    members = _members(films, splits)
+    pairs = []
+    for i, first in enumerate(splits):
+        for second in splits[i + 1 :]:
+            indexed = _codes(films, members[first], method)
+            queries = _codes(films, members[second], method)
+            for block in range_pairs(indexed, queries, max_distance):
+                for q, r, d in block.tolist():
+                    pairs.append(Pair(method, d, members[first][r], members[second][q]))
+    return _sorted_pairs(films, pairs)
+
+
+def _sorted_pairs(films: list[Film], pairs: list[Pair]) -> list[Pair]:
+    return sorted(
+        set(pairs), key=lambda p: (p.distance, p.method, films[p.a].film_id, films[p.b].film_id)
+    )
+
+
+def _search(indexed: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    index = faiss.IndexBinaryFlat(indexed.shape[1] * 8)
+    index.add(indexed)
+    return index.search(queries, k)
+
+
+def closest_pairs(films: list[Film], splits: list[str], count: int = CLOSEST_PAIRS) -> list[Pair]:
+    """The ``count`` closest cross-split pairs by average hash, flagged or not."""
+    members = _members(films, splits)
+    pairs = []
+    for i, first in enumerate(splits):
+        for second in splits[i + 1 :]:
+            if not members[first] or not members[second]:
+                continue
+            k = min(count, len(members[first]))
+            distances, labels = _search(
+                _codes(films, members[first], "ahash"), _codes(films, members[second], "ahash"), k
+            )
+            for q, (row_d, row_l) in enumerate(zip(distances.tolist(), labels.tolist())):
+                for d, r in zip(row_d, row_l):
+                    pairs.append(Pair("ahash", d, members[first][r], members[second][q]))
+    return _sorted_pairs(films, pairs)[:count]
+
+
+def nearest_to_train(films: list[Film], splits: list[str]) -> dict[str, list[int]]:
+    """For each split other than train, each film's nearest average-hash distance to train."""
+    members = _members(films, splits)
+    train = members.get("train", [])
+    nearest = {}
+    for split in splits:
+        if split == "train" or not train or not members[split]:
+            continue
+        distances, _ = _search(
+            _codes(films, train, "ahash"), _codes(films, members[split], "ahash"), 1
+        )
+        nearest[split] = sorted(distances[:, 0].tolist())
+    return nearest
+
+
+def same_content(films: list[Film], key: Callable[[Film], str]) -> list[list[int]]:
+    """Groups of two or more films with equal ``key``, sorted."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for index, film in enumerate(films):
+        groups[key(film)].append(index)
+    return sorted(g for g in groups.values() if len(g) > 1)
+
+
+def spans_splits(films: list[Film], group: list[int]) -> bool:
+    return len({films[i].split for i in group}) > 1
+
+
+def check_clusters(films: list[Film], threshold: int) -> dict[str, Any]:
+    """Stored cluster ids against the components recomputed over all films."""
+    graph = nx.Graph()
+    graph.add_nodes_from(range(len(films)))
+    codes = _codes(films, list(range(len(films))), "ahash")
+    graph.add_edges_from((i, j) for i, j, _ in self_pairs(codes, threshold).tolist())
+    recomputed = {frozenset(c) for c in nx.connected_components(graph)}
+    stored: dict[str, set[int]] = defaultdict(set)
+    for index, film in enumerate(films):
+        stored[str(film.cluster)].add(index)
+    stored_sets = {frozenset(m) for m in stored.values()}
+    mismatched = sorted(
+        sorted(films[i].film_id for i in component) for component in recomputed - stored_sets
+    )
+    spanning = sorted(
+        {"cluster_id": cid, "splits": order_splits({films[i].split for i in m})}
+        for cid, m in stored.items()
+        if spans_splits(films, sorted(m))
+    ) if False else _spanning(films, stored)
+    return {
+        "stored": len(stored),
+        "recomputed": len(recomputed),
+        "equal": recomputed == stored_sets,
+        "unmatched_components": [
+            {"films": ids, "stored_ids": sorted({str(films[_index(films, f)].cluster) for f in ids})}
+            for ids in mismatched
+        ],
+        "spanning": _spanning(films, stored),
+    }
