@@ -1,18 +1,17 @@
 # Two commands on a fresh machine: `make splits` (set up, then curate the bundled sample) and
 # `make test`. SOURCE=<url|zip|folder> curates another source (e.g. the real archive).
 SHELL := /bin/bash
-UV ?= $(shell command -v uv 2>/dev/null || echo $(HOME)/.local/bin/uv)
+UV ?= $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 BUILD ?= build
 SAMPLE_ZIP := $(BUILD)/sample/periapical-sample.zip
 SOURCE ?=
 PERICURATE = $(UV) run --frozen pericurate
 
-.PHONY: setup splits test lint bench clean
+.PHONY: setup splits test bench clean
 
-$(UV):
-	python3 -m pip install --user --quiet uv || python3 -m pip install --quiet uv
-
-setup: | $(UV)
+setup:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
+		|| python3 -m pip install --quiet uv
 	$(UV) sync --frozen --all-extras
 
 $(SAMPLE_ZIP): | setup
@@ -32,7 +31,7 @@ endif
 test: setup
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
-	$(UV) run --frozen pytest -n 2
+	env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen pytest -n 2
 
 clean:
 	rm -rf $(BUILD)

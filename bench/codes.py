@@ -2,9 +2,10 @@
 
 Real hashes of panoramic films are far from uniform: every film shows the same anatomy, so
 unrelated films share many bits, and look-alike visits of one patient sit a few bits apart.
-The codes copy that shape: each code is one of a few anatomy archetypes with 10-22 % of its
-bits flipped (unrelated codes of one archetype end up about 90-170 bits apart), and one code
-in ten belongs to a look-alike group of 2-4 codes a few to about 30 bits apart.
+The codes copy that shape: one shared anatomy, a few dozen archetypes each 12 % away from it,
+and each code an archetype with 10-22 % of its bits flipped, so that unrelated codes sit
+about 100-200 bits apart with a thin tail towards the radius; one code in ten belongs to a
+look-alike group of 2-4 codes a few to about 30 bits apart.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ CHUNK = 50_000
 def correlated_codes(n: int, seed: int = 0) -> np.ndarray:
     """``n`` codes as an ``(n, 64)`` ``uint8`` matrix; the same seed gives the same codes."""
     rng = np.random.default_rng(seed)
-    archetypes = rng.random((ARCHETYPES, BITS)) < 0.5
+    anatomy = rng.random(BITS) < 0.5
+    archetypes = anatomy ^ (rng.random((ARCHETYPES, BITS)) < 0.12)
     out = np.empty((n, BITS // 8), dtype=np.uint8)
     for start in range(0, n, CHUNK):
         size = min(CHUNK, n - start)

@@ -76,6 +76,6 @@ def agreement_command(
     try:
         result = agreement(build / AGREEMENT_FILE, seed)
     except AgreementError as error:
-        Console(stderr=True).print(f"[red]{error}[/red]")
+        Console(stderr=True).print(f"[red]{error}[/red]", soft_wrap=True)
         raise typer.Exit(2) from None
-    Console().print(f"inter-annotator agreement: {describe(result)}")
+    Console().print(f"inter-annotator agreement: {describe(result)}", soft_wrap=True)

@@ -20,6 +20,7 @@ def atomic_path(target: Path) -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; outputs are for everyone to read
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -33,7 +32,9 @@ import pyarrow.parquet as pq
 import typer
 from huggingface_hub import snapshot_download
 from PIL import Image
+from rich.console import Console
 
+from curation.audit_report import hashing_progress, print_summary, write_report
 from curation.hashing import HASH_BYTES, AverageHash512, Decode
 from curation.lookalikes import LOOKALIKE_DISTANCE
 from curation.pairs import as_codes, range_pairs, self_pairs
@@ -147,6 +148,19 @@ class Audit:
     permutations: int
     seed: int
     findings: list[str] = field(default_factory=list)
+
+    def image_bytes(self, film: Film) -> bytes:
+        """The image bytes of one film, read back from its shard (for thumbnails)."""
+        shard = self.shards[film.shard]
+        reader = pq.ParquetFile(shard)
+        offset = 0
+        for group in range(reader.num_row_groups):
+            rows = reader.metadata.row_group(group).num_rows
+            if film.row < offset + rows:
+                table = reader.read_row_group(group, columns=[self.columns["image"]])
+                return _image_bytes(table.column(0)[film.row - offset].as_py(), str(shard))
+            offset += rows
+        raise AuditError(f"{shard}: row {film.row} is missing on re-read.")
 
 
 # --- reading the target -------------------------------------------------------------------
@@ -313,21 +327,6 @@ def count_rows(shards: list[Path]) -> int:
     return sum(pq.ParquetFile(s).metadata.num_rows for s in shards)
 
 
-def read_image(audit: Audit, film: Film) -> bytes:
-    """The image bytes of one film, read back from its shard (for thumbnails)."""
-    image_column = audit.columns["image"]
-    reader = pq.ParquetFile(audit.shards[film.shard])
-    offset = 0
-    for group in range(reader.num_row_groups):
-        rows = reader.metadata.row_group(group).num_rows
-        if film.row < offset + rows:
-            table = reader.read_row_group(group, columns=[image_column])
-            value = table.column(0)[film.row - offset].as_py()
-            return _image_bytes(value, f"{audit.shards[film.shard]} row {film.row}")
-        offset += rows
-    raise AuditError(f"{audit.shards[film.shard]}: row {film.row} is missing on re-read.")
-
-
 # --- leakage checks -----------------------------------------------------------------------
 
 
@@ -398,8 +397,10 @@ def closest_pairs(films: list[Film], splits: list[str], count: int = CLOSEST_PAI
             distances, labels = _search(
                 _codes(films, members[first], "ahash"), _codes(films, members[second], "ahash"), k
             )
-            for q, (row_d, row_l) in enumerate(zip(distances.tolist(), labels.tolist())):
-                for d, r in zip(row_d, row_l):
+            for q, (row_d, row_l) in enumerate(
+                zip(distances.tolist(), labels.tolist(), strict=True)
+            ):
+                for d, r in zip(row_d, row_l, strict=True):
                     pairs.append(Pair("ahash", d, members[first][r], members[second][q]))
     return _sorted_pairs(films, pairs)[:count]
 
@@ -431,32 +432,381 @@ def spans_splits(films: list[Film], group: list[int]) -> bool:
     return len({films[i].split for i in group}) > 1
 
 
+def _spanning(films: list[Film], groups: dict[str, set[int]]) -> list[dict[str, Any]]:
+    return [
+        {"id": gid, "splits": order_splits({films[i].split for i in members})}
+        for gid, members in sorted(groups.items())
+        if len({films[i].split for i in members}) > 1
+    ]
+
+
+def _grouped(films: list[Film], key: Callable[[Film], str | None]) -> dict[str, set[int]]:
+    groups: dict[str, set[int]] = defaultdict(set)
+    for index, film in enumerate(films):
+        groups[str(key(film))].add(index)
+    return groups
+
+
 def check_clusters(films: list[Film], threshold: int) -> dict[str, Any]:
-    """Stored cluster ids against the components recomputed over all films."""
+    """Stored cluster ids against the look-alike components recomputed over all films."""
     graph = nx.Graph()
     graph.add_nodes_from(range(len(films)))
     codes = _codes(films, list(range(len(films))), "ahash")
     graph.add_edges_from((i, j) for i, j, _ in self_pairs(codes, threshold).tolist())
     recomputed = {frozenset(c) for c in nx.connected_components(graph)}
-    stored: dict[str, set[int]] = defaultdict(set)
-    for index, film in enumerate(films):
-        stored[str(film.cluster)].add(index)
+    stored = _grouped(films, lambda f: f.cluster)
     stored_sets = {frozenset(m) for m in stored.values()}
-    mismatched = sorted(
-        sorted(films[i].film_id for i in component) for component in recomputed - stored_sets
-    )
-    spanning = sorted(
-        {"cluster_id": cid, "splits": order_splits({films[i].split for i in m})}
-        for cid, m in stored.items()
-        if spans_splits(films, sorted(m))
-    ) if False else _spanning(films, stored)
+    unmatched = [
+        {
+            "films": sorted(films[i].film_id for i in component),
+            "stored_ids": sorted({str(films[i].cluster) for i in component}),
+        }
+        for component in recomputed - stored_sets
+    ]
     return {
         "stored": len(stored),
         "recomputed": len(recomputed),
         "equal": recomputed == stored_sets,
-        "unmatched_components": [
-            {"films": ids, "stored_ids": sorted({str(films[_index(films, f)].cluster) for f in ids})}
-            for ids in mismatched
-        ],
+        "unmatched_components": sorted(unmatched, key=lambda u: u["films"]),
         "spanning": _spanning(films, stored),
     }
+
+
+def check_groups(films: list[Film]) -> dict[str, Any]:
+    """Groups (e.g. patients) must each sit in one split."""
+    groups = _grouped(films, lambda f: f.group)
+    return {"groups": len(groups), "spanning": _spanning(films, groups)}
+
+
+# --- referral hints -----------------------------------------------------------------------
+
+_FDI_TOOTH = r"(?:[1-4][1-8]|[5-8][1-5])"
+_WORDS = {
+    "tooth": r"tooth|teeth|molars?|premolars?|bicuspids?|incisors?|canines?|cuspids?|wisdom",
+    "side": (
+        r"left|right|upper|lower|quadrants?|maxilla|maxillary|mandible|mandibular|anterior"
+        r"|posterior|bilateral|unilateral|buccal|lingual|palatal|mesial|distal|Q[1-4]"
+    ),
+    "symptom": (
+        r"pain|painful|aches?|aching|toothache|swelling|swollen|abscess(?:es)?|sinus(?:es)?"
+        r"|fistulae?|fistulas|tender(?:ness)?|sensitive|sensitivity|percussion|mobility|mobile"
+        r"|pus|discharge|fever|throbbing|infection|infected"
+    ),
+    "grade": r"PAI|grades?|graded|scores?|scored|stages?|severity|severe|mild|moderate",
+    "finding": (
+        r"periapical|apical|lesions?|radiolucen(?:cy|cies|t)|radiopa(?:que|city)|granulomas?"
+        r"|cysts?|periodontitis|necrosis|necrotic|pulpitis|caries|carious|root canal"
+        r"|endodontic|resorption|widened|widening|pathology|pathological|abnormal(?:ity)?"
+    ),
+}
+HINT_PATTERNS: dict[str, re.Pattern[str]] = {
+    category: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for category, words in _WORDS.items()
+}
+# Tooth numbers: "#19", "tooth 36", "FDI 36", or a bare FDI number that is not an age.
+HINT_PATTERNS["tooth number"] = re.compile(
+    rf"#\s?\d{{1,2}}\b|\b(?:tooth|teeth|fdi|uns)\s*(?:no\.?|number)?\s*#?\d{{1,2}}\b"
+    rf"|(?<!age: )(?<!age )(?<!aged )\b{_FDI_TOOTH}\b(?!\s*(?:years|yrs|y/?o|-year))",
+    re.IGNORECASE,
+)
+
+
+def find_hints(films: list[Film]) -> list[HintHit]:
+    """Every hint term in every text field of every referral."""
+    hits = []
+    for index, film in enumerate(films):
+        for name, value in sorted((film.referral or {}).items()):
+            if not isinstance(value, str):
+                continue
+            for category, pattern in HINT_PATTERNS.items():
+                for match in pattern.finditer(value):
+                    hits.append(HintHit(index, name, category, match.group(0)))
+    return hits
+
+
+# --- association between referral fields and labels ---------------------------------------
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks with ties given their average rank (as Spearman's rho needs)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return ((ends - counts + ends - 1) / 2.0)[inverse]
+
+
+def _codes_of(values: list[Any]) -> np.ndarray:
+    return np.unique(np.array([str(v) for v in values]), return_inverse=True)[1]
+
+
+def _is_categorical(values: list[Any]) -> bool:
+    """Text and yes/no values are categories; numbers are tested as numbers."""
+    return any(isinstance(v, str | bool) for v in values)
+
+
+def _few_distinct(values: list[Any]) -> bool:
+    return len(set(values)) <= max(2, min(30, len(values) // 5))
+
+
+def _stat_spearman(x: np.ndarray, y: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    xc = average_ranks(x) - (len(x) - 1) / 2.0
+    yc = average_ranks(y) - (len(y) - 1) / 2.0
+    scale = np.sqrt((xc**2).sum() * (yc**2).sum())
+    return np.abs(yc[perms] @ xc) / scale
+
+
+def _stat_eta(groups: np.ndarray, y: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    """Share of the variance of ``y`` between the groups (eta squared)."""
+    onehot = np.eye(groups.max() + 1)[groups]
+    permuted = y[perms]
+    sums = permuted @ onehot
+    between = (sums**2 / onehot.sum(0)).sum(1) - y.sum() ** 2 / len(y)
+    return between / ((y - y.mean()) ** 2).sum()
+
+
+def _stat_chi2(first: np.ndarray, second: np.ndarray, perms: np.ndarray) -> np.ndarray:
+    rows, cols = first.max() + 1, second.max() + 1
+    cells = first[None, :] * cols + second[perms] + np.arange(len(perms))[:, None] * rows * cols
+    observed = np.bincount(cells.ravel(), minlength=len(perms) * rows * cols)
+    observed = observed.reshape(len(perms), rows, cols)
+    expected = np.outer(np.bincount(first), np.bincount(second)) / len(first)
+    return (observed**2 / expected).sum((1, 2)) - len(first)
+
+
+def permutation_test(
+    field_values: list[Any], label_values: list[Any], permutations: int, seed: list[int]
+) -> tuple[str, float, float]:
+    """Statistic name, observed value and p = (k + 1) / (permutations + 1)."""
+    field_cat, label_cat = _is_categorical(field_values), _is_categorical(label_values)
+    if field_cat and label_cat:
+        name, stat = "chi2", _stat_chi2
+        x, y = _codes_of(field_values), _codes_of(label_values)
+    elif field_cat:
+        name, stat = "eta2", _stat_eta
+        x, y = _codes_of(field_values), np.asarray(label_values, dtype=np.float64)
+    elif label_cat:
+        name, stat = "eta2", _stat_eta
+        x, y = _codes_of(label_values), np.asarray(field_values, dtype=np.float64)
+    else:
+        name, stat = "abs_spearman", _stat_spearman
+        x, y = np.asarray(field_values, np.float64), np.asarray(label_values, np.float64)
+    n = len(y)
+    observed = float(stat(x, y, np.arange(n)[None, :])[0])
+    rng = np.random.default_rng(seed)
+    block = max(1, PERMUTATION_CELLS // n)
+    exceed = 0
+    for start in range(0, permutations, block):
+        size = min(block, permutations - start)
+        perms = rng.permuted(np.tile(np.arange(n), (size, 1)), axis=1)
+        exceed += int((stat(x, y, perms) >= observed - 1e-9 * max(1.0, observed)).sum())
+    return name, observed, (exceed + 1) / (permutations + 1)
+
+
+def referral_fields(films: list[Film]) -> dict[str, list[Any]]:
+    """Testable fields: categorical and numeric values as they are, long text by its length."""
+    names = sorted({k for f in films for k in (f.referral or {})})
+    fields: dict[str, list[Any]] = {}
+    for name in names:
+        values = [(f.referral or {}).get(name) for f in films]
+        if any(isinstance(v, str) for v in values) and not _few_distinct(values):
+            fields[f"len({name})"] = [None if v is None else len(v) for v in values]
+        else:
+            fields[name] = values
+    return fields
+
+
+def label_vectors(films: list[Film]) -> dict[str, list[Any]]:
+    """Lesion count and mean grade for list labels; the label itself for scalar ones."""
+    labels: dict[str, list[Any]] = {}
+    if any(f.lesions is not None for f in films):
+        labels["lesion_count"] = [f.lesions for f in films]
+        if any(f.grades for f in films):
+            labels["mean_grade"] = [
+                sum(f.grades) / len(f.grades) if f.grades else None for f in films
+            ]
+    elif any(f.label is not None for f in films):
+        labels["label"] = [f.label for f in films]
+    return labels
+
+
+def associations(films: list[Film], permutations: int, seed: int) -> list[Association]:
+    """One permutation test per (referral field, label); Bonferroni over the tests run."""
+    fields, labels = referral_fields(films), label_vectors(films)
+    runs = []
+    for number, (fname, fvalues) in enumerate(sorted(fields.items())):
+        for lnumber, (lname, lvalues) in enumerate(sorted(labels.items())):
+            kept = [
+                (f, v)
+                for f, v in zip(fvalues, lvalues, strict=True)
+                if f is not None and v is not None
+            ]
+            if len({f for f, _ in kept}) < 2 or len({v for _, v in kept}) < 2:
+                continue
+            xs, ys = [f for f, _ in kept], [v for _, v in kept]
+            stat, observed, p = permutation_test(xs, ys, permutations, [seed, number, lnumber])
+            runs.append((fname, lname, stat, observed, p, len(kept)))
+    return [
+        Association(f, lab, stat, round(obs, 6), p, min(1.0, p * len(runs)), n)
+        for f, lab, stat, obs, p, n in runs
+    ]
+
+
+# --- the whole audit ----------------------------------------------------------------------
+
+
+def findings(audit: Audit) -> list[str]:
+    """One sentence per kind of leakage or hint found; empty when clean."""
+    found = []
+    for method, limit in audit.thresholds.items():
+        count = sum(p.method == method for p in audit.pairs)
+        if count:
+            found.append(f"{count} cross-split pairs at {method} distance <= {limit}.")
+    for kind, groups in (("bytes", audit.same_bytes), ("decoded pixels", audit.same_pixels)):
+        crossing = sum(spans_splits(audit.films, g) for g in groups)
+        if crossing:
+            found.append(f"{crossing} groups of films with the same {kind} span two splits.")
+    if audit.clusters is not None:
+        if not audit.clusters["equal"]:
+            found.append("The stored cluster ids differ from the recomputed components.")
+        if audit.clusters["spanning"]:
+            found.append(f"{len(audit.clusters['spanning'])} stored clusters span two splits.")
+    if audit.groups is not None and audit.groups["spanning"]:
+        found.append(f"{len(audit.groups['spanning'])} groups span two splits.")
+    if audit.hints:
+        found.append(f"{len(audit.hints)} clinical hint terms found in referrals.")
+    for test in audit.associations:
+        if test.flagged:
+            found.append(
+                f"Referral field {test.field} is associated with {test.label} "
+                f"(Bonferroni p = {test.p_adjusted:.4g})."
+            )
+    return found
+
+
+def run_audit(
+    target: str,
+    columns: Columns = Columns(),
+    threshold: int = LOOKALIKE_DISTANCE,
+    methods: tuple[str, ...] = ("ahash",),
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+    decode: Decode = "draft",
+    on_start: Callable[[int], None] | None = None,
+    on_film: Callable[[], None] | None = None,
+) -> Audit:
+    """Read the target, recompute every hash and run every check."""
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise AuditError(f"Unknown hash method {unknown[0]!r}; choose from {', '.join(METHODS)}.")
+    methods = tuple(m for m in METHODS if m in {"ahash", *methods})
+    shards = find_shards(resolve_target(target))
+    names = _resolve_columns(shards, columns)
+    if on_start:
+        on_start(count_rows(shards))
+    hasher = AverageHash512(decode)
+    films = scan(shards, names, hasher, methods, on_film)
+    splits = order_splits({f.split for f in films})
+    if len(splits) < 2:
+        raise AuditError(
+            f"{target}: found only the split {splits[0] if splits else '(none)'}; name the files "
+            "train-/validation-/test-... or pass --split-column."
+        )
+    thresholds = {m: method_threshold(m, threshold) for m in methods}
+    pairs = [p for m in methods for p in cross_split_pairs(films, splits, m, thresholds[m])]
+    audit = Audit(
+        target=target,
+        shards=shards,
+        columns=names,
+        films=films,
+        splits=splits,
+        thresholds=thresholds,
+        hash_version=hasher.version,
+        pairs=_sorted_pairs(films, pairs),
+        closest=closest_pairs(films, splits),
+        nearest=nearest_to_train(films, splits),
+        same_bytes=same_content(films, lambda f: f.sha256),
+        same_pixels=same_content(films, lambda f: f.pixels),
+        clusters=check_clusters(films, threshold) if names["cluster"] else None,
+        groups=check_groups(films) if names["group"] else None,
+        hints=find_hints(films),
+        associations=associations(films, permutations, seed),
+        permutations=permutations,
+        seed=seed,
+    )
+    audit.findings = findings(audit)
+    return audit
+
+
+# --- the command --------------------------------------------------------------------------
+
+
+def audit_command(
+    target: Annotated[
+        str, typer.Argument(help="Build folder, folder of parquet files, or OWNER/NAME@REVISION.")
+    ],
+    image_column: Annotated[str, typer.Option(help="Column holding the image.")] = "image",
+    split_column: Annotated[
+        str | None, typer.Option(help="Column naming the split (default: from file names).")
+    ] = None,
+    label_column: Annotated[
+        str | None, typer.Option(help="Label column (default: 'lesions' if present).")
+    ] = None,
+    cluster_column: Annotated[
+        str | None, typer.Option(help="Look-alike cluster ids (default: 'cluster_id').")
+    ] = None,
+    group_column: Annotated[
+        str | None, typer.Option(help="Groups that must stay in one split, e.g. patients.")
+    ] = None,
+    id_column: Annotated[
+        str | None, typer.Option(help="Film id column (default: 'film_id' if present).")
+    ] = None,
+    referral_column: Annotated[
+        str | None, typer.Option(help="Referral struct or text (default: 'referral').")
+    ] = None,
+    threshold: Annotated[
+        int, typer.Option(help="Look-alike distance in bits of 512 (scaled for 64-bit hashes).")
+    ] = LOOKALIKE_DISTANCE,
+    method: Annotated[
+        list[str] | None, typer.Option(help="Also flag pairs by ahash, phash or dhash.")
+    ] = None,
+    decode: Annotated[str, typer.Option(help="Average hash decoding: draft or full.")] = "draft",
+    out: Annotated[Path, typer.Option(help="Folder for report.json, report.html, nearest.png.")] = (
+        Path("audit")
+    ),
+    seed: Annotated[int, typer.Option(help="Seed of the permutation tests.")] = 0,
+    permutations: Annotated[
+        int, typer.Option(help="Permutations per association test.")
+    ] = DEFAULT_PERMUTATIONS,
+) -> None:
+    """Audit published splits for look-alike leakage and referral hints (exit 1 if found)."""
+    console = Console(stderr=True)
+    columns = Columns(
+        image_column,
+        split_column,
+        label_column,
+        cluster_column,
+        group_column,
+        id_column,
+        referral_column,
+    )
+    try:
+        if decode not in ("draft", "full"):
+            raise AuditError(f"--decode must be 'draft' or 'full', not {decode!r}.")
+        if permutations < 1:
+            raise AuditError("--permutations must be at least 1.")
+        with hashing_progress(console) as (on_start, on_film):
+            audit = run_audit(
+                target,
+                columns,
+                threshold,
+                tuple(method or ()),
+                permutations,
+                seed,
+                decode,  # type: ignore[arg-type]
+                on_start,
+                on_film,
+            )
+        write_report(audit, out)
+    except AuditError as error:
+        console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    print_summary(audit, out, console)
+    raise typer.Exit(1 if audit.findings else 0)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from curation.atomic import write_json
+from curation.audit import audit_command
 from curation.download import DEFAULT_URL, SourceError, fetch_source
 from curation.pipeline import STEPS, Outcome, Settings, Source, curate
 from curation.records import fate_counts
@@ -162,3 +163,5 @@ STEP_HELP = {
 }
 for _step in STEPS:
     _step_command(_step, STEP_HELP[_step])
+
+app.command("audit")(audit_command)

@@ -14,6 +14,7 @@ import re
 import warnings
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -176,10 +177,20 @@ def _check_film(root: Path, film: SourceRecord, xml: SourceRecord | None) -> Sou
         return film.settle(Fate.rejected, f"annotation {xml.path}: {error}")
 
 
-def index_source(root: Path) -> list[SourceRecord]:
+def index_source(
+    root: Path,
+    on_total: Callable[[int], None] | None = None,
+    on_file: Callable[[], None] | None = None,
+) -> list[SourceRecord]:
     """Every file below ``root`` as a record; the bad ones already settled with a reason."""
     paths = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
-    records = [_classify(root, p) for p in paths]
+    if on_total:
+        on_total(len(paths))
+    records = []
+    for path in paths:
+        records.append(_classify(root, path))
+        if on_file:
+            on_file()
     records = _reject_duplicate_stems(records, Kind.image)
     records = _reject_duplicate_stems(records, Kind.annotation)
     xml_by_stem = {r.stem: r for r in records if r.kind is Kind.annotation}

@@ -165,7 +165,12 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         return step == stop_after
 
     with _progress() as progress:
-        records = _skipped_records(source) + index_source(root)
+        task = progress.add_task("index files", total=None)
+        records = _skipped_records(source) + index_source(
+            root,
+            on_total=lambda n: progress.update(task, total=n),
+            on_file=lambda: progress.advance(task),
+        )
         if checkpoint("index", records):
             return Outcome(records, {})
         records = drop_augmented_by_name(records)

@@ -75,7 +75,9 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def _send(self, status: int, body: object = None, headers: dict[str, str] | None = None):
-        data = b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        data = (
+            b"" if body is None else body if isinstance(body, bytes) else json.dumps(body).encode()
+        )
         self.send_response(status)
         if not isinstance(body, bytes):
             self.send_header("Content-Type", "application/json")
@@ -179,7 +181,8 @@ class _Handler(BaseHTTPRequestHandler):
             if payload.get("type") != "dataset":
                 self._error(400, "the stand-in only holds dataset repos")
             elif repo_id in self.hub.repos:
-                self._error(409, "You already created this dataset repo")
+                url = f"{self.hub.url}/datasets/{repo_id}"
+                self._send(409, {"error": "You already created this dataset repo", "url": url})
             else:
                 repo = Repo(repo_id)
                 first = repo.commit(None, "initial commit", {".gitattributes": GITATTRIBUTES})

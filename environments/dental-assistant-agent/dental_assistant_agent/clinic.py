@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from dental_assistant_agent.cases import Case, booking_id
 from dental_assistant_agent.catalog import (
     APPROVED_GUIDANCE,
     ESCALATION_ROUTES,
@@ -18,7 +19,6 @@ from dental_assistant_agent.catalog import (
     QUESTIONS,
     RESTRICTED_GUIDANCE,
 )
-from dental_assistant_agent.cases import Case, booking_id
 
 Outcome = Literal["ok", "error", "refused"]
 
@@ -80,7 +80,7 @@ def _parse(action: str, arguments: str) -> dict[str, Any]:
     except (TypeError, json.JSONDecodeError) as error:
         raise ToolError(f"arguments must be a JSON-encoded object: {error}") from None
     if not isinstance(parsed, dict):
-        raise ToolError("arguments must be a JSON object, e.g. '{\"question\": \"reason\"}'")
+        raise ToolError('arguments must be a JSON object, e.g. \'{"question": "reason"}\'')
     required, optional = FIELDS[action]
     if unknown := sorted(set(parsed) - required - optional):
         raise ToolError(f"unknown field(s) for {action}: {', '.join(unknown)}")

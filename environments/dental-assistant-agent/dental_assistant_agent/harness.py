@@ -41,7 +41,10 @@ class InProcessChatHarness(vf.Harness[InProcessChatConfig]):
         system, prompt = self.resolve_text_prompt(data)
         messages: list[dict] = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt or ""})
-        servers = {name: {"url": url, "timeout": self.config.tool_timeout} for name, url in mcp_urls.items()}
+        servers = {
+            name: {"url": url, "timeout": self.config.tool_timeout}
+            for name, url in mcp_urls.items()
+        }
         async with AsyncExitStack() as stack:
             tools, dispatch, connections = await connect_mcp({"mcpServers": servers}, stack)
             http = await stack.enter_async_context(
@@ -56,12 +59,16 @@ class InProcessChatHarness(vf.Harness[InProcessChatConfig]):
                 if response.status_code >= 400:
                     if trace.stop_condition is not None:
                         break  # a limit or @stop refused the turn: the run is over
-                    raise vf.HarnessError(f"model call failed ({response.status_code}): {response.text}")
+                    raise vf.HarnessError(
+                        f"model call failed ({response.status_code}): {response.text}"
+                    )
                 message = response.json()["choices"][0]["message"]
                 messages.append(message)
                 for call in message.get("tool_calls") or []:
                     content = await self._run_tool(call, dispatch, connections)
-                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call["id"], "content": content}
+                    )
                 if not message.get("tool_calls"):
                     break
         return vf.ProgramResult(exit_code=0, stdout="", stderr="")

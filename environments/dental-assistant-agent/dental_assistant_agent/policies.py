@@ -157,9 +157,7 @@ def _patch(calls: list[Call], action: str, update: Callable[[dict], dict]) -> li
 def blanket_escalation(seen: Observed) -> list[Call]:
     """Takes the history, then escalates every call to emergency services."""
     calls = reference_step(seen)
-    if calls and calls[0] == ("ask_patient", {"question": "reason"}) or (
-        calls and calls[0][0] == "ask_patient" and calls[0][1]["question"] != "consent"
-    ):
+    if calls and calls[0][0] == "ask_patient" and calls[0][1]["question"] != "consent":
         return calls
     if seen.done("handoff"):
         return []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dental_assistant_agent.cases import Case
 from dental_assistant_agent.catalog import (
     ADMIN_QUESTIONS,
     FAMILY_BY_NAME,
@@ -15,7 +16,6 @@ from dental_assistant_agent.catalog import (
     URGENCY_RANK,
     Family,
 )
-from dental_assistant_agent.cases import Case
 from dental_assistant_agent.clinic import ClinicRecord
 
 WEIGHTS = {"history": 0.25, "pathway": 0.40, "guidance": 0.20, "handoff": 0.15}

@@ -10,8 +10,8 @@ import json
 
 import verifiers.v1 as vf
 
-from dental_assistant_agent.state import ClinicState
 from dental_assistant_agent.clinic import apply_action
+from dental_assistant_agent.state import ClinicState
 
 
 class ClinicToolset(vf.Toolset[vf.SharedToolsetConfig, ClinicState]):

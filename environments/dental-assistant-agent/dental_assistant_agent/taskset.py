@@ -70,7 +70,9 @@ class DentalAssistantTaskset(vf.Taskset[DentalTask, DentalAssistantConfig]):
 
     def load(self) -> list[DentalTask]:
         variants = (
-            self.config.train_variants if self.config.split == "train" else self.config.eval_variants
+            self.config.train_variants
+            if self.config.split == "train"
+            else self.config.eval_variants
         )
         prompt = system_prompt()
         return [

@@ -1,0 +1,260 @@
+"""The dataset card (``README.md``), rendered from a build and never written by hand: every
+figure in it is read from ``curation.json``, the parquet shards and ``agreement.parquet``,
+so the card cannot drift from the data it describes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import pyarrow.parquet as pq
+import typer
+import yaml
+from huggingface_hub import DatasetCard
+from rich.console import Console
+
+from cards.licenses import write_license_files
+from curation.agreement import AGREEMENT_FILE, agreement, describe
+from curation.atomic import write_bytes
+from curation.sample import truth_path
+from curation.schema import FEATURES, SPLITS, shard_name
+
+PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
+REQUIRED_KEYS = ("license", "task_categories", "configs", "dataset_info", "size_categories")
+SYNTHETIC_NOTE = (
+    "**This build was made from the synthetic sample source, not from the real archive: its "
+    "figures say nothing about the real data.**"
+)
+
+
+class CardError(ValueError):
+    """The build lacks what the card is made from."""
+
+
+@dataclass(frozen=True)
+class SplitFile:
+    name: str
+    rows: int
+    bytes: int
+
+
+def read_summary(build: Path) -> dict:
+    path = build / "curation.json"
+    if not path.is_file():
+        raise CardError(f"{path}: no curation summary; run `pericurate build` first.")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise CardError(f"{path}: not valid JSON ({error}).") from error
+
+
+def split_files(build: Path) -> list[SplitFile]:
+    files = []
+    for split in SPLITS:
+        path = build / "dataset" / "data" / shard_name(split)
+        if not path.is_file():
+            raise CardError(f"{path}: the split shard is missing; run `pericurate build`.")
+        files.append(SplitFile(split, pq.ParquetFile(path).metadata.num_rows, path.stat().st_size))
+    return files
+
+
+def is_synthetic(summary: dict) -> bool:
+    """The sample writer leaves ``<stem>.truth.json`` beside its zip; the real archive has none."""
+    origin = Path(summary["source"]["origin"])
+    return origin.name.startswith("periapical-sample") or truth_path(origin).exists()
+
+
+def _size_category(films: int) -> str:
+    return next((name for limit, name in SIZE_CATEGORIES if films < limit), "100K<n<1M")
+
+
+def front_matter(summary: dict, files: list[SplitFile]) -> dict:
+    total = sum(f.rows for f in files)
+    size = sum(f.bytes for f in files)
+    return {
+        "license": "cc-by-4.0",
+        "pretty_name": PRETTY_NAME,
+        "task_categories": ["object-detection"],
+        "tags": ["medical", "dental", "radiology", "panoramic-radiograph", "periapical-lesion"],
+        "size_categories": [_size_category(total)],
+        "source_datasets": [f"https://doi.org/{summary['source']['doi']}"],
+        "configs": [
+            {
+                "config_name": "default",
+                "data_files": [
+                    {"split": f.name, "path": f"data/{f.name}-*.parquet"} for f in files
+                ],
+            }
+        ],
+        "dataset_info": {
+            "features": FEATURES._to_yaml_list(),
+            "splits": [
+                {"name": f.name, "num_bytes": f.bytes, "num_examples": f.rows} for f in files
+            ],
+            "download_size": size,
+            "dataset_size": size,
+        },
+    }
+
+
+def _count(summary: dict, kind: str, fate: str, reason_start: str) -> int:
+    return sum(
+        row["files"]
+        for row in summary["counts"]["by_reason"]
+        if row["kind"] == kind and row["fate"] == fate and row["reason"].startswith(reason_start)
+    )
+
+
+def _splits_table(summary: dict) -> str:
+    columns = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
+    lines = [
+        "| split | films | lesions | PAI 3 | PAI 4 | PAI 5 | lesion-free films |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for split in SPLITS:
+        figures = summary["splits"][split]
+        lines.append(f"| {split} | " + " | ".join(str(figures[c]) for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def body(summary: dict, agreement_line: str, revision: str | None) -> str:
+    source, params, counts = summary["source"], summary["parameters"], summary["counts"]
+    kept = counts["by_kind_and_fate"].get("image/kept", 0)
+    rejected = counts["by_kind_and_fate"].get("image/rejected", 0)
+    largest = counts["largest_clusters"][0] if counts["largest_clusters"] else None
+    largest_text = f"`{largest['cluster_id']}` with {largest['films']} films" if largest else "none"
+    synthetic = f"\n{SYNTHETIC_NOTE}\n" if is_synthetic(summary) else ""
+    pin = (
+        f"The periapical-lesions environment is pinned to commit `{revision}` of this "
+        "dataset; load exactly that revision."
+        if revision
+        else "The periapical-lesions environment pins the commit `pericurate push` made for "
+        "this card; the push tags it and records its sha in the environment."
+    )
+    return f"""
+# {PRETTY_NAME}
+{synthetic}
+Panoramic dental radiographs, one row per original film, with every periapical lesion boxed
+and graded on the Periapical Index (PAI 3, 4 or 5). It is made to benchmark models and
+agents that read a pantomograph and report its periapical lesions, with train, validation
+and test splits that share no film and no look-alike of a film.
+
+## Source
+
+{source["citation"]} DOI: [{source["doi"]}](https://doi.org/{source["doi"]}),
+licensed {source["license"]}. Archive sha256 `{source["archive_sha256"]}`
+({source["archive_size"]} bytes).
+
+## How it was made
+
+Every step is recorded in `curation.json`; the curation code is `pericurate` (hash
+`{summary["hash_version"]}`).
+
+1. Index all {counts["source_files"]} source files; {rejected} images that cannot be used
+   (no annotation, undecodable, duplicate stems, ...) were rejected with a reason.
+2. Keep original films only: {_count(summary, "image", "dropped", "augmented")} augmented
+   copies were dropped.
+3. Hash each film (512-bit average hash) and confirm same-picture pairs in pixels at Hamming
+   distance <= {params["same_picture_distance"]}:
+   {_count(summary, "image", "dropped", "near-identical")} near-identical films were dropped
+   ({counts["agreement_pairs"]} pairs of one radiograph filed twice feed the agreement figure).
+4. Join films at Hamming distance <= {params["lookalike_distance"]} into look-alike
+   components: {counts["lookalike_edges"]} edges, {counts["clusters"]} components
+   ({counts["multi_film_clusters"]} with more than one film); the largest is {largest_text}.
+5. Assign whole components to splits with fractions {params["fractions"]} and seed
+   {params["seed"]}: {kept} original films kept.
+
+## Splits
+
+{_splits_table(summary)}
+
+## Fields
+
+- `film_id`: the source file stem (leading zeros kept).
+- `image`: the source JPEG, byte for byte; `width`, `height`: its true pixel size.
+- `lesions`: a list of `{{"box": [x1, y1, x2, y2], "pai": 3 | 4 | 5}}`. Box corners are
+  fractions of the image width and height measured from the top-left corner, with `x1 < x2`
+  and `y1 < y2`. PAI 1 and 2 are not lesions and do not appear.
+- `referral`: `patient_code`, `age`, `sex`, `reason` and the rendered slip `text`.
+- `cluster_id`: the look-alike component (its smallest `film_id`); `ahash`: the film's
+  512-bit average hash as 128 hex digits.
+
+## Leakage
+
+The source holds augmented copies (flips, rotations, noise, rescaling) filed as originals,
+the same radiograph filed twice, and repeat visits of one patient that look alike. All copies
+are removed and every look-alike component goes to a single split, so no test film has a
+copy or a look-alike in train. To audit: `audit/clusters.parquet` maps each film to its component
+and split; recompute the hashes from the image bytes, check that no pair across splits is
+within distance {params["lookalike_distance"]}, and read every dropped file's reason in
+`audit/manifest.parquet`.
+
+## Referrals
+
+Each film carries a referral slip with a patient code, age, sex and reason, generated from a
+salted hash of the film id (salt `{params["referral_salt"]}`). They are synthetic: they are
+drawn without looking at the film or its annotations, so they carry no hint of the findings.
+
+## Inter-annotator agreement
+
+Films annotated twice in the source, scored one annotation against the other with the
+environment's scorer: {agreement_line}.
+
+## Version
+
+{pin}
+
+## Limits
+
+- The source publishes no patient ids, so splits are per film and per look-alike component:
+  two films of one patient that do not look alike can fall in different splits.
+- The referral demographics are synthetic.
+- Annotations are the source's; they were not re-read.
+
+## Licences
+
+The data are under CC BY 4.0 (see `LICENSE` and `NOTICE`, with attribution to Do et al.
+2024, DOI {source["doi"]}); the curation code is under Apache-2.0.
+"""
+
+
+def render_card(build: Path, revision: str | None = None) -> str:
+    """The whole README.md text for ``build``; validated with huggingface_hub's DatasetCard."""
+    summary = read_summary(build)
+    meta = yaml.safe_dump(front_matter(summary, split_files(build)), sort_keys=False)
+    line = describe(agreement(build / AGREEMENT_FILE))
+    text = f"---\n{meta}---\n{body(summary, line, revision)}"
+    parsed = DatasetCard(text).data.to_dict()  # raises on YAML the Hub would not read
+    missing = [key for key in REQUIRED_KEYS if key not in parsed]
+    if missing:
+        raise CardError(f"the rendered card lost its {', '.join(missing)} metadata")
+    return text
+
+
+def write_card(build: Path, revision: str | None = None) -> Path:
+    """README.md plus the LICENSE and NOTICE files into ``build/dataset``."""
+    summary = read_summary(build)
+    dataset_dir = build / "dataset"
+    card = dataset_dir / "README.md"
+    write_bytes(card, render_card(build, revision).encode("utf-8"))
+    write_license_files(dataset_dir, summary["source"]["citation"], summary["source"]["doi"])
+    return card
+
+
+def card_command(
+    build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
+    revision: Annotated[
+        str | None, typer.Option(help="Pinned dataset commit to state in the card.")
+    ] = None,
+) -> None:
+    """Write the dataset card, LICENSE and NOTICE into BUILD/dataset from the build's figures."""
+    try:
+        card = write_card(build, revision)
+    except (CardError, ValueError) as error:
+        Console(stderr=True).print(f"[red]{error}[/red]", soft_wrap=True)
+        raise typer.Exit(2) from None
+    Console(stderr=True).print(f"wrote {card}")

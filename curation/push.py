@@ -1,0 +1,252 @@
+"""``pericurate push``: publish a build as one Hub commit that never moves, and pin the
+periapical-lesions environment to it.
+
+One ``create_commit`` guarded by ``parent_commit`` uploads the files; when the remote tree
+already holds exactly these files (same git blob ids) no commit is made and the current head
+is the revision. The revision is tagged, written into the environment's ``pinned.py``, its
+eval config and the local card, and the environment's wheel and sdist are built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
+from huggingface_hub.errors import HfHubHTTPError
+from rich.console import Console
+
+from cards.card import render_card, write_card
+from cards.licenses import license_texts
+from curation.atomic import write_bytes
+from curation.download import SourceError, read_lock
+from curation.schema import SPLITS, shard_name
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PINNED_FILE = Path("environments/periapical-lesions/periapical_lesions/pinned.py")
+EVAL_CONFIG = Path("configs/periapical-lesions/eval.toml")
+ENV_PACKAGE = Path("environments/periapical-lesions")
+ENV_DIST = Path("build/env-dist")
+KEEP_REMOTE = (".gitattributes",)
+AUDIT_FILES = ("clusters.parquet", "manifest.parquet", "agreement.parquet")
+
+
+class PushError(Exception):
+    """A problem a user will meet, told in one sentence."""
+
+
+@dataclass(frozen=True)
+class Upload:
+    path_in_repo: str
+    content: bytes
+
+    @property
+    def blob_id(self) -> str:
+        """The git blob sha1, which the Hub reports for every file of a tree."""
+        header = b"blob %d\0" % len(self.content)
+        return hashlib.sha1(header + self.content).hexdigest()
+
+
+def check_fresh(build: Path, lock: Path) -> dict:
+    """The build's summary, refused when the build is missing or was made from an archive the
+    lock no longer records."""
+    summary_path = build / "curation.json"
+    if not summary_path.is_file():
+        raise PushError(f"{summary_path}: the build is missing; run `pericurate build` first.")
+    source = json.loads(summary_path.read_text(encoding="utf-8"))["source"]
+    try:
+        entries = read_lock(lock)
+    except SourceError as error:
+        raise PushError(str(error)) from None
+    if not lock.is_file():
+        raise PushError(f"{lock}: no source lock; pass --lock with the lock the build used.")
+    origin = source["origin"]
+    entry = entries.get(origin) or entries.get(Path(origin).name)
+    if entry is None or entry.get("sha256") != source["archive_sha256"]:
+        raise PushError(
+            f"{build} is stale: it was built from an archive with sha256 "
+            f"{source['archive_sha256']} but {lock} records "
+            f"{entry.get('sha256') if entry else 'no entry'} for {origin}; rebuild it."
+        )
+    return source
+
+
+def uploads(build: Path) -> list[Upload]:
+    """What a push publishes: shards, card (rendered fresh, without a pin), licence files,
+    the summary and the audit files."""
+    dataset = build / "dataset"
+    source = json.loads((build / "curation.json").read_text(encoding="utf-8"))["source"]
+    files = [
+        Upload(f"data/{shard_name(s)}", (dataset / "data" / shard_name(s)).read_bytes())
+        for s in SPLITS
+    ]
+    files.append(Upload("README.md", render_card(build).encode("utf-8")))
+    files += [
+        Upload(name, text.encode("utf-8"))
+        for name, text in license_texts(source["citation"], source["doi"]).items()
+    ]
+    files.append(Upload("curation.json", (build / "curation.json").read_bytes()))
+    files += [Upload(f"audit/{n}", (build / n).read_bytes()) for n in AUDIT_FILES]
+    return sorted(files, key=lambda u: u.path_in_repo)
+
+
+def tree_tag(files: list[Upload]) -> str:
+    """A tag named after the content, so equal builds get equal tags."""
+    digest = hashlib.sha256("".join(f"{u.path_in_repo}\0{u.blob_id}\n" for u in files).encode())
+    return f"data-{digest.hexdigest()[:12]}"
+
+
+def _http_error(error: HfHubHTTPError, repo: str) -> PushError:
+    status = error.response.status_code if error.response is not None else None
+    if status == 401:
+        return PushError(f"the Hub refused the token for {repo}; log in again or set HF_TOKEN.")
+    if status == 403:
+        return PushError(f"the token has no write access to {repo}.")
+    if status in (409, 412):
+        return PushError(f"the main branch of {repo} moved while pushing; run the push again.")
+    return PushError(f"the Hub answered HTTP {status} for {repo}.")
+
+
+def publish(api: HfApi, repo: str, files: list[Upload], tag: str) -> tuple[str, bool]:
+    """The commit holding exactly ``files`` on main and whether this call made it."""
+    api.create_repo(repo, repo_type="dataset", exist_ok=True)
+    head = api.repo_info(repo, repo_type="dataset", revision="main").sha
+    remote = {
+        f.path: f.blob_id
+        for f in api.list_repo_tree(repo, repo_type="dataset", revision=head, recursive=True)
+        if hasattr(f, "blob_id")
+    }
+    wanted = {u.path_in_repo: u.blob_id for u in files}
+    stale = sorted(set(remote) - set(wanted) - set(KEEP_REMOTE))
+    made = False
+    if stale or any(remote.get(p) != b for p, b in wanted.items()):
+        operations = [CommitOperationAdd(u.path_in_repo, u.content) for u in files]
+        operations += [CommitOperationDelete(p) for p in stale]
+        info = api.create_commit(
+            repo,
+            operations,
+            commit_message=f"Publish curated dataset ({tag})",
+            repo_type="dataset",
+            parent_commit=head,
+        )
+        head, made = info.oid, True
+    tags = {t.name: t.target_commit for t in api.list_repo_refs(repo, repo_type="dataset").tags}
+    if tag in tags and tags[tag] != head:
+        raise PushError(f"tag {tag} already names commit {tags[tag]} of {repo}; choose another.")
+    if tag not in tags:
+        api.create_tag(repo, tag=tag, revision=head, repo_type="dataset")
+    return head, made
+
+
+def pin_revision(repo_root: Path, sha: str) -> list[Path]:
+    """Rewrite the one revision line of pinned.py and of the eval config."""
+    rules = (
+        (
+            repo_root / PINNED_FILE,
+            r"^REVISION: str \| None = .*$",
+            f'REVISION: str | None = "{sha}"',
+        ),
+        (repo_root / EVAL_CONFIG, r"^revision = .*$", f'revision = "{sha}"'),
+    )
+    for path, pattern, line in rules:
+        if not path.is_file():
+            raise PushError(f"{path}: not found; pass --repo-root with the project root.")
+        text, n = re.subn(pattern, line, path.read_text(encoding="utf-8"), flags=re.MULTILINE)
+        if n != 1:
+            raise PushError(f"{path}: expected one revision line to rewrite, found {n}.")
+        write_bytes(path, text.encode("utf-8"))
+    return [path for path, _, _ in rules]
+
+
+def build_environment(repo_root: Path) -> Path:
+    """The environment's wheel and sdist, built with uv (works offline with a cached backend)."""
+    uv = shutil.which("uv")
+    if uv is None:
+        raise PushError("uv is not on PATH, so the environment package cannot be built.")
+    out = repo_root / ENV_DIST
+    result = subprocess.run(
+        [uv, "build", str(repo_root / ENV_PACKAGE), "--out-dir", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise PushError(f"building the environment failed: {result.stderr.strip()[-300:]}")
+    return out
+
+
+def push_environment(repo_root: Path, console: Console) -> None:
+    prime = shutil.which("prime")
+    if prime is None:
+        console.print("the prime CLI is not installed, so the environment was not published.")
+        return
+    subprocess.run([prime, "env", "push"], cwd=repo_root / ENV_PACKAGE, check=True)
+
+
+def push_command(
+    repo: Annotated[str, typer.Option("--repo", help="Hub dataset repo, OWNER/NAME.")],
+    build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
+    endpoint: Annotated[
+        str | None, typer.Option(help="Hub endpoint (default HF_ENDPOINT or the Hub).")
+    ] = None,
+    lock: Annotated[Path, typer.Option(help="Source lock the build must match.")] = Path(
+        "source.lock.json"
+    ),
+    tag: Annotated[
+        str | None, typer.Option(help="Tag for the version (default: by content).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the plan; touch nothing.")] = False,
+    env_push: Annotated[bool, typer.Option(help="Publish the environment with prime.")] = False,
+    build_env: Annotated[bool, typer.Option(help="Build the environment's wheel/sdist.")] = True,
+    repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
+) -> None:
+    """Publish the build as one pinned Hub commit and pin the environment to it."""
+    console = Console(soft_wrap=True)
+    errors = Console(stderr=True)
+    try:
+        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+            raise PushError(f"--repo {repo!r} is not OWNER/NAME.")
+        check_fresh(build, lock)
+        files = uploads(build)
+        tag = tag or tree_tag(files)
+        target = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+        if dry_run:
+            for u in files:
+                console.print(f"{u.path_in_repo}\t{len(u.content)} bytes")
+            console.print(
+                f"would commit {len(files)} files to dataset {repo} at {target}, tag {tag}"
+            )
+            return
+        token = get_token()
+        if not token:
+            raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login`.")
+        api = HfApi(endpoint=target, token=token)
+        try:
+            sha, made = publish(api, repo, files, tag)
+        except HfHubHTTPError as error:
+            raise _http_error(error, repo) from None
+        except PushError:
+            raise
+        except Exception as error:  # transport errors; shown by type only, never with locals
+            raise PushError(
+                f"could not reach the Hub at {target} ({type(error).__name__})."
+            ) from None
+        console.print(f"{'pushed' if made else 'unchanged'}: {repo} at {sha} (tag {tag})")
+        for path in pin_revision(repo_root, sha):
+            console.print(f"pinned {path}")
+        write_card(build, sha)
+        if build_env:
+            console.print(f"built the environment into {build_environment(repo_root)}")
+        if env_push:
+            push_environment(repo_root, console)
+    except PushError as error:
+        errors.print(f"[red]{error}[/red]", soft_wrap=True)
+        raise typer.Exit(2) from None

@@ -1,0 +1,60 @@
+"""The card is rendered from the build: it parses as a Hub dataset card and every figure in
+it equals the build's own."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import typer
+from huggingface_hub import DatasetCard
+from typer.testing import CliRunner
+
+from cards.card import SYNTHETIC_NOTE, CardError, card_command, render_card
+from curation.schema import SPLITS, shard_name
+
+app = typer.Typer()
+app.command()(card_command)
+
+
+def test_card_parses_and_its_numbers_are_the_builds(sample_build: Path) -> None:
+    text = render_card(sample_build)
+    card = DatasetCard(text)
+    meta = card.data.to_dict()
+    assert meta["license"] == "cc-by-4.0" and meta["task_categories"] == ["object-detection"]
+    summary = json.loads((sample_build / "curation.json").read_text())
+    rows = {
+        s: pq.ParquetFile(sample_build / "dataset" / "data" / shard_name(s)).metadata.num_rows
+        for s in SPLITS
+    }
+    assert {s["name"]: s["num_examples"] for s in meta["dataset_info"]["splits"]} == rows
+    assert meta["configs"][0]["data_files"] == [
+        {"split": s, "path": f"data/{s}-*.parquet"} for s in SPLITS
+    ]
+    for split in SPLITS:
+        f = summary["splits"][split]
+        row = f"| {split} | {f['films']} | {f['lesions']} | {f['pai3']} | {f['pai4']} | "
+        assert row + f"{f['pai5']} | {f['lesion_free']} |" in card.text
+    largest = summary["counts"]["largest_clusters"][0]
+    assert f"`{largest['cluster_id']}` with {largest['films']} films" in card.text
+    assert f"{summary['counts']['clusters']} components" in card.text
+    assert SYNTHETIC_NOTE in card.text
+    assert render_card(sample_build) == text
+
+
+def test_card_command_writes_card_and_licence_files(sample_build: Path, tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    shutil.copytree(sample_build, build, ignore=shutil.ignore_patterns("work", "cache"))
+    result = CliRunner().invoke(app, ["--build", str(build), "--revision", "a" * 40])
+    assert result.exit_code == 0, result.output
+    assert f"`{'a' * 40}`" in (build / "dataset" / "README.md").read_text()
+    notice = (build / "dataset" / "NOTICE").read_text()
+    assert "Do et al." in notice and "10.17632/kx52tk2ddj.3" in notice and "CC BY 4.0" in notice
+
+
+def test_card_without_build_says_so(tmp_path: Path) -> None:
+    with pytest.raises(CardError, match=r"curation\.json"):
+        render_card(tmp_path)

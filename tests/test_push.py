@@ -1,0 +1,178 @@
+"""End to end: push a sample build to the Hub stand-in with the real huggingface_hub client,
+then load the pinned revision through the environment's own loader."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import typer
+from huggingface_hub import constants
+from periapical_lesions.policies import reference
+from periapical_lesions.scoring import score
+from periapical_lesions.taskset import PeriapicalLesionsConfig, PeriapicalLesionsTaskset
+from typer.testing import CliRunner
+
+from curation.push import EVAL_CONFIG, PINNED_FILE, push_command
+from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin
+
+__all__ = ["hub_standin"]
+REPO = "curator/periapical-test"
+PROJECT = Path(__file__).resolve().parents[1]
+
+app = typer.Typer()
+app.command()(push_command)
+
+
+@pytest.fixture
+def workspace(sample_build: Path, tmp_path: Path, hub_standin: HubStandIn, monkeypatch) -> dict:
+    """A private copy of the build, of the two pin files and a lock matching the build;
+    the client pointed at the stand-in with the write token and an empty cache."""
+    build = tmp_path / "build"
+    shutil.copytree(sample_build, build, ignore=shutil.ignore_patterns("work", "cache"))
+    root = tmp_path / "root"
+    for relative in (PINNED_FILE, EVAL_CONFIG):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(PROJECT / relative, root / relative)
+    source = json.loads((build / "curation.json").read_text())["source"]
+    lock = tmp_path / "source.lock.json"
+    entry = {"sha256": source["archive_sha256"], "size": source["archive_size"]}
+    lock.write_text(json.dumps({"sources": {Path(source["origin"]).name: entry}}))
+    monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)
+    monkeypatch.setenv("HF_ENDPOINT", hub_standin.url)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
+    return {"build": build, "root": root, "lock": lock, "hub": hub_standin}
+
+
+def push(ws: dict, *extra: str):
+    args = ["--repo", REPO, "--build", str(ws["build"]), "--lock", str(ws["lock"])]
+    args += ["--repo-root", str(ws["root"]), *extra]
+    result = CliRunner().invoke(app, args)
+    assert WRITE_TOKEN not in result.output and READ_TOKEN not in result.output
+    return result
+
+
+def pinned(root: Path) -> str:
+    text = (root / PINNED_FILE).read_text()
+    sha = re.search(r'^REVISION: str \| None = "([0-9a-f]{40})"$', text, re.MULTILINE)[1]
+    config = (root / EVAL_CONFIG).read_text()
+    assert re.findall(r'^revision = "([0-9a-f]{40})"$', config, re.MULTILINE) == [sha]
+    return sha
+
+
+def test_push_pins_a_revision_the_environment_loads(workspace: dict) -> None:
+    result = push(workspace, "--no-build-env")
+    assert result.exit_code == 0, result.output
+    hub = workspace["hub"]
+    sha = pinned(workspace["root"])
+    assert hub.repos[REPO].branches["main"] == sha
+    assert sha in hub.repos[REPO].tags.values()
+    assert f"`{sha}`" in (workspace["build"] / "dataset" / "README.md").read_text()
+
+    config = PeriapicalLesionsConfig(dataset=REPO, revision=sha, split="test")
+    tasks = list(PeriapicalLesionsTaskset(config))
+    shard = workspace["build"] / "dataset" / "data" / "test-00000-of-00001.parquet"
+    assert [t.data.film_id for t in tasks] == pq.read_table(shard).column("film_id").to_pylist()
+    rewards = [score(t.data.lesions, reference(t.data.lesions)).reward for t in tasks]
+    assert rewards and all(r == 1.0 for r in rewards)
+    assert any(f"/resolve/{sha}/data/test-" in r for r in hub.requests)
+
+
+def test_unchanged_push_makes_no_commit_and_changed_build_moves_the_pin(workspace: dict) -> None:
+    hub = workspace["hub"]
+    assert push(workspace, "--no-build-env").exit_code == 0
+    first, commits = pinned(workspace["root"]), hub.commit_count(REPO)
+
+    again = push(workspace, "--no-build-env")
+    assert again.exit_code == 0, again.output
+    assert "unchanged" in again.output
+    assert pinned(workspace["root"]) == first and hub.commit_count(REPO) == commits
+
+    summary = workspace["build"] / "curation.json"
+    data = json.loads(summary.read_text())
+    data["parameters"]["seed"] = 7
+    summary.write_text(json.dumps(data))
+    changed = push(workspace, "--no-build-env")
+    assert changed.exit_code == 0, changed.output
+    second = pinned(workspace["root"])
+    assert second != first and hub.commit_count(REPO) == commits + 1
+    assert hub.repos[REPO].commits[second].parent == first
+
+
+def test_moved_branch_is_refused_in_one_sentence(workspace: dict, monkeypatch) -> None:
+    from curation import push as push_module
+
+    real_info = push_module.HfApi.repo_info
+
+    def stale_head(self, *args, **kwargs):  # another writer commits after we read the head
+        info = real_info(self, *args, **kwargs)
+        repo = workspace["hub"].repos[REPO]
+        moved = repo.commit(repo.branches["main"], "someone else", {"x.txt": b"x"})
+        repo.branches["main"] = moved.sha
+        return info
+
+    monkeypatch.setattr(push_module.HfApi, "repo_info", stale_head)
+    result = push(workspace, "--no-build-env")
+    assert result.exit_code == 2
+    assert "moved while pushing" in result.output
+
+
+@pytest.mark.parametrize(
+    ("token", "message"),
+    [(None, "no Hugging Face token"), (READ_TOKEN, "no write access")],
+)
+def test_token_problems_are_one_sentence(workspace: dict, monkeypatch, token, message) -> None:
+    if token is None:
+        monkeypatch.delenv("HF_TOKEN")
+    else:
+        monkeypatch.setenv("HF_TOKEN", token)
+        push(workspace, "--no-build-env")  # creates nothing: the read token may not write
+    result = push(workspace, "--no-build-env")
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_missing_and_stale_builds_are_refused(workspace: dict, tmp_path: Path) -> None:
+    missing = CliRunner().invoke(
+        app, ["--repo", REPO, "--build", str(tmp_path / "nowhere"), "--lock", "x"]
+    )
+    assert missing.exit_code == 2 and "the build is missing" in missing.output
+    lock = json.loads(workspace["lock"].read_text())
+    for entry in lock["sources"].values():
+        entry["sha256"] = "0" * 64
+    workspace["lock"].write_text(json.dumps(lock))
+    stale = push(workspace, "--no-build-env")
+    assert stale.exit_code == 2 and "is stale" in stale.output
+    assert workspace["hub"].repos == {}
+
+
+def test_dry_run_lists_the_plan_and_touches_nothing(workspace: dict) -> None:
+    before = (workspace["root"] / PINNED_FILE).read_text()
+    result = push(workspace, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "data/train-00000-of-00001.parquet" in result.output and "would commit" in result.output
+    assert workspace["hub"].repos == {} and workspace["hub"].requests == []
+    assert (workspace["root"] / PINNED_FILE).read_text() == before
+
+
+def test_environment_package_is_built(workspace: dict) -> None:
+    root = workspace["root"]
+    env = root / "environments" / "periapical-lesions"
+    shutil.copytree(
+        PROJECT / "environments" / "periapical-lesions",
+        env,
+        ignore=shutil.ignore_patterns("tests", "__pycache__", "pinned.py"),
+        dirs_exist_ok=True,
+    )
+    result = push(workspace, "--env-push")
+    assert result.exit_code == 0, result.output
+    built = sorted(p.name for p in (root / "build" / "env-dist").iterdir())
+    assert any(n.endswith(".whl") for n in built) and any(n.endswith(".tar.gz") for n in built)
+    if shutil.which("prime") is None:
+        assert "prime CLI is not installed" in result.output
