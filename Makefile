@@ -22,10 +22,14 @@ splits: setup $(SAMPLE_ZIP)
 	$(PERICURATE) download $(SAMPLE_ZIP) --build $(BUILD) --lock $(BUILD)/sample/source.lock.json
 	# The sample plants bad files on purpose: their rejection is expected, not a failure.
 	$(PERICURATE) build --build $(BUILD) --no-fail-on-rejected
+	$(PERICURATE) card --build $(BUILD)
+	$(PERICURATE) agreement --build $(BUILD)
 else
 splits: setup
 	$(PERICURATE) download "$(SOURCE)" --build $(BUILD)
 	$(PERICURATE) build --build $(BUILD)
+	$(PERICURATE) card --build $(BUILD)
+	$(PERICURATE) agreement --build $(BUILD)
 endif
 
 test: setup

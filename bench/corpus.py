@@ -31,5 +31,6 @@ def _lock(archive: Path) -> Path:
 
 def corpus_source(archive: Path) -> Source:
     """The extracted corpus as a ``Source`` (extraction reused when already done)."""
-    fetched = fetch_source(str(archive), archive.parent / archive.stem, _lock(archive), progress=False)
+    work = archive.parent / archive.stem
+    fetched = fetch_source(str(archive), work, _lock(archive), progress=False)
     return Source(fetched.root, fetched.origin, fetched.sha256, fetched.size, fetched.skipped)

@@ -145,7 +145,7 @@ and test splits that share no film and no look-alike of a film.
 
 ## Source
 
-{source["citation"]} DOI: [{source["doi"]}](https://doi.org/{source["doi"]}),
+{source["citation"].rsplit(" doi:", 1)[0]} DOI: [{source["doi"]}](https://doi.org/{source["doi"]}),
 licensed {source["license"]}. Archive sha256 `{source["archive_sha256"]}`
 ({source["archive_size"]} bytes).
 
@@ -188,10 +188,12 @@ Every step is recorded in `curation.json`; the curation code is `pericurate` (ha
 The source holds augmented copies (flips, rotations, noise, rescaling) filed as originals,
 the same radiograph filed twice, and repeat visits of one patient that look alike. All copies
 are removed and every look-alike component goes to a single split, so no test film has a
-copy or a look-alike in train. To audit: `audit/clusters.parquet` maps each film to its component
-and split; recompute the hashes from the image bytes, check that no pair across splits is
-within distance {params["lookalike_distance"]}, and read every dropped file's reason in
-`audit/manifest.parquet`.
+copy or a look-alike in train. To audit without trusting us, run
+`pericurate audit OWNER/NAME@REVISION`: it recomputes every hash from the stored image bytes,
+lists every cross-split pair within distance {params["lookalike_distance"]}, checks the
+`cluster_id` column against the recomputed components and tests the referrals for hints.
+`audit/clusters.parquet` maps each film to its component and split, and
+`audit/manifest.parquet` gives every source file's fate and reason.
 
 ## Referrals
 

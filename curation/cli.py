@@ -15,10 +15,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from cards.card import card_command
+from curation.agreement import agreement_command
 from curation.atomic import write_json
 from curation.audit import audit_command
 from curation.download import DEFAULT_URL, SourceError, fetch_source
 from curation.pipeline import STEPS, Outcome, Settings, Source, curate
+from curation.push import push_command
 from curation.records import fate_counts
 from curation.sample import write_sample_archive
 
@@ -114,10 +117,21 @@ def _print_summary(outcome: Outcome, step: str) -> None:
         fates.add_row(kind, fate, str(n))
     fates.add_row("all", "", str(sum(counts.values())), style="bold")
     console.print(fates)
+    reasons = outcome.summary.get("counts", {}).get("by_reason", [])
+    if reasons:
+        why = Table(title="Why files were dropped, rejected or ignored")
+        for column in ("kind", "fate", "reason", "files"):
+            why.add_column(column, justify="right" if column == "files" else "left")
+        for row in reasons:
+            if row["fate"] != "kept":
+                why.add_row(row["kind"], row["fate"], row["reason"], str(row["files"]))
+        console.print(why)
     splits = outcome.summary.get("splits")
     if not splits:
         return
-    table = Table(title="Splits")
+    targets = outcome.summary["targets"]
+    goal = " / ".join(str(targets[s]) for s in ("train", "validation", "test"))
+    table = Table(title=f"Splits (film targets {goal})")
     columns = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
     table.add_column("split")
     for column in columns:
@@ -165,3 +179,6 @@ for _step in STEPS:
     _step_command(_step, STEP_HELP[_step])
 
 app.command("audit")(audit_command)
+app.command("card")(card_command)
+app.command("agreement")(agreement_command)
+app.command("push")(push_command)

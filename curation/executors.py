@@ -48,7 +48,7 @@ def _hash_batch(batch: dict[str, Any], decode: Decode) -> dict[str, list]:
 
 
 def ray_hashes(paths: list[str], decode: Decode, batch_size: int = 8) -> dict[str, dict]:
-    """Hash the files at ``paths`` on Ray Data; ``{sha256: {View: bytes}}`` for those that decode."""
+    """Hash ``paths`` on Ray Data: ``{sha256: {View: bytes}}`` for the files that decode."""
     import ray
 
     if not paths:

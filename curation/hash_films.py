@@ -31,7 +31,7 @@ def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
     try:
         return AverageHash512(decode).hash_views(path), ""
     except Exception as error:  # any decode failure is a property of the file: record it
-        return None, f"image does not decode ({type(error).__name__}: {error})"
+        return None, f"image does not decode: {type(error).__name__}: {error}"
 
 
 def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:

@@ -105,16 +105,16 @@ def image_header_problem(path: Path) -> tuple[str, int, int]:
             with Image.open(path) as image:
                 width, height = image.size
                 if image.format != "JPEG":
-                    return f"not a JPEG ({image.format} data)", width, height
+                    return f"not a JPEG: {image.format} data", width, height
                 if width * height > MAX_FILM_PIXELS:
-                    return f"decompression bomb ({width}x{height} px claimed)", width, height
+                    return f"decompression bomb: {width}x{height} px claimed", width, height
                 if image.mode not in ACCEPTED_MODES:
-                    return f"unsupported image mode {image.mode}", width, height
+                    return f"unsupported image mode: {image.mode}", width, height
                 return "", width, height
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
-        return f"decompression bomb ({error})", 0, 0
+        return f"decompression bomb: {error}", 0, 0
     except Exception as error:  # Pillow raises many types for bad bytes; all mean "unreadable"
-        return f"not a readable image ({type(error).__name__}: {error})", 0, 0
+        return f"not a readable image: {type(error).__name__}: {error}", 0, 0
 
 
 def _classify(root: Path, path: Path) -> SourceRecord:
@@ -127,7 +127,7 @@ def _classify(root: Path, path: Path) -> SourceRecord:
         kind = Kind.annotation
     else:
         return SourceRecord(rel, Kind.other, path.stem, folder=folder).settle(
-            Fate.ignored, f"not part of the dataset ({suffix or 'no suffix'} file)"
+            Fate.ignored, f"not part of the dataset: {suffix or 'no suffix'} file"
         )
     record = SourceRecord(
         rel,
@@ -153,7 +153,7 @@ def _reject_duplicate_stems(records: list[SourceRecord], kind: Kind) -> list[Sou
         paths = by_stem.get(r.stem, []) if r.kind is kind and r.fate is Fate.pending else []
         if len(paths) > 1:
             others = ", ".join(p for p in paths if p != r.path)
-            r = r.settle(Fate.rejected, f"duplicate stem {r.stem} (also {others})")
+            r = r.settle(Fate.rejected, f"duplicate stem: {r.stem} is also {others}")
         out.append(r)
     return out
 
@@ -167,14 +167,14 @@ def _check_film(root: Path, film: SourceRecord, xml: SourceRecord | None) -> Sou
         return film.settle(Fate.rejected, "no annotation file for this image")
     film = replace(film, annotation=xml.path)
     if xml.fate is not Fate.pending:
-        return film.settle(Fate.rejected, f"annotation {xml.path} rejected: {xml.reason}")
+        return film.settle(Fate.rejected, f"annotation rejected: {xml.path} ({xml.reason})")
     try:
         boxes = parse_voc(root / xml.path)
         if not named_original(film.folder, film.stem):
             return film  # augmented copies are dropped next; their boxes are never used
         return replace(film, lesions=to_lesions(boxes, width, height))
     except AnnotationError as error:
-        return film.settle(Fate.rejected, f"annotation {xml.path}: {error}")
+        return film.settle(Fate.rejected, f"bad annotation: {error} in {xml.path}")
 
 
 def index_source(

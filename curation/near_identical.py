@@ -42,7 +42,7 @@ def drop_near_identical(
         for film_id in sorted(group - {keeper}):
             decisions[by_id[film_id].path] = (
                 Fate.dropped,
-                f"near-identical to {keeper} (same radiograph filed twice)",
+                f"near-identical: the same radiograph as {keeper}",
                 keeper,
             )
     agreement = [

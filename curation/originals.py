@@ -35,7 +35,7 @@ def drop_augmented_by_name(records: list[SourceRecord]) -> list[SourceRecord]:
         where = "augmentation folder" if r.folder.lower() != ORIGINALS_FOLDER else "stem rule"
         decisions[r.path] = (
             Fate.dropped,
-            f"augmented copy ({kind}; {where})",
+            f"augmented copy: {kind} ({where})",
             r.stem[:-1] + "1",
         )
     return settle_many(records, decisions)
@@ -54,7 +54,7 @@ def drop_augmented_by_image(
         copy = by_id.pop(pair.copy)
         decisions[copy.path] = (
             Fate.dropped,
-            f"augmented copy ({pair.kind}) of {source} filed among originals "
+            f"augmented copy among originals: {pair.kind} of {source} "
             f"(hash distance {pair.distance}, pixel MAD {pair.reduced_mad:g}; {pair.evidence})",
             source,
         )

@@ -26,6 +26,7 @@ from curation.records import (
     SourceRecord,
     fate_counts,
     pending_images,
+    reason_class,
     settle_annotations,
     settle_many,
     write_records,
@@ -102,7 +103,7 @@ def _progress() -> Progress:
 def _skipped_records(source: Source) -> list[SourceRecord]:
     return [
         SourceRecord(name, Kind.other, Path(name).stem, folder=str(Path(name).parent)).settle(
-            Fate.ignored, "archive member not extracted (duplicate .rar archive or not data)"
+            Fate.ignored, "archive member not extracted: duplicate .rar archive"
         )
         for name in source.skipped
     ]
@@ -212,7 +213,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         records = settle_many(
             records,
             {
-                r.path: (Fate.kept, f"kept in {film_split[r.film_id]}", "")
+                r.path: (Fate.kept, f"kept: {film_split[r.film_id]}", "")
                 for r in films_by_id.values()
             },
         )
@@ -244,11 +245,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
 
 def _summary(source, settings, records, pictures, agreement, clusters, edges, kept) -> dict:
     counts = fate_counts(records)
-    reasons = Counter(
-        (r.kind.value, r.fate.value, r.reason.split(" (")[0].split(":")[0])
-        for r in records
-        if r.fate is not Fate.kept
-    )
+    reasons = Counter((r.kind.value, r.fate.value, reason_class(r.reason)) for r in records)
     return {
         "source": {
             "origin": source.origin,

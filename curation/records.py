@@ -85,6 +85,11 @@ def settle_many(
     return [r.settle(*decisions[r.path]) if r.path in decisions else r for r in records]
 
 
+def reason_class(reason: str) -> str:
+    """Reasons read ``class: detail``; the class is what summaries count."""
+    return reason.split(":", 1)[0]
+
+
 def fate_counts(records: Iterable[SourceRecord]) -> Counter[tuple[str, str]]:
     """``(kind, fate)`` -> number of files; the fates always add up to the file count."""
     return Counter((r.kind.value, r.fate.value) for r in records)
@@ -151,9 +156,11 @@ def settle_annotations(records: list[SourceRecord]) -> list[SourceRecord]:
             if len(films) == 1:
                 film = films[0]
                 r = r.settle(
-                    film.fate, f"annotation of {film.fate.value} film {film.film_id}", film.path
+                    film.fate, f"annotation of a {film.fate.value} film: {film.film_id}", film.path
                 )
             else:
-                r = r.settle(Fate.rejected, f"its stem names {len(films)} images")
+                r = r.settle(
+                    Fate.rejected, f"ambiguous annotation: its stem names {len(films)} images"
+                )
         out.append(r)
     return out

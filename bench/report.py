@@ -1,0 +1,187 @@
+"""Turn the measurements into ``results.json`` and the markdown table of ``RESULTS.md``.
+
+Each row: the figure, its value, the baseline measured in the same run, their ratio, the
+goal from issue 7 and whether it was met. Figures not measured say so; extrapolated figures
+say how.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from curation.atomic import write_bytes, write_json
+
+GOALS = {
+    "hash_speedup": 6.0,
+    "splits_s": 45.0,
+    "splits_rss_mib": 1536.0,
+    "warm_s": 5.0,
+    "search_s": {100_000: 20.0, 1_000_000: 1800.0},
+    "search_rss_mib": 4096.0,
+}
+NOTES_MARK = "<!-- measured table above; notes below are kept across runs -->"
+
+
+def _met(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("met" if ok else "MISSED")
+
+
+def _hashing_rows(h: dict) -> list[list[str]]:
+    agree = h["agreement"]
+    return [
+        [
+            f"hashing, {h['films']} films, {h['workers']} cores",
+            f"{h['draft']['films_per_s']:.1f} films/s (draft)",
+            f"{h['full']['films_per_s']:.1f} films/s (full decode)",
+            f"{h['speedup']:.2f}x",
+            ">= 6x",
+            _met(h["speedup"] >= GOALS["hash_speedup"]),
+        ],
+        [
+            "draft vs full hash agreement (identity view)",
+            f"mean {agree['identity_mean_bits']:.2f} bits, max {agree['identity_max_bits']}, "
+            f"{agree['identity_exact_share']:.1%} identical",
+            "full decode",
+            "",
+            "",
+            "",
+        ],
+        [
+            "draft vs full hash agreement (all 5 views)",
+            f"mean {agree['all_views_mean_bits']:.2f} bits, max {agree['all_views_max_bits']}",
+            "full decode",
+            "",
+            "",
+            "",
+        ],
+    ]
+
+
+def _splits_rows(s: dict) -> list[list[str]]:
+    cold, warm, full = s["cold"], s["warm"], s["full_decode"]
+    rss = max(cold["download_peak_rss_mib"], cold["build_peak_rss_mib"])
+    return [
+        [
+            "`make splits` cold (download + build)",
+            f"{cold['total_s']:.1f} s ({cold['download_s']:.1f} + {cold['build_s']:.1f})",
+            f"{full['total_s']:.1f} s with --decode full",
+            f"{full['total_s'] / cold['total_s']:.2f}x",
+            "<= 45 s",
+            _met(cold["total_s"] <= GOALS["splits_s"]),
+        ],
+        [
+            "`make splits` peak RSS (largest process)",
+            f"{rss:.0f} MiB",
+            f"{full['build_peak_rss_mib']:.0f} MiB with --decode full",
+            "",
+            "<= 1536 MiB",
+            _met(rss <= GOALS["splits_rss_mib"]),
+        ],
+        [
+            "`pericurate build` warm rerun (hash cache)",
+            f"{warm['build_s']:.1f} s",
+            f"{cold['build_s']:.1f} s cold build",
+            f"{cold['build_s'] / warm['build_s']:.2f}x",
+            "<= 5 s",
+            _met(warm["build_s"] <= GOALS["warm_s"]),
+        ],
+        [
+            "components and splits, draft vs full decode",
+            "identical" if s["components_and_splits_identical"] else "DIFFERENT",
+            "",
+            "",
+            "identical",
+            _met(s["components_and_splits_identical"]),
+        ],
+    ]
+
+
+def _total_pairs(n: int, engine: str) -> int:
+    return n * (n + 1) // 2 if engine == "faiss" else n * n
+
+
+def _search_time(run: dict) -> tuple[float, str]:
+    """Seconds for the whole search, measured or extrapolated from the measured rate."""
+    n = run["codes"]
+    if run["queries"] == n:
+        return run["seconds"], "measured"
+    seconds = _total_pairs(n, run["engine"]) / run["pairs_per_s"]
+    return seconds, (
+        f"EXTRAPOLATED from {run['compared']:.3g} pairs measured in {run['seconds']:.1f} s"
+    )
+
+
+def _search_rows(rows: list[dict]) -> list[list[str]]:
+    out = []
+    for row in rows:
+        faiss_run, numpy_run = row["faiss"], row["numpy"]
+        n = faiss_run["codes"]
+        f_s, f_how = _search_time(faiss_run)
+        n_s, n_how = _search_time(numpy_run)
+        goal = GOALS["search_s"].get(n)
+        check = numpy_run.get("same_pairs_as_faiss")
+        same = "" if check is None else ("; same pairs as numpy" if check else "; PAIRS DIFFER")
+        out.append(
+            [
+                f"exact pair search, {n:,} codes, radius 30",
+                f"{f_s:.1f} s faiss ({f_how}; {faiss_run['found']:,} pairs found{same})",
+                f"{n_s:.1f} s numpy ({n_how})",
+                f"{n_s / f_s:.1f}x",
+                f"<= {goal:g} s" if goal else "",
+                _met(f_s <= goal) if goal else "n/a",
+            ]
+        )
+        out.append(
+            [
+                f"pair search peak RSS, {n:,} codes",
+                f"{faiss_run['peak_rss_mib']:.0f} MiB faiss",
+                f"{numpy_run['peak_rss_mib']:.0f} MiB numpy",
+                "",
+                "<= 4096 MiB",
+                _met(faiss_run["peak_rss_mib"] <= GOALS["search_rss_mib"]),
+            ]
+        )
+    return out
+
+
+def table(results: dict) -> str:
+    rows: list[list[str]] = []
+    if "hashing" in results:
+        rows += _hashing_rows(results["hashing"])
+    if "splits" in results:
+        rows += _splits_rows(results["splits"])
+    if "search" in results:
+        rows += _search_rows(results["search"])
+    audit = results.get("audit", {"why": "not measured: part not run"})
+    rows.append(["audit on the corpus", audit.get("why", ""), "", "", "", "n/a"])
+    header = ["figure", "value", "baseline (same run)", "ratio", "goal", "status"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _machine_line(machine: dict) -> str:
+    start = ", ".join(f"{x:.1f}" for x in machine["load_average_at_start"])
+    end = ", ".join(f"{x:.1f}" for x in machine.get("load_average_at_end", []))
+    return (
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB, "
+        f"Python {machine['python']}; load average at start {start}, at end {end} "
+        "(other work on the machine slows every figure; ratios are fairer than times)."
+    )
+
+
+def write_results(results: dict, json_path: Path, markdown_path: Path) -> None:
+    """Write both files atomically; hand-written notes below ``NOTES_MARK`` are kept."""
+    write_json(json_path, json.loads(json.dumps(results)))
+    notes = ""
+    if markdown_path.exists():
+        old = markdown_path.read_text()
+        if NOTES_MARK in old:
+            notes = old.split(NOTES_MARK, 1)[1]
+    text = (
+        "# Benchmark results (`make bench`)\n\n"
+        f"Run started {results['started']}. {_machine_line(results['machine'])}\n\n"
+        f"{table(results)}\n\n{NOTES_MARK}{notes}"
+    )
+    write_bytes(markdown_path, text.encode("utf-8"))

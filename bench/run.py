@@ -1,0 +1,113 @@
+"""``python -m bench.run``: build the corpus, run the measurements, write the results.
+
+Every figure is measured in this run, next to its baseline; a figure that was extrapolated
+says so in its row. ``--parts`` and ``--codes`` select what to run, so one part can be rerun
+alone; the results of parts not run are kept from the previous ``bench/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from bench.corpus import CORPUS_DIR, corpus_source, corpus_zip
+from bench.measure import child_json, python_child, run_measured
+from bench.report import write_results
+from bench.splits_bench import measure as measure_splits
+
+PARTS = ("hashing", "splits", "search", "audit")
+BENCH_DIR = Path(__file__).parent
+NUMPY_PAIRS = 10**8  # brute force beyond 10k codes: about this many pairs, then extrapolated
+
+
+def _machine() -> dict:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    memory_kib = int(Path("/proc/meminfo").read_text().split()[1])
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory_gib": round(memory_kib / 2**20, 1),
+        "python": platform.python_version(),
+        "load_average_at_start": os.getloadavg(),
+    }
+
+
+def _search(sizes: list[int], full_limit: int, fraction_queries: int, numpy_queries: int):
+    rows = []
+    for n in sizes:
+        queries = 0 if n <= full_limit else fraction_queries
+        faiss_run = run_measured(python_child("bench.search_bench", "faiss", str(n), str(queries)))
+        numpy_q = 0 if n <= 10_000 else max(1, min(numpy_queries, NUMPY_PAIRS // n))
+        numpy_run = run_measured(python_child("bench.search_bench", "numpy", str(n), str(numpy_q)))
+        rows.append(
+            {
+                "faiss": {**child_json(faiss_run), "peak_rss_mib": faiss_run.peak_rss_mib},
+                "numpy": {**child_json(numpy_run), "peak_rss_mib": numpy_run.peak_rss_mib},
+            }
+        )
+    return rows
+
+
+def _audit() -> dict:
+    if importlib.util.find_spec("curation.audit") is None:
+        return {"measured": False, "why": "not measured: audit not available (curation.audit)"}
+    return {"measured": False, "why": "not measured: curation.audit exists but bench has no hook"}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("--films", type=int, default=4000, help="corpus size (original films)")
+    parser.add_argument("--codes", default="10000,100000,1000000", help="pair-search sizes")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"any of {', '.join(PARTS)}")
+    parser.add_argument(
+        "--full-search-limit",
+        type=int,
+        default=1_000_000,
+        help="search every pair up to this many codes; above it, a fraction of queries",
+    )
+    parser.add_argument("--fraction-queries", type=int, default=131_072)
+    parser.add_argument("--numpy-queries", type=int, default=1_000)
+    args = parser.parse_args(argv)
+    parts = [p for p in args.parts.split(",") if p]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown parts {unknown}; parts are {', '.join(PARTS)}")
+    results_path = BENCH_DIR / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    results["machine"] = _machine()
+    results["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if {"hashing", "splits"} & set(parts):
+        archive = corpus_zip(args.films)
+        root = corpus_source(archive).root
+        results["corpus"] = {"films": args.films, "archive": archive.name}
+    if "hashing" in parts:
+        run = run_measured(python_child("bench.hashing_bench", str(root)))
+        results["hashing"] = {**child_json(run), "peak_rss_mib": run.peak_rss_mib}
+    if "splits" in parts:
+        results["splits"] = measure_splits(sys.executable, archive, CORPUS_DIR / "builds")
+    if "search" in parts:
+        sizes = [int(n) for n in args.codes.split(",") if n]
+        results["search"] = _search(
+            sizes, args.full_search_limit, args.fraction_queries, args.numpy_queries
+        )
+    if "audit" in parts:
+        results["audit"] = _audit()
+    results["machine"]["load_average_at_end"] = os.getloadavg()
+    write_results(results, BENCH_DIR / "results.json", BENCH_DIR / "RESULTS.md")
+
+
+if __name__ == "__main__":
+    main()
