@@ -37,5 +37,10 @@ test: setup
 	$(UV) run --frozen ruff format --check .
 	env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen pytest -n 2
 
+# Speed and memory figures (not part of `make test`): builds a 4,000-film synthetic corpus
+# first (slow), then writes bench/results.json and bench/RESULTS.md.
+bench: setup
+	$(UV) run --frozen python -m bench.run
+
 clean:
 	rm -rf $(BUILD)

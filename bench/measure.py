@@ -21,14 +21,16 @@ class Measured:
     wall_s: float
     peak_rss_mib: float
     stdout: str
+    exit_code: int = 0
 
 
 class ChildFailed(RuntimeError):
     """A measured command exited non-zero; the message carries the tail of its stderr."""
 
 
-def run_measured(command: list[str]) -> Measured:
-    """Run ``command`` to the end; raise ``ChildFailed`` naming it when it fails."""
+def run_measured(command: list[str], ok_codes: tuple[int, ...] = (0,)) -> Measured:
+    """Run ``command`` to the end; raise ``ChildFailed`` naming it when its exit code is not
+    one of ``ok_codes``."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=out, stderr=err, text=True)
@@ -38,9 +40,9 @@ def run_measured(command: list[str]) -> Measured:
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    if child.returncode != 0:
+    if child.returncode not in ok_codes:
         raise ChildFailed(f"{' '.join(command)} exited {child.returncode}: {stderr[-2000:]}")
-    return Measured(round(wall, 3), round(usage.ru_maxrss / 1024, 1), stdout)
+    return Measured(round(wall, 3), round(usage.ru_maxrss / 1024, 1), stdout, child.returncode)
 
 
 def python_child(module: str, *args: str) -> list[str]:

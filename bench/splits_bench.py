@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from bench.measure import run_measured
 
 
-def _pericurate(python: str, *args: str) -> list[str]:
+def pericurate(python: str, *args: str) -> list[str]:
     return [python, "-c", "from curation.cli import app; app()", *args]
 
 
@@ -23,10 +23,10 @@ def _download_and_build(python: str, archive: Path, build: Path, *build_args: st
     shutil.rmtree(build, ignore_errors=True)
     lock = build / "source.lock.json"
     download = run_measured(
-        _pericurate(python, "download", str(archive), "--build", str(build), "--lock", str(lock))
+        pericurate(python, "download", str(archive), "--build", str(build), "--lock", str(lock))
     )
     cold = run_measured(
-        _pericurate(python, "build", "--build", str(build), "--no-fail-on-rejected", *build_args)
+        pericurate(python, "build", "--build", str(build), "--no-fail-on-rejected", *build_args)
     )
     return {
         "download_s": download.wall_s,
@@ -43,11 +43,16 @@ def _assignment(build: Path) -> list[tuple]:
     return sorted(tuple(sorted(row.items())) for row in clusters)
 
 
+def draft_build(folder: Path) -> Path:
+    """The build folder of the draft (default) build, which the audit part reads."""
+    return folder / "build-draft"
+
+
 def measure(python: str, archive: Path, folder: Path) -> dict:
     draft_build, full_build = folder / "build-draft", folder / "build-full"
     result = {"cold": _download_and_build(python, archive, draft_build)}
     warm = run_measured(
-        _pericurate(python, "build", "--build", str(draft_build), "--no-fail-on-rejected")
+        pericurate(python, "build", "--build", str(draft_build), "--no-fail-on-rejected")
     )
     result["warm"] = {"build_s": warm.wall_s, "build_peak_rss_mib": warm.peak_rss_mib}
     result["full_decode"] = _download_and_build(python, archive, full_build, "--decode", "full")

@@ -1,5 +1,6 @@
 import numpy as np
 
+from curation import pairs
 from curation.pairs import self_pairs
 
 
@@ -33,3 +34,11 @@ def test_distance_31_is_not_a_pair():
     a[1, 0] = 0x7F  # 31 bits
     assert len(self_pairs(a, 30)) == 0
     assert self_pairs(a, 31).tolist() == [[0, 1, 31]]
+
+
+def test_tiled_search_equals_brute_force_across_tiles_and_blocks(monkeypatch):
+    codes = _correlated_codes(257, seed=5)
+    monkeypatch.setattr(pairs, "CODE_TILE", 32)
+    monkeypatch.setattr(pairs, "QUERY_BLOCK", 20)
+    found = [tuple(row) for row in pairs.self_pairs(codes, 30).tolist()]
+    assert found == _brute_force(codes, 30)
