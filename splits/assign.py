@@ -71,17 +71,16 @@ def assign_groups(
         unplaced = totals[0] - current[:, 0].sum()
         small_room = targets[1:, 0] - current[1:, 0]
         must_fill = unplaced <= small_room.sum() and (small_room >= group.films).any()
+        fits = [
+            not must_fill,
+            *(
+                current[s, 0] + group.films <= targets[s, 0]
+                and group.films <= MAX_SMALL_SHARE * targets[s, 0]
+                for s in (1, 2)
+            ),
+        ]
         best, best_cost = 0, np.inf
-        for s in range(3):
-            if (
-                (s == 0 and must_fill)
-                or (s
-                and (
-                    current[s, 0] + group.films > targets[s, 0]
-                    or group.films > MAX_SMALL_SHARE * targets[s, 0]
-                ))
-            ):
-                continue
+        for s in (s for s in range(3) if fits[s]):
             trial = current.copy()
             trial[s] += stats
             cost = float(np.sum((trial - due) ** 2 * scale))
