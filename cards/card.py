@@ -19,7 +19,6 @@ from rich.console import Console
 from cards.licenses import write_license_files
 from curation.agreement import AGREEMENT_FILE, agreement, describe
 from curation.atomic import write_bytes
-from curation.sample import truth_path
 from curation.schema import FEATURES, SPLITS, shard_name
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
@@ -63,9 +62,8 @@ def split_files(build: Path) -> list[SplitFile]:
 
 
 def is_synthetic(summary: dict) -> bool:
-    """The sample writer leaves ``<stem>.truth.json`` beside its zip; the real archive has none."""
-    origin = Path(summary["source"]["origin"])
-    return origin.name.startswith("periapical-sample") or truth_path(origin).exists()
+    """The sample archive says so in its zip comment, which the build records."""
+    return bool(summary["source"].get("synthetic"))
 
 
 def _size_category(films: int) -> str:

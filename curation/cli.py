@@ -44,7 +44,12 @@ def _load_source(build: Path) -> Source:
         raise typer.Exit(2)
     data = json.loads(path.read_text())
     return Source(
-        Path(data["root"]), data["origin"], data["sha256"], data["size"], tuple(data["skipped"])
+        Path(data["root"]),
+        data["origin"],
+        data["sha256"],
+        data["size"],
+        tuple(data["skipped"]),
+        data["comment"],
     )
 
 
@@ -85,6 +90,7 @@ def download(
             "sha256": fetched.sha256,
             "size": fetched.size,
             "skipped": list(fetched.skipped),
+            "comment": fetched.comment,
         },
     )
     console.print(f"source ready at {fetched.root}")

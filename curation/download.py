@@ -62,6 +62,7 @@ class FetchedSource:
     sha256: str | None
     size: int | None
     skipped: tuple[str, ...]
+    comment: str = ""  # the archive's own zip comment, kept so a build can say what it declares
 
 
 def fetch_source(
@@ -92,8 +93,10 @@ def fetch_source(
     check_lock(lock_path, lock_key, sha256, size, archive)
     target = work_dir / "extracted" / archive.name.removesuffix(".zip")
     skipped = extract_archive(archive, target, sha256, progress=progress)
+    with zipfile.ZipFile(archive) as zf:
+        comment = zf.comment.decode("utf-8", "replace")
     return FetchedSource(
-        find_dataset_root(target / EXTRACTED_FILES, origin), origin, sha256, size, skipped
+        find_dataset_root(target / EXTRACTED_FILES, origin), origin, sha256, size, skipped, comment
     )
 
 

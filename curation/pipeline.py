@@ -33,6 +33,7 @@ from curation.records import (
 )
 from curation.referrals import DEFAULT_SALT
 from curation.same_picture import same_picture_pairs
+from curation.sample import SAMPLE_COMMENT
 from splits.assign import Group, assign_groups, target_counts
 
 SOURCE_CITATION = (
@@ -76,6 +77,7 @@ class Source:
     sha256: str | None = None
     size: int | None = None
     skipped: tuple[str, ...] = field(default=())
+    comment: str = ""
 
 
 @dataclass
@@ -251,6 +253,8 @@ def _summary(source, settings, records, pictures, agreement, clusters, edges, ke
             "origin": source.origin,
             "archive_sha256": source.sha256,
             "archive_size": source.size,
+            "archive_comment": source.comment,
+            "synthetic": source.comment == SAMPLE_COMMENT,
             "citation": SOURCE_CITATION,
             "doi": SOURCE_DOI,
             "license": SOURCE_LICENSE,

@@ -29,6 +29,8 @@ from PIL import Image
 
 from curation.hashing import AverageHash512, View, hamming
 
+# The archive comment that marks a sample; builds record it, so no card mistakes it for real.
+SAMPLE_COMMENT = "pericurate synthetic sample source: procedurally drawn films, not real data"
 ROOT = "Periapical Dataset/Periapical Lesions"
 ORIGINAL_DIR = f"{ROOT}/Original JPG Images"
 AUGMENTED_DIR = f"{ROOT}/Augmentation JPG Images"
@@ -519,6 +521,19 @@ def _jitter(rng: np.random.Generator, boxes: tuple[Box, ...], width: int, height
     return tuple(moved)
 
 
+def _disagree(rng: np.random.Generator, boxes: tuple[Box, ...]) -> tuple[Box, ...]:
+    """A second reader who grades one lesion a step differently and, of several, misses one,
+    so the agreement figure of the sample is not trivially perfect."""
+    if not boxes:
+        return boxes
+    regraded = list(boxes)
+    x1, y1, x2, y2, pai = regraded[0]
+    regraded[0] = (x1, y1, x2, y2, 4 if pai != 4 else int(rng.choice([3, 5])))
+    if len(regraded) > 1:
+        regraded.pop(int(rng.integers(1, len(regraded))))
+    return tuple(regraded)
+
+
 @dataclass
 class _Annotation:
     """One VOC file to write; coordinates are strings so bad values can be planted."""
@@ -677,8 +692,9 @@ class _Planner:
                 quality = first.quality + int(self.rng.integers(6, 12))
                 output = _Output(arcname, 0, first.mode, quality)
                 second = _Film(second_stem, family, 0, first.mode, quality, ())
+            second_opinion = _disagree(self.rng, truth_boxes) if index % 3 == 1 else truth_boxes
             second = dataclasses.replace(
-                second, boxes=_jitter(self.rng, truth_boxes, width, height)
+                second, boxes=_jitter(self.rng, second_opinion, width, height)
             )
             family.outputs.append(output)
             self.annotations.append(
@@ -917,6 +933,7 @@ def write_sample_archive(dest_zip: Path, *, seed: int = 0, films: int = 200) -> 
 
     def write_zip(path: Path) -> None:
         with zipfile.ZipFile(path, "w") as archive:
+            archive.comment = SAMPLE_COMMENT.encode()
             for info, data in _zip_entries(files):
                 archive.writestr(info, data)
 

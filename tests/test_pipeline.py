@@ -166,6 +166,7 @@ def test_cli_exit_status_says_files_were_rejected(sample_source, tmp_path):
             "sha256": sample_source.sha256,
             "size": sample_source.size,
             "skipped": list(sample_source.skipped),
+            "comment": sample_source.comment,
         },
     )
     result = CliRunner().invoke(app, ["lookalikes", "--build", str(tmp_path), "--workers", "1"])
@@ -195,3 +196,9 @@ def test_clusters_equal_the_components_of_the_recorded_hashes(sample_build):
     assert all(len(ids) == 1 for ids in groups.values())
     assert len({row["cluster_id"] for row in rows}) == len(groups)
     assert np.all([row["cluster_id"] <= row["film_id"] for row in rows])
+
+
+def test_the_build_records_that_its_source_is_the_synthetic_sample(sample_build):
+    source = json.loads((sample_build / "curation.json").read_text())["source"]
+    assert source["synthetic"] is True
+    assert "not real data" in source["archive_comment"]
