@@ -15,11 +15,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from curation import build
 from curation.atomic import write_json
 from curation.hash_films import hash_films
-from curation.hashing import AverageHash512, Decode
+from curation.hashing import AverageHash512, Decode, View
 from curation.index import index_source
 from curation.lookalikes import LOOKALIKE_DISTANCE, Cluster, lookalike_components, lookalike_edges
 from curation.near_identical import drop_near_identical
 from curation.originals import drop_augmented_by_image, drop_augmented_by_name
+from curation.pixels import Comparison, ComparisonCache
 from curation.records import (
     Fate,
     Kind,
@@ -157,14 +158,16 @@ def _versions() -> dict[str, str]:
 
 
 def curate(source: Source, out: Path, settings: Settings, stop_after: str = "build") -> Outcome:
-    """Run the chain through ``stop_after``; each step's records go to ``out/work``."""
+    """Run the chain through ``stop_after``, whose records go to ``out/work``."""
     if stop_after not in STEPS:
         raise ValueError(f"unknown step {stop_after!r}; steps are {', '.join(STEPS)}")
     work = out / "work"
     root = source.root
 
     def checkpoint(step: str, records: list[SourceRecord]) -> bool:
-        write_records(records, work / f"{STEPS.index(step) + 1:02d}-{step}.parquet")
+        """Leave the requested step's records in ``work/``; True when the run stops here."""
+        if step == stop_after:
+            write_records(records, work / f"{STEPS.index(step) + 1:02d}-{step}.parquet")
         return step == stop_after
 
     with _progress() as progress:
@@ -193,13 +196,19 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
             return Outcome(records, {})
         films = {r.film_id: r for r in pending_images(records)}
         hashes = {k: v for k, v in hashes.items() if k in films}
+        comparisons = ComparisonCache(out / "cache" / "pixels.parquet")
+
+        def compare_films(a: str, b: str, view: View) -> Comparison:
+            fa, fb = films[a], films[b]
+            return comparisons.compare(root / fa.path, fa.sha256, root / fb.path, fb.sha256, view)
+
         pictures = same_picture_pairs(
-            root,
-            {f: r.path for f, r in films.items()},
             {f: (r.width, r.height) for f, r in films.items()},
             hashes,
             settings.same_picture_distance,
+            compare_films,
         )
+        comparisons.save()
         records = drop_augmented_by_image(records, pictures)
         records, agreement = drop_near_identical(records, pictures)
         if checkpoint("near-identical", records):

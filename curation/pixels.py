@@ -7,14 +7,18 @@ them into the orientation in which the hashes matched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 from PIL import Image, ImageFilter
 
+from curation.atomic import atomic_path
 from curation.hashing import View
 
+PIXEL_CHECK_VERSION = "pixels-v1/256x128-box/mad/grain-boxblur1"
 COMPARE_SIZE = (256, 128)
 SAME_PICTURE_MAD = 3.0  # mean absolute grey-level difference at COMPARE_SIZE
 MAX_ASPECT_CHANGE = 0.05
@@ -75,3 +79,49 @@ def compare(path_a: Path, path_b: Path, view: View = View.identity) -> Compariso
         return Comparison(reduced_mad=reduced, full_mad=None, same_size=same_size)
     full_a, full_b = _grey(path_a, draft=False), _grey(path_b, draft=False)
     return Comparison(reduced, _mad(full_a, full_b), same_size, (grain(full_a), grain(full_b)))
+
+
+_CACHE_SCHEMA = pa.schema(
+    [
+        ("sha_a", pa.string()),
+        ("sha_b", pa.string()),
+        ("view", pa.string()),
+        ("version", pa.string()),
+        ("reduced_mad", pa.float64()),
+        ("full_mad", pa.float64()),
+        ("same_size", pa.bool_()),
+        ("grain", pa.list_(pa.float64(), 2)),
+    ]
+)
+
+
+class ComparisonCache:
+    """Comparisons remembered by both files' sha256 and the view, so that a rerun over the
+    same films decodes nothing; a changed check (``PIXEL_CHECK_VERSION``) starts afresh."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.known: dict[tuple[str, str, str], Comparison] = {}
+        if path is not None and path.exists():
+            for row in pq.read_table(path).to_pylist():
+                if row["version"] == PIXEL_CHECK_VERSION:
+                    grain = tuple(row["grain"]) if row["grain"] is not None else None
+                    self.known[(row["sha_a"], row["sha_b"], row["view"])] = Comparison(
+                        row["reduced_mad"], row["full_mad"], row["same_size"], grain
+                    )
+
+    def compare(self, path_a: Path, sha_a: str, path_b: Path, sha_b: str, view: View) -> Comparison:
+        key = (sha_a, sha_b, view.value)
+        if key not in self.known:
+            self.known[key] = compare(path_a, path_b, view)
+        return self.known[key]
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        rows = [
+            {"sha_a": a, "sha_b": b, "view": v, "version": PIXEL_CHECK_VERSION, **asdict(c)}
+            for (a, b, v), c in sorted(self.known.items())
+        ]
+        with atomic_path(self.path) as tmp:
+            pq.write_table(pa.Table.from_pylist(rows, schema=_CACHE_SCHEMA), tmp)

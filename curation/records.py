@@ -118,11 +118,13 @@ RECORD_SCHEMA = pa.schema(
 
 def write_records(records: list[SourceRecord], path: Path) -> None:
     """Write records as parquet, sorted by path so equal inputs give equal bytes."""
+    names = [f.name for f in dataclasses.fields(SourceRecord)]
     rows = []
     for record in sorted(records, key=lambda r: r.path):
-        row = dataclasses.asdict(record)
+        row = {name: getattr(record, name) for name in names}  # shallow: asdict is slow
         row["kind"] = record.kind.value
         row["fate"] = record.fate.value
+        row["lesions"] = [{"box": les.box, "pai": les.pai} for les in record.lesions]
         rows.append(row)
     table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
     with atomic_path(path) as tmp:

@@ -17,15 +17,15 @@ carries no such evidence, and the higher film id is called the copy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.pairs import as_codes, range_pairs
-from curation.pixels import Comparison, compare
+from curation.pixels import Comparison
 
 # Re-encoding at another JPEG quality moves the fine grain by well under one grey level;
 # added noise of a few grey levels doubles it at least.
@@ -82,14 +82,14 @@ def _judge(
 
 
 def same_picture_pairs(
-    root: Path,
-    paths: dict[str, str],
     sizes: dict[str, tuple[int, int]],
     hashes: Hashes,
     max_distance: int,
+    compare: Callable[[str, str, View], Comparison],
 ) -> list[SamePicture]:
-    """Confirmed same-picture pairs among films ``paths`` (film id -> relative path), with
-    ``sizes`` (film id -> width, height) from the index."""
+    """Confirmed same-picture pairs among the hashed films, with ``sizes`` (film id -> width,
+    height) from the index; ``compare(a, b, view)`` compares film A turned by ``view`` with
+    film B in pixels (``curation.pixels``)."""
     typical_height = float(np.median([h for _, h in sizes.values()])) if sizes else 0.0
     ids = sorted(hashes)
     own = as_codes([hashes[i][View.identity] for i in ids])
@@ -102,7 +102,7 @@ def same_picture_pairs(
                 pair = tuple(sorted((a, b)))
                 if a == b or pair in found:
                     continue
-                result = compare(root / paths[a], root / paths[b], view)
+                result = compare(a, b, view)
                 if result.same_picture:
                     kind, copy, evidence = _judge(a, b, view, result, sizes, typical_height)
                     found[pair] = SamePicture(
