@@ -17,7 +17,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from curation import audit as audit_module
-from curation.audit import audit_command, find_hints, permutation_test
+from curation.audit import audit_command
+from curation.audit_referrals import find_hints, permutation_test
 from curation.referrals import referral_for
 from curation.schema import shard_name
 
