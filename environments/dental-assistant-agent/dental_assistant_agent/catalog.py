@@ -148,7 +148,7 @@ FAMILIES = (
         "knocked-out baby tooth",
         "complaint_knocked_out_tooth",
         ("reason", "tooth_type", "injury_time"),
-        "urgent_same_day",
+        "urgent_immediate",
         ("G_BABY_TOOTH_NO_REPLANT",),
         ("G_BABY_TOOTH_NO_REPLANT", "G_PAIN_RELIEF_OTC"),
         NHS_KNOCKED_OUT,

@@ -92,7 +92,7 @@ def decide(findings: dict[str, str]) -> tuple[str, list[str]]:
     if complaint == "complaint_knocked_out_tooth":
         if findings["tooth_type"] == "adult_tooth":
             return "urgent_immediate", ["G_REPLANT_ADULT", "G_STORE_IN_MILK"]
-        return "urgent_same_day", ["G_BABY_TOOTH_NO_REPLANT"]
+        return "urgent_immediate", ["G_BABY_TOOTH_NO_REPLANT"]
     if "high_temperature" in values:
         return "urgent_same_day", ["G_PAIN_RELIEF_OTC", "G_WORSENING_999"]
     if complaint == "complaint_antibiotics":
