@@ -1,8 +1,11 @@
 """Run a command as a child process and measure it: wall time and the child's peak RSS.
 
 ``os.wait4`` returns the resource usage of that one child (and its reaped descendants, such
-as hash worker processes), so each measurement starts from zero; ``ru_maxrss`` is the largest
-resident set of any single process in that tree (KiB on Linux).
+as hash worker processes); ``ru_maxrss`` is the largest resident set of any single process
+in that tree (KiB on Linux). Linux counts in it the memory the child had between fork and
+exec, i.e. a copy of the forking process; so the command is started by a tiny relay
+(``python -m bench.measure FILE COMMAND...``, this module's ``__main__``) that does the
+``wait4`` and writes the figure, and the large bench process never forks the measured one.
 """
 
 from __future__ import annotations
@@ -31,18 +34,22 @@ class ChildFailed(RuntimeError):
 def run_measured(command: list[str], ok_codes: tuple[int, ...] = (0,)) -> Measured:
     """Run ``command`` to the end; raise ``ChildFailed`` naming it when its exit code is not
     one of ``ok_codes``."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    with (
+        tempfile.TemporaryFile("w+") as out,
+        tempfile.TemporaryFile("w+") as err,
+        tempfile.NamedTemporaryFile("r") as rss,
+    ):
+        relay = [sys.executable, "-m", "bench.measure", rss.name, *command]
         start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=err, text=True)
-        _, status, usage = os.wait4(child.pid, 0)
+        code = subprocess.run(relay, stdout=out, stderr=err, text=True, check=False).returncode
         wall = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-    if child.returncode not in ok_codes:
-        raise ChildFailed(f"{' '.join(command)} exited {child.returncode}: {stderr[-2000:]}")
-    return Measured(round(wall, 3), round(usage.ru_maxrss / 1024, 1), stdout, child.returncode)
+        peak_kib = int(rss.read() or 0)
+    if code not in ok_codes:
+        raise ChildFailed(f"{' '.join(command)} exited {code}: {stderr[-2000:]}")
+    return Measured(round(wall, 3), round(peak_kib / 1024, 1), stdout, code)
 
 
 def python_child(module: str, *args: str) -> list[str]:
@@ -53,3 +60,12 @@ def python_child(module: str, *args: str) -> list[str]:
 def child_json(measured: Measured) -> dict:
     """The JSON object a bench child prints as its last line."""
     return json.loads(measured.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    # The relay: run the command, write its tree's peak RSS (KiB), exit with its code.
+    relayed = subprocess.Popen(sys.argv[2:])
+    _, relayed_status, relayed_usage = os.wait4(relayed.pid, 0)
+    with open(sys.argv[1], "w") as figure:
+        figure.write(str(relayed_usage.ru_maxrss))
+    sys.exit(os.waitstatus_to_exitcode(relayed_status))

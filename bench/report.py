@@ -120,6 +120,9 @@ def _search_rows(rows: list[dict]) -> list[list[str]]:
         f_s, f_how = _search_time(faiss_run)
         n_s, n_how = _search_time(numpy_run)
         goal = GOALS["search_s"].get(n)
+        whole = faiss_run["queries"] == n
+        partial = "" if whole else " (extrapolated, not measured)"
+        part = "" if whole else " (on the measured fraction)"
         check = numpy_run.get("same_pairs_as_faiss")
         same = "" if check is None else ("; same pairs as numpy" if check else "; PAIRS DIFFER")
         out.append(
@@ -129,17 +132,17 @@ def _search_rows(rows: list[dict]) -> list[list[str]]:
                 f"{n_s:.1f} s numpy ({n_how})",
                 f"{n_s / f_s:.1f}x",
                 f"<= {goal:g} s" if goal else "",
-                _met(f_s <= goal) if goal else "n/a",
+                (_met(f_s <= goal) + partial) if goal else "n/a",
             ]
         )
         out.append(
             [
                 f"pair search peak RSS, {n:,} codes",
-                f"{faiss_run['peak_rss_mib']:.0f} MiB faiss",
+                f"{faiss_run['peak_rss_mib']:.0f} MiB faiss{part}",
                 f"{numpy_run['peak_rss_mib']:.0f} MiB numpy",
                 "",
                 "<= 4096 MiB",
-                _met(faiss_run["peak_rss_mib"] <= GOALS["search_rss_mib"]),
+                _met(faiss_run["peak_rss_mib"] <= GOALS["search_rss_mib"]) + partial,
             ]
         )
     return out
