@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -60,7 +60,6 @@ class SourceRecord:
     fate: Fate = Fate.pending
     reason: str = ""
     related: str = ""
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def film_id(self) -> str:
@@ -111,7 +110,6 @@ RECORD_SCHEMA = pa.schema(
         ("fate", pa.string()),
         ("reason", pa.string()),
         ("related", pa.string()),
-        ("notes", pa.list_(pa.string())),
     ]
 )
 
@@ -129,20 +127,6 @@ def write_records(records: list[SourceRecord], path: Path) -> None:
     table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
-
-
-def read_records(path: Path) -> list[SourceRecord]:
-    """Read records written by ``write_records``."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: missing; run the previous pericurate step first")
-    records = []
-    for row in pq.read_table(path).to_pylist():
-        row["kind"] = Kind(row["kind"])
-        row["fate"] = Fate(row["fate"])
-        row["lesions"] = tuple(Lesion(tuple(les["box"]), les["pai"]) for les in row["lesions"])
-        row["notes"] = tuple(row["notes"])
-        records.append(SourceRecord(**row))
-    return records
 
 
 def settle_annotations(records: list[SourceRecord]) -> list[SourceRecord]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import datasets
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
-PAI_GRADES: tuple[int, ...] = (3, 4, 5)
 
 FEATURES = datasets.Features(
     {
