@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench.splits_bench import COMMANDS
 from curation.atomic import write_bytes, write_json
 
 GOALS = {
@@ -58,13 +59,17 @@ def _hashing_rows(h: dict) -> list[list[str]]:
     ]
 
 
+def _seconds(run: dict) -> str:
+    parts = " + ".join(f"{run[f'{c}_s']:.1f}" for c in COMMANDS)
+    return f"{run['total_s']:.1f} s ({parts})"
+
+
 def _splits_rows(s: dict) -> list[list[str]]:
     cold, warm, full = s["cold"], s["warm"], s["full_decode"]
-    rss = max(cold["download_peak_rss_mib"], cold["build_peak_rss_mib"])
     return [
         [
-            "`make splits` cold (download + build)",
-            f"{cold['total_s']:.1f} s ({cold['download_s']:.1f} + {cold['build_s']:.1f})",
+            f"`make splits` cold ({' + '.join(COMMANDS)})",
+            _seconds(cold),
             f"{full['total_s']:.1f} s with --decode full",
             f"{full['total_s'] / cold['total_s']:.2f}x",
             "<= 45 s",
@@ -72,19 +77,27 @@ def _splits_rows(s: dict) -> list[list[str]]:
         ],
         [
             "`make splits` peak RSS (largest process)",
-            f"{rss:.0f} MiB",
-            f"{full['build_peak_rss_mib']:.0f} MiB with --decode full",
+            f"{cold['peak_rss_mib']:.0f} MiB",
+            f"{full['peak_rss_mib']:.0f} MiB with --decode full",
             "",
             "<= 1536 MiB",
-            _met(rss <= GOALS["splits_rss_mib"]),
+            _met(cold["peak_rss_mib"] <= GOALS["splits_rss_mib"]),
         ],
         [
-            "`pericurate build` warm rerun (hash cache)",
+            "`make splits` warm rerun (same folder, caches)",
+            _seconds(warm),
+            f"{cold['total_s']:.1f} s cold",
+            f"{cold['total_s'] / warm['total_s']:.2f}x",
+            "<= 5 s",
+            _met(warm["total_s"] <= GOALS["warm_s"]),
+        ],
+        [
+            "of which `pericurate build` warm",
             f"{warm['build_s']:.1f} s",
             f"{cold['build_s']:.1f} s cold build",
             f"{cold['build_s'] / warm['build_s']:.2f}x",
-            "<= 5 s",
-            _met(warm["build_s"] <= GOALS["warm_s"]),
+            "",
+            "",
         ],
         [
             "components and splits, draft vs full decode",

@@ -1,8 +1,9 @@
-"""``make splits`` end to end on the corpus: the same two ``pericurate`` commands, measured.
+"""``make splits`` end to end on the corpus: the Makefile's four commands, each measured.
 
-Cold: a fresh build folder (download = hash and extract the zip, then build). Warm: ``build``
-again in the same folder, with the hash cache. Full: a second fresh folder built with
-``--decode full``, whose look-alike components and splits are compared with the draft build.
+Cold: a fresh build folder (``download`` = hash and extract the zip, ``build``, ``card``,
+``agreement``). Warm: the same four again in the same folder, with its caches. Full: a second
+fresh folder built with ``--decode full``, whose look-alike components and splits are
+compared with the draft build.
 """
 
 from __future__ import annotations
@@ -14,27 +15,30 @@ import pyarrow.parquet as pq
 
 from bench.measure import run_measured
 
+COMMANDS = ("download", "build", "card", "agreement")
+
 
 def pericurate(python: str, *args: str) -> list[str]:
     return [python, "-c", "from curation.cli import app; app()", *args]
 
 
-def _download_and_build(python: str, archive: Path, build: Path, *build_args: str) -> dict:
-    shutil.rmtree(build, ignore_errors=True)
+def _make_splits(python: str, archive: Path, build: Path, *build_args: str) -> dict:
+    """The Makefile's commands in ``build``; seconds and peak RSS per command, and the total."""
     lock = build / "source.lock.json"
-    download = run_measured(
-        pericurate(python, "download", str(archive), "--build", str(build), "--lock", str(lock))
-    )
-    cold = run_measured(
-        pericurate(python, "build", "--build", str(build), "--no-fail-on-rejected", *build_args)
-    )
-    return {
-        "download_s": download.wall_s,
-        "download_peak_rss_mib": download.peak_rss_mib,
-        "build_s": cold.wall_s,
-        "build_peak_rss_mib": cold.peak_rss_mib,
-        "total_s": round(download.wall_s + cold.wall_s, 3),
+    arguments = {
+        "download": ("download", str(archive), "--build", str(build), "--lock", str(lock)),
+        "build": ("build", "--build", str(build), "--no-fail-on-rejected", *build_args),
+        "card": ("card", "--build", str(build)),
+        "agreement": ("agreement", "--build", str(build)),
     }
+    result: dict = {}
+    for command in COMMANDS:
+        run = run_measured(pericurate(python, *arguments[command]))
+        result[f"{command}_s"] = run.wall_s
+        result[f"{command}_peak_rss_mib"] = run.peak_rss_mib
+    result["total_s"] = round(sum(result[f"{c}_s"] for c in COMMANDS), 3)
+    result["peak_rss_mib"] = max(result[f"{c}_peak_rss_mib"] for c in COMMANDS)
+    return result
 
 
 def _assignment(build: Path) -> list[tuple]:
@@ -49,12 +53,11 @@ def draft_build(folder: Path) -> Path:
 
 
 def measure(python: str, archive: Path, folder: Path) -> dict:
-    draft_build, full_build = folder / "build-draft", folder / "build-full"
-    result = {"cold": _download_and_build(python, archive, draft_build)}
-    warm = run_measured(
-        pericurate(python, "build", "--build", str(draft_build), "--no-fail-on-rejected")
-    )
-    result["warm"] = {"build_s": warm.wall_s, "build_peak_rss_mib": warm.peak_rss_mib}
-    result["full_decode"] = _download_and_build(python, archive, full_build, "--decode", "full")
-    result["components_and_splits_identical"] = _assignment(draft_build) == _assignment(full_build)
+    draft, full = draft_build(folder), folder / "build-full"
+    for build in (draft, full):
+        shutil.rmtree(build, ignore_errors=True)
+    result = {"cold": _make_splits(python, archive, draft)}
+    result["warm"] = _make_splits(python, archive, draft)
+    result["full_decode"] = _make_splits(python, archive, full, "--decode", "full")
+    result["components_and_splits_identical"] = _assignment(draft) == _assignment(full)
     return result

@@ -19,7 +19,7 @@ from rich.console import Console
 from cards.licenses import write_license_files
 from curation.agreement import AGREEMENT_FILE, agreement, describe
 from curation.atomic import write_bytes
-from curation.schema import FEATURES, SPLITS, shard_name
+from curation.schema import SPLITS, features, shard_name
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
@@ -89,7 +89,7 @@ def front_matter(summary: dict, files: list[SplitFile]) -> dict:
             }
         ],
         "dataset_info": {
-            "features": FEATURES._to_yaml_list(),
+            "features": features()._to_yaml_list(),
             "splits": [
                 {"name": f.name, "num_bytes": f.bytes, "num_examples": f.rows} for f in files
             ],

@@ -40,7 +40,7 @@ def agreement(path: Path, seed: int = 0, resamples: int = 10_000) -> Agreement:
     no intervals when the build has no double-annotated films."""
     if not path.is_file():
         raise AgreementError(f"{path}: no agreement file; run `pericurate build` first.")
-    table = pq.read_table(path)
+    table = pq.ParquetFile(path).read()
     missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
     if missing:
         raise AgreementError(f"{path}: missing column(s) {', '.join(missing)}.")

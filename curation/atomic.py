@@ -35,3 +35,14 @@ def write_json(target: Path, value: Any) -> None:
     """Deterministic JSON: sorted keys, two-space indent, trailing newline."""
     text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     write_bytes(target, text.encode("utf-8"))
+
+
+# A file modified within this long before it was read could be rewritten again, at the same
+# size, inside the filesystem's timestamp granularity; caches keyed by size and modification
+# time do not remember such a file (git's "racy" rule).
+RACY_SECONDS = 2.0
+
+
+def settled(mtime_ns: int, read_started_ns: int) -> bool:
+    """True when a file last modified at ``mtime_ns`` may be remembered by its stat."""
+    return mtime_ns < read_started_ns - RACY_SECONDS * 1e9

@@ -5,27 +5,35 @@ in ``curation.schema``), ``manifest.parquet`` (every source file, its fate and r
 ``clusters.parquet``, ``agreement.parquet`` and ``curation.json`` (source, parameters, hash
 version, counts, package versions; no timestamps, so equal inputs give equal bytes).
 Images are the source JPEG bytes, never re-encoded; shards are written in row groups so
-memory stays bounded by a batch of films.
+memory stays bounded by a batch of films, without compressing or taking statistics of the
+JPEG bytes (neither gains anything on JPEG; together they took half the write time). A shard
+whose every row (each image by its sha256) and writer are as last time, and whose file is
+untouched since, is not written again: ``cache/shards.json`` remembers its fingerprint.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.atomic import atomic_path
+from curation import schema as schema_module
+from curation.atomic import atomic_path, write_json
 from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.lookalikes import Cluster
 from curation.near_identical import AgreementPair
 from curation.records import Lesion, SourceRecord
 from curation.referrals import referral_for
-from curation.schema import FEATURES, SPLITS, shard_name
+from curation.schema import SPLITS, features, shard_name
 
 ROW_GROUP = 64
+SHARD_WRITER = "shards-v2/uncompressed-jpeg/no-jpeg-statistics"
 _LESIONS = pa.list_(pa.struct([("box", pa.list_(pa.float64(), 4)), ("pai", pa.int8())]))
 
 
@@ -33,39 +41,60 @@ def _lesion_rows(lesions: tuple[Lesion, ...]) -> list[dict[str, object]]:
     return [{"box": list(les.box), "pai": les.pai} for les in lesions]
 
 
+def _shard_rows(
+    films: list[SourceRecord], hashes: Hashes, cluster_of: dict[str, str], salt: str
+) -> list[dict[str, object]]:
+    """The shard's rows with each image named by its sha256 instead of its bytes."""
+    return [
+        {
+            "film_id": film.film_id,
+            "image": {"sha256": film.sha256, "path": f"{film.film_id}.jpg"},
+            "width": film.width,
+            "height": film.height,
+            "lesions": _lesion_rows(film.lesions),
+            "referral": referral_for(film.film_id, salt).as_row(),
+            "cluster_id": cluster_of[film.film_id],
+            "ahash": hashes[film.film_id][View.identity].hex(),
+        }
+        for film in films
+    ]
+
+
+def _fingerprint(rows: list[dict[str, object]]) -> str:
+    """Everything a shard's bytes depend on: its rows, the schema's definition (the source of
+    ``curation.schema`` and the ``datasets`` version, so that ``datasets`` need not be
+    imported to tell), the writer and the pyarrow version."""
+    schema_source = Path(schema_module.__file__ or "").read_bytes().decode()
+    versions = [importlib.metadata.version(p) for p in ("pyarrow", "datasets")]
+    what = [SHARD_WRITER, versions, ROW_GROUP, schema_source, rows]
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+
 def write_split(
     path: Path,
     root: Path,
     films: list[SourceRecord],
-    hashes: Hashes,
-    cluster_of: dict[str, str],
-    salt: str,
-    on_film: Callable[[], None] | None = None,
+    rows: list[dict[str, object]],
+    on_film: Callable[[int], None] | None = None,
 ) -> None:
-    """One split's shard, films in id order."""
-    schema = FEATURES.arrow_schema
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer:
+    """One split's shard: ``rows`` (from ``_shard_rows``) with the films' bytes."""
+    schema = features().arrow_schema
+    statistics = [c for c in schema.names if c != "image"] + ["image.path"]
+    with (
+        atomic_path(path) as tmp,
+        pq.ParquetWriter(tmp, schema, compression="none", write_statistics=statistics) as writer,
+    ):
         for start in range(0, max(len(films), 1), ROW_GROUP):
-            rows = []
-            for film in films[start : start + ROW_GROUP]:
-                rows.append(
-                    {
-                        "film_id": film.film_id,
-                        "image": {
-                            "bytes": (root / film.path).read_bytes(),
-                            "path": f"{film.film_id}.jpg",
-                        },
-                        "width": film.width,
-                        "height": film.height,
-                        "lesions": _lesion_rows(film.lesions),
-                        "referral": referral_for(film.film_id, salt).as_row(),
-                        "cluster_id": cluster_of[film.film_id],
-                        "ahash": hashes[film.film_id][View.identity].hex(),
-                    }
-                )
+            batch = []
+            chunk = zip(
+                films[start : start + ROW_GROUP], rows[start : start + ROW_GROUP], strict=True
+            )
+            for film, row in chunk:
+                image = {"bytes": (root / film.path).read_bytes(), "path": f"{film.film_id}.jpg"}
+                batch.append({**row, "image": image})
                 if on_film:
-                    on_film()
-            writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+                    on_film(1)
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
 
 
 def write_manifest(path: Path, records: list[SourceRecord]) -> None:
@@ -158,9 +187,10 @@ def write_dataset(
     hashes: Hashes,
     clusters: list[Cluster],
     salt: str,
-    on_film: Callable[[], None] | None = None,
+    on_film: Callable[[int], None] | None = None,
 ) -> None:
-    """All split shards under ``out/dataset/data``; stale shards of other names removed."""
+    """All split shards under ``out/dataset/data``; stale shards of other names removed; a
+    shard unchanged since the last build (``out/cache/shards.json``) is left as it is."""
     cluster_of = {f: c.cluster_id for c in clusters for f in c.film_ids}
     data = out / "dataset" / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -168,6 +198,28 @@ def write_dataset(
     for stale in data.glob("*.parquet"):
         if stale.name not in wanted:
             stale.unlink()
+    memo_path = out / "cache" / "shards.json"
+    try:
+        memo = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
     for split in SPLITS:
         films = sorted(kept.get(split, []), key=lambda r: r.film_id)
-        write_split(data / shard_name(split), root, films, hashes, cluster_of, salt, on_film)
+        rows = _shard_rows(films, hashes, cluster_of, salt)
+        path = data / shard_name(split)
+        fingerprint = _fingerprint(rows)
+        stamp = _stamp(path, fingerprint)
+        if stamp is None or memo.get(split) != stamp:
+            write_split(path, root, films, rows, on_film)
+            memo[split] = _stamp(path, fingerprint)
+        elif on_film:
+            on_film(len(films))
+    write_json(memo_path, memo)
+
+
+def _stamp(path: Path, fingerprint: str) -> dict[str, object] | None:
+    """What identifies a written shard: its fingerprint and its file's size and mtime."""
+    if not path.exists():
+        return None
+    info = path.stat()
+    return {"fingerprint": fingerprint, "size": info.st_size, "mtime_ns": info.st_mtime_ns}

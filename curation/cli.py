@@ -7,25 +7,50 @@ one the last ``pericurate download`` fetched (recorded in ``BUILD/work/source.js
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
-from cards.card import card_command
-from curation.agreement import agreement_command
 from curation.atomic import write_json
-from curation.audit import audit_command
 from curation.download import DEFAULT_URL, SourceError, fetch_source
-from curation.pipeline import STEPS, Outcome, Settings, Source, curate
-from curation.push import push_command
 from curation.records import fate_counts
-from curation.sample import write_sample_archive
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+if TYPE_CHECKING:
+    from curation.pipeline import Outcome, Settings, Source
+
+# Commands whose modules import heavy libraries (datasets, scipy, pandas, the Hub client):
+# imported only when run, so the other commands start in a fraction of a second.
+LAZY_COMMANDS = {
+    "audit": ("curation.audit", "audit_command"),
+    "card": ("cards.card", "card_command"),
+    "agreement": ("curation.agreement", "agreement_command"),
+    "push": ("curation.push", "push_command"),
+}
+
+
+class LazyCommands(TyperGroup):
+    """A command group that imports a ``LAZY_COMMANDS`` module when its command is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *LAZY_COMMANDS]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in LAZY_COMMANDS:
+            return super().get_command(ctx, cmd_name)
+        module, function = LAZY_COMMANDS[cmd_name]
+        single = typer.Typer(add_completion=False)
+        single.command(cmd_name)(getattr(importlib.import_module(module), function))
+        return typer.main.get_command(single)
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, cls=LazyCommands)
 console = Console(stderr=True)
 
 EXIT_REJECTED = 3
@@ -42,6 +67,8 @@ def _load_source(build: Path) -> Source:
     if not path.exists():
         console.print(f"[red]{path}: no source yet; run `pericurate download` first.[/red]")
         raise typer.Exit(2)
+    from curation.pipeline import Source
+
     data = json.loads(path.read_text())
     return Source(
         Path(data["root"]),
@@ -62,6 +89,8 @@ def sample(
     films: Annotated[int, typer.Option(help="Number of original films.")] = 200,
 ) -> None:
     """Write the synthetic sample source (real layout and quirks; NOT real data)."""
+    from curation.sample import write_sample_archive
+
     truth = write_sample_archive(dest, seed=seed, films=films)
     console.print(f"wrote {dest} (synthetic sample, seed {seed}; {len(truth.originals)} originals)")
 
@@ -97,6 +126,8 @@ def download(
 
 
 def _settings(seed: int, decode: str, workers: int) -> Settings:
+    from curation.pipeline import Settings
+
     if decode not in ("draft", "full"):
         raise typer.BadParameter("decode must be 'draft' or 'full'")
     return Settings(seed=seed, decode=decode, workers=workers)  # type: ignore[arg-type]
@@ -105,6 +136,8 @@ def _settings(seed: int, decode: str, workers: int) -> Settings:
 def _run(
     step: str, build: Path, seed: int, decode: str, workers: int, fail_on_rejected: bool
 ) -> None:
+    from curation.pipeline import curate
+
     outcome = curate(_load_source(build), build, _settings(seed, decode, workers), stop_after=step)
     _print_summary(outcome, step)
     if outcome.rejected and fail_on_rejected:
@@ -181,10 +214,5 @@ STEP_HELP = {
     "assign": "Step 7: whole components to train / validation / test.",
     "build": "Steps 2-9: the whole chain, writing the dataset, manifest and curation.json.",
 }
-for _step in STEPS:
-    _step_command(_step, STEP_HELP[_step])
-
-app.command("audit")(audit_command)
-app.command("card")(card_command)
-app.command("agreement")(agreement_command)
-app.command("push")(push_command)
+for _step, _help in STEP_HELP.items():  # the steps of curation.pipeline.STEPS, in order
+    _step_command(_step, _help)

@@ -1,33 +1,49 @@
 """Where the index and hash steps run: on this machine, or on a Ray cluster (``pericurate[ray]``).
 
 Both executors return what the local chain returns, ``(records, hashes)`` after index,
-originals and hash, because both end in the same plain step functions. The Ray executor only
-moves the expensive part, decoding and hashing every film, onto Ray Data workers that read the
-bytes themselves (a local folder on shared storage, or any filesystem Ray Data reads, such as
-object storage). It fills the hash cache keyed by file sha256, and ``hash_films`` then settles
-the records from that cache exactly as on one machine. Films whose hash fails on a worker are
-left out of the cache, so the local step decodes them again and rejects them with its reason.
+originals and hash, because both end in the same plain step functions. The Ray executor moves
+the expensive parts, reading every file (digest, header, XML) and decoding and hashing every
+film, onto Ray Data workers that read the bytes themselves (a local folder on shared storage,
+or any filesystem Ray Data reads, such as object storage). It fills the two caches the local
+steps already keep (file facts by path, size and modification time; hashes by file sha256),
+and ``index_source`` and ``hash_films`` then settle the records from them exactly as on one
+machine. Films whose hash fails on a worker are left out of the hash cache, so the local step
+decodes them again and rejects them with its reason.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
+import os
+import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from curation.atomic import settled
 from curation.hash_films import Hashes, hash_films, read_cache, write_cache
 from curation.hashing import AverageHash512, Decode, View
-from curation.index import index_source
+from curation.index import (
+    FileFacts,
+    RawBox,
+    file_facts,
+    file_kind,
+    index_source,
+    read_facts_cache,
+    source_files,
+    write_facts_cache,
+)
 from curation.originals import drop_augmented_by_name
-from curation.records import SourceRecord, pending_images
+from curation.records import Kind, SourceRecord, pending_images
 
 
 def index_and_hash_local(
     root: Path, cache_path: Path, *, decode: Decode = "draft", workers: int = 0
 ) -> tuple[list[SourceRecord], Hashes]:
     """Index, originals and hash on this machine (worker processes over local cores)."""
-    records = drop_augmented_by_name(index_source(root))
+    records = drop_augmented_by_name(index_source(root, workers=workers))
     return hash_films(root, records, decode=decode, workers=workers, cache_path=cache_path)
 
 
@@ -63,14 +79,63 @@ def ray_hashes(paths: list[str], decode: Decode, batch_size: int = 8) -> dict[st
     return by_sha
 
 
+def _facts_batch(batch: dict[str, Any]) -> dict[str, list]:
+    """Ray Data batch function: file bytes and path in, the fields of ``file_facts`` out."""
+    out: dict[str, list] = {"path": [], "sha256": [], "size": [], "problem": []}
+    out.update({"width": [], "height": [], "boxes": []})
+    for data, path in zip(batch["bytes"], batch["path"], strict=True):
+        facts = file_facts(bytes(data), file_kind(str(path)))
+        out["path"].append(path)
+        for name in ("sha256", "size", "problem", "width", "height"):
+            out[name].append(getattr(facts, name))
+        out["boxes"].append(json.dumps([asdict(box) for box in facts.boxes]))
+    return out
+
+
+def ray_facts(paths: list[str], batch_size: int = 64) -> dict[str, FileFacts]:
+    """``file_facts`` of ``paths`` read on Ray Data: ``{path: FileFacts}``."""
+    import ray
+
+    if not paths:
+        return {}
+    dataset = ray.data.read_binary_files(paths, include_paths=True).map_batches(
+        _facts_batch, batch_size=batch_size, batch_format="numpy"
+    )
+    return {
+        str(row["path"]): FileFacts(
+            str(row["sha256"]),
+            int(row["size"]),
+            str(row["problem"]),
+            int(row["width"]),
+            int(row["height"]),
+            tuple(RawBox(**box) for box in json.loads(str(row["boxes"]))),
+        )
+        for row in dataset.iter_rows()
+    }
+
+
 def index_and_hash_ray(
     root: Path, cache_path: Path, *, decode: Decode = "draft"
 ) -> tuple[list[SourceRecord], Hashes]:
-    """Index on the driver, hash the films on Ray, settle with the local hash step.
+    """Read the files and hash the films on Ray, settle with the local index and hash steps.
 
-    Ray must already be initialised (``ray.init(address=...)``) by the caller.
+    Ray must already be initialised (``ray.init(address=...)``) by the caller. The file facts
+    go to ``cache_path`` with the suffix ``.facts.parquet``.
     """
-    records = drop_augmented_by_name(index_source(root))
+    facts_path = cache_path.with_suffix(".facts.parquet")
+    facts = read_facts_cache(facts_path)
+    started = time.time_ns()
+    base = os.path.abspath(root)
+    files = [f"{base}/{rel}" for rel in source_files(root) if file_kind(rel) is not Kind.other]
+    keys = {}
+    for path in files:
+        info = os.stat(path)
+        keys[path] = (path, info.st_size, info.st_mtime_ns)
+    read = ray_facts(sorted(path for path, key in keys.items() if key not in facts))
+    for path, found in read.items():
+        facts[keys[path]] = found
+    write_facts_cache(facts_path, {k: f for k, f in facts.items() if settled(k[2], started)})
+    records = drop_augmented_by_name(index_source(root, cache_path=facts_path, workers=1))
     version = AverageHash512(decode).version
     cache = read_cache(cache_path, version)
     todo = sorted({f.path for f in pending_images(records) if f.sha256 not in cache})

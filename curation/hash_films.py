@@ -7,8 +7,7 @@ changed definition never reuses stale hashes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +15,7 @@ import pyarrow.parquet as pq
 
 from curation.atomic import atomic_path
 from curation.hashing import AverageHash512, Decode, View
+from curation.parallel import ordered_map
 from curation.records import Fate, SourceRecord, pending_images
 
 Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
@@ -37,7 +37,7 @@ def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
 def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
     if not path.exists():
         return {}
-    rows = pq.read_table(path).to_pylist()
+    rows = pq.ParquetFile(path).read().to_pylist()
     return {r["sha256"]: {v: r[v.value] for v in View} for r in rows if r["version"] == version}
 
 
@@ -62,13 +62,15 @@ def hash_films(
     """Hash every pending film; return the records (undecodable films rejected) and hashes."""
     version = AverageHash512(decode).version
     cache = read_cache(cache_path, version) if cache_path else {}
+    cached = len(cache)
     films = pending_images(records)
     todo = sorted(
         {f.sha256: f for f in films if f.sha256 not in cache}.values(), key=lambda f: f.path
     )
     failures: dict[str, str] = {}
     jobs = [(str(root / f.path), decode) for f in todo]
-    for film, (views, problem) in zip(todo, _map(jobs, workers), strict=True):
+    results = ordered_map(_hash_one, jobs, workers, CHUNK)
+    for film, (views, problem) in zip(todo, results, strict=True):
         if views is None:
             failures[film.sha256] = problem
         else:
@@ -77,7 +79,7 @@ def hash_films(
             on_progress(1)
     if on_progress:
         on_progress(len(films) - len(todo))
-    if cache_path:
+    if cache_path and len(cache) > cached:
         write_cache(cache_path, version, cache)
     film_paths = {f.path for f in films}
     hashes: Hashes = {}
@@ -89,12 +91,3 @@ def hash_films(
             hashes[record.film_id] = cache[record.sha256]
         out.append(record)
     return out, hashes
-
-
-def _map(jobs: list[tuple[str, Decode]], workers: int) -> Iterable[tuple[dict | None, str]]:
-    """Ordered results, in worker processes unless there is one job or ``workers == 1``."""
-    if workers == 1 or len(jobs) <= 1:
-        yield from map(_hash_one, jobs)
-        return
-    with ProcessPoolExecutor(max_workers=workers or None) as pool:
-        yield from pool.map(_hash_one, jobs, chunksize=CHUNK)

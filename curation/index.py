@@ -4,23 +4,36 @@ Images are checked from their header (format, mode, size); their pixels are deco
 the hash step, which rejects what fails to decode. Annotations are Pascal VOC XML; their
 ``<filename>`` is never read (it is unreliable and may carry a patient number). Boxes become
 fractions of the true image size, read from the image and never from the XML.
+
+What a file says about itself (``FileFacts``: digest, header, parsed boxes) is read once per
+file in worker processes and remembered in a cache keyed by the file's path, size and
+modification time, so a rerun over an unchanged source reads no file; only the decisions
+that compare files (duplicate stems, image-annotation pairs) run every time.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import math
+import os
 import re
+import time
 import warnings
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import BinaryIO
 
-from PIL import Image
+import pyarrow as pa
+import pyarrow.parquet as pq
+from PIL import Image, UnidentifiedImageError
 
+from curation.atomic import atomic_path, settled
 from curation.originals import named_original
+from curation.parallel import ordered_map
 from curation.records import Fate, Kind, Lesion, SourceRecord
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg"}
@@ -29,6 +42,8 @@ STEM_PATTERN = re.compile(r"\d{5,6}")
 ACCEPTED_MODES = {"L", "RGB"}
 MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a bomb
 GRADES = {"3": 3, "4": 4, "5": 5}
+FACTS_VERSION = "facts-v1"  # bump when what is read from one file changes
+CHUNK = 64
 
 
 class AnnotationError(ValueError):
@@ -46,18 +61,22 @@ class RawBox:
     grade: str
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+@dataclass(frozen=True)
+class FileFacts:
+    """What one image or annotation file says about itself: a pure function of its bytes."""
+
+    sha256: str
+    size: int
+    problem: str = ""  # image: why its header is unusable; annotation: why its XML is refused
+    width: int = 0
+    height: int = 0
+    boxes: tuple[RawBox, ...] = ()
 
 
-def parse_voc(path: Path) -> list[RawBox]:
+def parse_voc(source: Path | BinaryIO) -> list[RawBox]:
     """Objects of a VOC file; raises ``AnnotationError`` on anything untrustworthy."""
     try:
-        root = ET.parse(path).getroot()
+        root = ET.parse(source).getroot()
     except ET.ParseError as error:
         raise AnnotationError(f"malformed XML ({error})") from None
     boxes = []
@@ -97,12 +116,12 @@ def to_lesions(boxes: list[RawBox], width: int, height: int) -> tuple[Lesion, ..
     return tuple(sorted(lesions, key=lambda les: (les.box, les.pai)))
 
 
-def image_header_problem(path: Path) -> tuple[str, int, int]:
+def image_header_problem(source: Path | BinaryIO) -> tuple[str, int, int]:
     """``(problem, width, height)``; the problem is empty for a usable JPEG film."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as image:
+            with Image.open(source) as image:
                 width, height = image.size
                 if image.format != "JPEG":
                     return f"not a JPEG: {image.format} data", width, height
@@ -113,33 +132,126 @@ def image_header_problem(path: Path) -> tuple[str, int, int]:
                 return "", width, height
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         return f"decompression bomb: {error}", 0, 0
+    except UnidentifiedImageError:  # its message names the file object, not the file
+        return "not a readable image: no image format recognised", 0, 0
     except Exception as error:  # Pillow raises many types for bad bytes; all mean "unreadable"
         return f"not a readable image: {type(error).__name__}: {error}", 0, 0
 
 
-def _classify(root: Path, path: Path) -> SourceRecord:
-    rel = path.relative_to(root).as_posix()
-    folder = path.parent.name
-    suffix = path.suffix.lower()
+def _name_parts(rel: str) -> tuple[str, str, str]:
+    """``(folder name, stem, lower-case suffix)`` of a posix path, without ``pathlib``'s cost
+    (an index makes tens of thousands of these)."""
+    folder, _, name = rel.rpartition("/")
+    stem, suffix = os.path.splitext(name)
+    return folder.rpartition("/")[2], stem, suffix.lower()
+
+
+def file_kind(rel: str) -> Kind:
+    """Images by suffix, annotations by suffix and folder; anything else is not data."""
+    folder, _, suffix = _name_parts(rel)
     if suffix in IMAGE_SUFFIXES:
-        kind = Kind.image
-    elif suffix == ".xml" and folder.lower() == ANNOTATION_FOLDER:
-        kind = Kind.annotation
-    else:
-        return SourceRecord(rel, Kind.other, path.stem, folder=folder).settle(
+        return Kind.image
+    if suffix == ".xml" and folder.lower() == ANNOTATION_FOLDER:
+        return Kind.annotation
+    return Kind.other
+
+
+def file_facts(data: bytes, kind: Kind) -> FileFacts:
+    """What an image (digest, header) or annotation (digest, boxes) file's bytes say. Bytes,
+    not a path, so that any executor can read the file where it lives (``curation.executors``)."""
+    sha256, size = hashlib.sha256(data).hexdigest(), len(data)
+    if kind is Kind.image:
+        problem, width, height = image_header_problem(io.BytesIO(data))
+        return FileFacts(sha256, size, problem, width, height)
+    try:
+        return FileFacts(sha256, size, boxes=tuple(parse_voc(io.BytesIO(data))))
+    except AnnotationError as error:
+        return FileFacts(sha256, size, problem=str(error))
+
+
+def _facts_job(args: tuple[str, str]) -> FileFacts:
+    return file_facts(Path(args[0]).read_bytes(), Kind(args[1]))
+
+
+StatKey = tuple[str, int, int]  # absolute path, size, modification time (ns)
+
+_BOX = pa.struct(
+    [(f, pa.float64()) for f in ("xmin", "ymin", "xmax", "ymax")] + [("grade", pa.string())]
+)
+_FACTS_SCHEMA = pa.schema(
+    [
+        ("path", pa.string()),
+        ("size", pa.int64()),
+        ("mtime_ns", pa.int64()),
+        ("version", pa.string()),
+        ("sha256", pa.string()),
+        ("problem", pa.string()),
+        ("width", pa.int64()),
+        ("height", pa.int64()),
+        ("boxes", pa.list_(_BOX)),
+    ]
+)
+
+
+def read_facts_cache(path: Path | None) -> dict[StatKey, FileFacts]:
+    if path is None or not path.exists():
+        return {}
+    table = pq.ParquetFile(path).read()
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    return {
+        (p, size, mtime): FileFacts(
+            sha, size, problem, width, height, tuple(RawBox(**b) for b in boxes)
+        )
+        for p, size, mtime, version, sha, problem, width, height, boxes in zip(
+            *(columns[name] for name in _FACTS_SCHEMA.names), strict=True
+        )
+        if version == FACTS_VERSION
+    }
+
+
+def write_facts_cache(path: Path, facts: dict[StatKey, FileFacts]) -> None:
+    keys = sorted(facts)
+    rows = [facts[k] for k in keys]
+    columns = {
+        "path": [k[0] for k in keys],
+        "size": [f.size for f in rows],
+        "mtime_ns": [k[2] for k in keys],
+        "version": [FACTS_VERSION] * len(keys),
+        "sha256": [f.sha256 for f in rows],
+        "problem": [f.problem for f in rows],
+        "width": [f.width for f in rows],
+        "height": [f.height for f in rows],
+        "boxes": [[box.__dict__ for box in f.boxes] for f in rows],
+    }
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.table(columns, schema=_FACTS_SCHEMA), tmp)
+
+
+def _record(rel: str, kind: Kind, facts: FileFacts | None) -> SourceRecord:
+    folder, stem, suffix = _name_parts(rel)
+    if facts is None:
+        return SourceRecord(rel, kind, stem, folder=folder).settle(
             Fate.ignored, f"not part of the dataset: {suffix or 'no suffix'} file"
         )
     record = SourceRecord(
-        rel,
-        kind,
-        path.stem,
-        sha256=sha256_file(path),
-        size_bytes=path.stat().st_size,
-        folder=folder,
+        rel, kind, stem, sha256=facts.sha256, size_bytes=facts.size, folder=folder
     )
-    if not STEM_PATTERN.fullmatch(path.stem):
+    if not STEM_PATTERN.fullmatch(stem):
         return record.settle(Fate.rejected, "file name is not a 5-6 digit numeric stem")
     return record
+
+
+def source_files(root: Path) -> list[str]:
+    """Every regular file below ``root`` (links are not followed), as sorted posix paths
+    relative to ``root``; ``os.walk`` rather than ``Path.rglob`` saves a stat per file."""
+    found = []
+    for folder, _, names in os.walk(root):
+        base = Path(folder).relative_to(root).as_posix()
+        for name in names:
+            full = os.path.join(folder, name)
+            if not os.path.islink(full) and os.path.isfile(full):
+                found.append(name if base == "." else f"{base}/{name}")
+    return sorted(found)
 
 
 def _reject_duplicate_stems(records: list[SourceRecord], kind: Kind) -> list[SourceRecord]:
@@ -158,39 +270,81 @@ def _reject_duplicate_stems(records: list[SourceRecord], kind: Kind) -> list[Sou
     return out
 
 
-def _check_film(root: Path, film: SourceRecord, xml: SourceRecord | None) -> SourceRecord:
-    problem, width, height = image_header_problem(root / film.path)
-    film = replace(film, width=width, height=height)
-    if problem:
-        return film.settle(Fate.rejected, problem)
-    if xml is None:
+def _check_film(
+    film: SourceRecord, facts: FileFacts, xml: SourceRecord | None, xml_facts: FileFacts | None
+) -> SourceRecord:
+    film = replace(film, width=facts.width, height=facts.height)
+    if facts.problem:
+        return film.settle(Fate.rejected, facts.problem)
+    if xml is None or xml_facts is None:
         return film.settle(Fate.rejected, "no annotation file for this image")
     film = replace(film, annotation=xml.path)
     if xml.fate is not Fate.pending:
         return film.settle(Fate.rejected, f"annotation rejected: {xml.path} ({xml.reason})")
+    if xml_facts.problem:
+        return film.settle(Fate.rejected, f"bad annotation: {xml_facts.problem} in {xml.path}")
+    if not named_original(film.folder, film.stem):
+        return film  # augmented copies are dropped next; their boxes are never used
     try:
-        boxes = parse_voc(root / xml.path)
-        if not named_original(film.folder, film.stem):
-            return film  # augmented copies are dropped next; their boxes are never used
-        return replace(film, lesions=to_lesions(boxes, width, height))
+        return replace(film, lesions=to_lesions(list(xml_facts.boxes), facts.width, facts.height))
     except AnnotationError as error:
         return film.settle(Fate.rejected, f"bad annotation: {error} in {xml.path}")
+
+
+def read_facts(
+    files: dict[str, Kind],
+    cache_path: Path | None,
+    workers: int,
+    on_progress: Callable[[int], None] | None = None,
+) -> dict[str, FileFacts]:
+    """``file_facts`` of every file (absolute path -> kind), from the cache when its path, size
+    and modification time are unchanged, else read in ``workers`` processes; the cache is
+    rewritten for these files, except those modified just before the reading
+    (``curation.atomic.settled``)."""
+    started = time.time_ns()
+    keys: dict[str, StatKey] = {}
+    for path in files:
+        stat = os.stat(path)
+        keys[path] = (path, stat.st_size, stat.st_mtime_ns)
+    cached = read_facts_cache(cache_path)
+    facts = {key: cached[key] for key in keys.values() if key in cached}
+    todo = [path for path, key in keys.items() if key not in facts]
+    jobs = [(path, files[path].value) for path in todo]
+    for path, found in zip(todo, ordered_map(_facts_job, jobs, workers, CHUNK), strict=True):
+        facts[keys[path]] = found
+        if on_progress:
+            on_progress(1)
+    if on_progress:
+        on_progress(len(files) - len(todo))
+    remembered = {k: f for k, f in facts.items() if settled(k[2], started)}
+    if cache_path is not None and remembered.keys() != cached.keys():
+        write_facts_cache(cache_path, remembered)
+    return {path: facts[key] for path, key in keys.items()}
 
 
 def index_source(
     root: Path,
     on_total: Callable[[int], None] | None = None,
-    on_file: Callable[[], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    *,
+    cache_path: Path | None = None,
+    workers: int = 0,
 ) -> list[SourceRecord]:
-    """Every file below ``root`` as a record; the bad ones already settled with a reason."""
-    paths = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+    """Every file below ``root`` as a record; the bad ones already settled with a reason.
+
+    Files are read in ``workers`` processes (0: one per core); with ``cache_path``, a file
+    whose path, size and modification time are unchanged is not read again."""
+    relative = source_files(root)
     if on_total:
-        on_total(len(paths))
-    records = []
-    for path in paths:
-        records.append(_classify(root, path))
-        if on_file:
-            on_file()
+        on_total(len(relative))
+    kinds = {rel: file_kind(rel) for rel in relative}
+    base = os.path.abspath(root)
+    data = {f"{base}/{rel}": kind for rel, kind in kinds.items() if kind is not Kind.other}
+    if on_progress:
+        on_progress(len(relative) - len(data))
+    facts_of = read_facts(data, cache_path, workers, on_progress)
+    facts_by_path = {rel: facts_of.get(f"{base}/{rel}") for rel in relative}
+    records = [_record(rel, kinds[rel], facts_by_path[rel]) for rel in relative]
     records = _reject_duplicate_stems(records, Kind.image)
     records = _reject_duplicate_stems(records, Kind.annotation)
     xml_by_stem = {r.stem: r for r in records if r.kind is Kind.annotation}
@@ -198,7 +352,9 @@ def index_source(
     out = []
     for record in records:
         if record.fate is Fate.pending and record.kind is Kind.image:
-            record = _check_film(root, record, xml_by_stem.get(record.stem))
+            xml = xml_by_stem.get(record.stem)
+            xml_facts = facts_by_path.get(xml.path) if xml else None
+            record = _check_film(record, facts_by_path[record.path], xml, xml_facts)
         elif record.fate is Fate.pending and record.stem not in image_stems:
             record = record.settle(Fate.rejected, "annotation without an image")
         out.append(record)

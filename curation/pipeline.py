@@ -33,7 +33,7 @@ from curation.records import (
     write_records,
 )
 from curation.referrals import DEFAULT_SALT
-from curation.same_picture import same_picture_pairs
+from curation.same_picture import candidate_pairs, same_picture_pairs
 from curation.sample import SAMPLE_COMMENT
 from splits.assign import Group, assign_groups, target_counts
 
@@ -175,7 +175,9 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         records = _skipped_records(source) + index_source(
             root,
             on_total=lambda n: progress.update(task, total=n),
-            on_file=lambda: progress.advance(task),
+            on_progress=lambda n: progress.advance(task, n),
+            cache_path=out / "cache" / "index.parquet",
+            workers=settings.workers,
         )
         if checkpoint("index", records):
             return Outcome(records, {})
@@ -197,16 +199,22 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         films = {r.film_id: r for r in pending_images(records)}
         hashes = {k: v for k, v in hashes.items() if k in films}
         comparisons = ComparisonCache(out / "cache" / "pixels.parquet")
+        candidates = candidate_pairs(hashes, settings.same_picture_distance)
+        task = progress.add_task("compare pixels", total=len(candidates))
 
-        def compare_films(a: str, b: str, view: View) -> Comparison:
-            fa, fb = films[a], films[b]
-            return comparisons.compare(root / fa.path, fa.sha256, root / fb.path, fb.sha256, view)
+        def compare_films(jobs: list[tuple[str, str, View]]) -> list[Comparison]:
+            def paths(a: str, b: str, view: View) -> tuple[Path, str, Path, str, View]:
+                fa, fb = films[a], films[b]
+                return root / fa.path, fa.sha256, root / fb.path, fb.sha256, view
+
+            return comparisons.compare_many(
+                [paths(*job) for job in jobs],
+                settings.workers,
+                on_progress=lambda n: progress.advance(task, n),
+            )
 
         pictures = same_picture_pairs(
-            {f: (r.width, r.height) for f, r in films.items()},
-            hashes,
-            settings.same_picture_distance,
-            compare_films,
+            {f: (r.width, r.height) for f, r in films.items()}, candidates, compare_films
         )
         comparisons.save()
         records = drop_augmented_by_image(records, pictures)
@@ -243,7 +251,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
             hashes,
             clusters,
             settings.referral_salt,
-            on_film=lambda: progress.advance(task),
+            on_film=lambda n: progress.advance(task, n),
         )
         build.write_manifest(out / "manifest.parquet", records)
         build.write_clusters(out / "clusters.parquet", clusters, split_of)

@@ -7,21 +7,23 @@ them into the orientation in which the hashes matched.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from PIL import Image, ImageFilter
+from PIL import Image, ImageChops, ImageFilter
 
 from curation.atomic import atomic_path
 from curation.hashing import View
+from curation.parallel import ordered_map
 
-PIXEL_CHECK_VERSION = "pixels-v1/256x128-box/mad/grain-boxblur1"
+PIXEL_CHECK_VERSION = "pixels-v2/256x128-box/mad/grain-boxblur1-8bands"
 COMPARE_SIZE = (256, 128)
 SAME_PICTURE_MAD = 3.0  # mean absolute grey-level difference at COMPARE_SIZE
 MAX_ASPECT_CHANGE = 0.05
+GRAIN_BANDS = 8
 
 _TRANSPOSE = {
     View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
@@ -54,14 +56,24 @@ def _grey(path: Path, view: View = View.identity, draft: bool = True) -> Image.I
 
 
 def grain(image: Image.Image) -> float:
-    """Mean absolute difference from a 3 x 3 box blur: added noise raises it, re-encoding
-    barely moves it."""
-    blurred = image.filter(ImageFilter.BoxBlur(1))
-    return _mad(image, blurred)
+    """Mean absolute difference from a 3 x 3 box blur over ``GRAIN_BANDS`` full-width bands,
+    each 1/32 of the height, spread evenly down the film: a quarter of its pixels, which
+    estimates the whole film's figure to about 0.01 grey levels at a seventh of the cost (the
+    blur of a whole film took ~40 ms). Added noise raises it, re-encoding barely moves it."""
+    half = max(image.height // (8 * GRAIN_BANDS), 1)
+    values = []
+    for k in range(GRAIN_BANDS):
+        centre = (2 * k + 1) * image.height // (2 * GRAIN_BANDS)
+        band = image.crop((0, max(centre - half, 0), image.width, centre + half))
+        values.append(_mad(band, band.filter(ImageFilter.BoxBlur(1))))
+    return sum(values) / len(values)
 
 
 def _mad(a: Image.Image, b: Image.Image) -> float:
-    return float(np.mean(np.abs(np.asarray(a, np.float32) - np.asarray(b, np.float32))))
+    """Mean absolute grey-level difference of two same-size images, counted exactly from the
+    histogram of ``|a - b|`` (Pillow in C: ~10x faster than numpy on a full film)."""
+    histogram = ImageChops.difference(a, b).histogram()
+    return sum(level * count for level, count in enumerate(histogram)) / (a.width * a.height)
 
 
 def compare(path_a: Path, path_b: Path, view: View = View.identity) -> Comparison:
@@ -79,6 +91,11 @@ def compare(path_a: Path, path_b: Path, view: View = View.identity) -> Compariso
         return Comparison(reduced_mad=reduced, full_mad=None, same_size=same_size)
     full_a, full_b = _grey(path_a, draft=False), _grey(path_b, draft=False)
     return Comparison(reduced, _mad(full_a, full_b), same_size, (grain(full_a), grain(full_b)))
+
+
+def _compare_job(args: tuple[str, str, str]) -> Comparison:
+    path_a, path_b, view = args
+    return compare(Path(path_a), Path(path_b), View(view))
 
 
 _CACHE_SCHEMA = pa.schema(
@@ -102,22 +119,38 @@ class ComparisonCache:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.known: dict[tuple[str, str, str], Comparison] = {}
+        self.added = 0
         if path is not None and path.exists():
-            for row in pq.read_table(path).to_pylist():
+            for row in pq.ParquetFile(path).read().to_pylist():
                 if row["version"] == PIXEL_CHECK_VERSION:
                     grain = tuple(row["grain"]) if row["grain"] is not None else None
                     self.known[(row["sha_a"], row["sha_b"], row["view"])] = Comparison(
                         row["reduced_mad"], row["full_mad"], row["same_size"], grain
                     )
 
-    def compare(self, path_a: Path, sha_a: str, path_b: Path, sha_b: str, view: View) -> Comparison:
-        key = (sha_a, sha_b, view.value)
-        if key not in self.known:
-            self.known[key] = compare(path_a, path_b, view)
-        return self.known[key]
+    def compare_many(
+        self,
+        jobs: list[tuple[Path, str, Path, str, View]],
+        workers: int = 0,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> list[Comparison]:
+        """``compare`` for each ``(path_a, sha_a, path_b, sha_b, view)``, in order; pairs not
+        yet known run over ``workers`` processes (0: one per core)."""
+        keys = [(sha_a, sha_b, view.value) for _, sha_a, _, sha_b, view in jobs]
+        todo = {key: job for key, job in zip(keys, jobs, strict=True) if key not in self.known}
+        args = [(str(a), str(b), view.value) for a, _, b, _, view in todo.values()]
+        for key, result in zip(todo, ordered_map(_compare_job, args, workers, 2), strict=True):
+            self.known[key] = result
+            self.added += 1
+            if on_progress:
+                on_progress(1)
+        if on_progress:
+            on_progress(len(jobs) - len(todo))
+        return [self.known[key] for key in keys]
 
     def save(self) -> None:
-        if self.path is None:
+        """Write the cache, unless nothing was compared since it was read."""
+        if self.path is None or not self.added:
             return
         rows = [
             {"sha_a": a, "sha_b": b, "view": v, "version": PIXEL_CHECK_VERSION, **asdict(c)}

@@ -81,38 +81,49 @@ def _judge(
     return "near-identical", "", ""
 
 
-def same_picture_pairs(
-    sizes: dict[str, tuple[int, int]],
-    hashes: Hashes,
-    max_distance: int,
-    compare: Callable[[str, str, View], Comparison],
-) -> list[SamePicture]:
-    """Confirmed same-picture pairs among the hashed films, with ``sizes`` (film id -> width,
-    height) from the index; ``compare(a, b, view)`` compares film A turned by ``view`` with
-    film B in pixels (``curation.pixels``)."""
-    typical_height = float(np.median([h for _, h in sizes.values()])) if sizes else 0.0
+Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
+
+
+def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
+    """Every ``(a, b, view, distance)`` where film A turned by ``view`` is within
+    ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b)."""
     ids = sorted(hashes)
     own = as_codes([hashes[i][View.identity] for i in ids])
-    found: dict[tuple[str, str], SamePicture] = {}
+    candidates = []
     for view in View:
         turned = as_codes([hashes[i][view] for i in ids])
         for block in range_pairs(own, turned, max_distance):
             for q, t, distance in block.tolist():
-                a, b = ids[q], ids[t]
-                pair = tuple(sorted((a, b)))
-                if a == b or pair in found:
-                    continue
-                result = compare(a, b, view)
-                if result.same_picture:
-                    kind, copy, evidence = _judge(a, b, view, result, sizes, typical_height)
-                    found[pair] = SamePicture(
-                        *pair,
-                        kind,
-                        view,
-                        distance,
-                        round(result.reduced_mad, 4),
-                        None if result.full_mad is None else round(result.full_mad, 4),
-                        copy,
-                        evidence,
-                    )
+                if q < t or (q > t and view is not View.identity):
+                    candidates.append((ids[q], ids[t], view, distance))
+    return candidates
+
+
+def same_picture_pairs(
+    sizes: dict[str, tuple[int, int]],
+    candidates: list[Candidate],
+    compare_many: Callable[[list[tuple[str, str, View]]], list[Comparison]],
+) -> list[SamePicture]:
+    """Confirmed same-picture pairs among the ``candidate_pairs``, with ``sizes`` (film id ->
+    width, height) from the index; ``compare_many`` compares each film A turned by the view
+    with film B in pixels (``curation.pixels``). A pair confirmed in several views keeps the
+    first."""
+    typical_height = float(np.median([h for _, h in sizes.values()])) if sizes else 0.0
+    results = compare_many([(a, b, view) for a, b, view, _ in candidates])
+    found: dict[tuple[str, str], SamePicture] = {}
+    for (a, b, view, distance), result in zip(candidates, results, strict=True):
+        pair = tuple(sorted((a, b)))
+        if pair in found or not result.same_picture:
+            continue
+        kind, copy, evidence = _judge(a, b, view, result, sizes, typical_height)
+        found[pair] = SamePicture(
+            *pair,
+            kind,
+            view,
+            distance,
+            round(result.reduced_mad, 4),
+            None if result.full_mad is None else round(result.full_mad, 4),
+            copy,
+            evidence,
+        )
     return [found[k] for k in sorted(found)]

@@ -321,18 +321,7 @@ def _boxes(patient: _Patient, shot: _Shot) -> tuple[tuple[int, int, int, int, in
 
 def _low_hashes(low: np.ndarray) -> dict[View, bytes]:
     """Estimated hashes of a shot; halving first matches the eighth-scale draft decode."""
-    grey = Image.fromarray(low).reduce(2)
-    hasher = AverageHash512()
-    views = {View.identity: hasher.hash_image(grey)}
-    transposes = {
-        View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
-        View.rot90: Image.Transpose.ROTATE_90,
-        View.rot180: Image.Transpose.ROTATE_180,
-        View.rot270: Image.Transpose.ROTATE_270,
-    }
-    for view, transpose in transposes.items():
-        views[view] = hasher.hash_image(grey.transpose(transpose))
-    return views
+    return AverageHash512().hash_grey_views(Image.fromarray(low).reduce(2))
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,33 +18,44 @@ Split shards live at ``data/{split}-00000-of-00001.parquet`` below the dataset f
 
 from __future__ import annotations
 
-import datasets
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import datasets
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 
-FEATURES = datasets.Features(
-    {
-        "film_id": datasets.Value("string"),
-        "image": datasets.Image(),
-        "width": datasets.Value("int32"),
-        "height": datasets.Value("int32"),
-        "lesions": datasets.List(
-            {
-                "box": datasets.List(datasets.Value("float32"), length=4),
-                "pai": datasets.Value("int8"),
-            }
-        ),
-        "referral": {
-            "patient_code": datasets.Value("string"),
-            "age": datasets.Value("int16"),
-            "sex": datasets.Value("string"),
-            "reason": datasets.Value("string"),
-            "text": datasets.Value("string"),
-        },
-        "cluster_id": datasets.Value("string"),
-        "ahash": datasets.Value("string"),
-    }
-)
+
+@cache
+def features() -> datasets.Features:
+    """The fields as ``datasets`` features; a function, since importing ``datasets`` takes
+    about a second that the commands not writing or describing shards need not pay."""
+    import datasets
+
+    return datasets.Features(
+        {
+            "film_id": datasets.Value("string"),
+            "image": datasets.Image(),
+            "width": datasets.Value("int32"),
+            "height": datasets.Value("int32"),
+            "lesions": datasets.List(
+                {
+                    "box": datasets.List(datasets.Value("float32"), length=4),
+                    "pai": datasets.Value("int8"),
+                }
+            ),
+            "referral": {
+                "patient_code": datasets.Value("string"),
+                "age": datasets.Value("int16"),
+                "sex": datasets.Value("string"),
+                "reason": datasets.Value("string"),
+                "text": datasets.Value("string"),
+            },
+            "cluster_id": datasets.Value("string"),
+            "ahash": datasets.Value("string"),
+        }
+    )
 
 
 def shard_name(split: str) -> str:

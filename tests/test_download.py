@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 import socket
 import stat
@@ -360,3 +361,30 @@ def test_the_sample_archive_downloads_through_a_cut(server, tmp_path: Path) -> N
                 assert not extracted.exists()
             else:
                 assert extracted.read_bytes() == zf.read(info)
+
+
+def test_an_unchanged_archive_is_not_hashed_again(tmp_path: Path, monkeypatch) -> None:
+    archive = tmp_path / "source.zip"
+    archive.write_bytes(real_layout_zip())
+    os.utime(archive, ns=(10**18, 10**18))
+    digests = tmp_path / "work" / "digests.json"
+    hashed = []
+    real_sha256 = download.file_sha256
+
+    def counting(path: Path, *, progress: bool = True) -> str:
+        hashed.append(path)
+        return real_sha256(path, progress=progress)
+
+    monkeypatch.setattr(download, "file_sha256", counting)
+    first = download.remembered_sha256(archive, digests, progress=False)
+    assert first == _sha(archive.read_bytes()) and len(hashed) == 1
+    assert download.remembered_sha256(archive, digests, progress=False) == first
+    assert len(hashed) == 1
+    archive.write_bytes(real_layout_zip(variant=1))  # same size, other bytes
+    os.utime(archive, ns=(10**18 + 1, 10**18 + 1))
+    assert download.remembered_sha256(archive, digests, progress=False) != first
+    assert len(hashed) == 2
+    archive.write_bytes(real_layout_zip(variant=2))  # just written: never remembered
+    download.remembered_sha256(archive, digests, progress=False)
+    download.remembered_sha256(archive, digests, progress=False)
+    assert len(hashed) == 4

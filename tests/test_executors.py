@@ -12,6 +12,7 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
 from curation import hash_films as hash_films_module  # noqa: E402
+from curation import index as index_module  # noqa: E402
 from curation.executors import index_and_hash_local, index_and_hash_ray  # noqa: E402
 from curation.records import Fate  # noqa: E402
 
@@ -24,14 +25,19 @@ def local_ray():
 
 
 def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_ray, monkeypatch):
-    decoded_on_driver = []
+    decoded_on_driver, read_on_driver = [], []
 
     def hash_on_driver(args):
         decoded_on_driver.append(args[0])
         return hash_one(args)
 
-    hash_one = hash_films_module._hash_one
+    def read_facts_on_driver(args):
+        read_on_driver.append(args[0])
+        return facts_job(args)
+
+    hash_one, facts_job = hash_films_module._hash_one, index_module._facts_job
     monkeypatch.setattr(hash_films_module, "_hash_one", hash_on_driver)
+    monkeypatch.setattr(index_module, "_facts_job", read_facts_on_driver)
     remote = index_and_hash_ray(sample_source.root, tmp_path / "ray.parquet")
     monkeypatch.undo()
     local = index_and_hash_local(sample_source.root, tmp_path / "local.parquet", workers=1)
@@ -44,3 +50,4 @@ def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_r
     }
     assert undecodable, "the sample must plant a film that fails to decode"
     assert set(decoded_on_driver) == undecodable  # every other film was hashed on Ray
+    assert read_on_driver == []  # every file was read on Ray

@@ -35,6 +35,26 @@ def test_views_are_the_hash_of_the_turned_film(tmp_path):
     assert hamming(views[View.identity], views[View.mirror]) > 100
 
 
+@pytest.mark.parametrize("size", [(2400, 1280), (2641, 1299), (1299, 2641), (333, 167)])
+def test_turned_grids_equal_the_hash_of_the_turned_picture(size):
+    """The views come from turning the 32 x 16 grid, not the picture: same bits exactly."""
+    rng = np.random.default_rng(size[0])
+    coarse = Image.fromarray((rng.random((40, 80)) * 255).astype(np.uint8))
+    grey = coarse.resize(size, Image.Resampling.BICUBIC)
+    hasher = AverageHash512()
+    views = hasher.hash_grey_views(grey)
+    turns = {
+        View.identity: None,
+        View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
+        View.rot90: Image.Transpose.ROTATE_90,
+        View.rot180: Image.Transpose.ROTATE_180,
+        View.rot270: Image.Transpose.ROTATE_270,
+    }
+    for view, turn in turns.items():
+        turned = grey if turn is None else grey.transpose(turn)
+        assert views[view] == hasher.hash_image(turned), view
+
+
 def test_rgb_and_grey_copies_hash_alike(tmp_path):
     rng = np.random.default_rng(2)
     film = np.asarray(

@@ -1,5 +1,9 @@
-import pytest
+import os
 
+import pytest
+from PIL import Image
+
+from curation import index
 from curation.index import AnnotationError, RawBox, parse_voc, to_lesions
 
 VOC = """<annotation><filename>PN1234 scan.jpg</filename>
@@ -51,3 +55,56 @@ def test_malformed_xml_and_degenerate_boxes_are_refused(tmp_path):
         parse_voc(bad)
     with pytest.raises(AnnotationError, match="degenerate box"):
         to_lesions([RawBox(10, 10, 10, 50, "3")], 2400, 1280)
+
+
+def _source(tmp_path) -> tuple[object, object]:
+    root = tmp_path / "source"
+    films = root / "Periapical Dataset" / "Original JPG Images"
+    annots = root / "Periapical Dataset" / "Image Annots"
+    films.mkdir(parents=True)
+    annots.mkdir(parents=True)
+    Image.new("L", (240, 128), 90).save(films / "00011.jpg")
+    Image.new("L", (240, 128), 90).save(films / "00021.jpg")
+    (annots / "00011.xml").write_text(VOC.format(objects=OBJ.format(g=3, a=24, b=0, c=48, d=64)))
+    (annots / "00021.xml").write_text(VOC.format(objects=""))
+    for path in root.rglob("*.*"):
+        os.utime(path, ns=(10**18, 10**18))  # long settled: a cache may remember them
+    return root, annots / "00021.xml"
+
+
+def test_unchanged_files_are_not_read_again_and_changed_ones_are(tmp_path, monkeypatch):
+    root, xml = _source(tmp_path)
+    cache = tmp_path / "index.parquet"
+    read = []
+    original = index._facts_job
+    monkeypatch.setattr(index, "_facts_job", lambda job: read.append(job[0]) or original(job))
+    first = index.index_source(root, cache_path=cache, workers=1)
+    assert len(read) == 4
+    read.clear()
+    assert index.index_source(root, cache_path=cache, workers=1) == first
+    assert read == []
+    xml.write_text(VOC.format(objects=OBJ.format(g=5, a=0, b=0, c=120, d=64)))
+    os.utime(xml, ns=(10**18 + 1, 10**18 + 1))
+    again = index.index_source(root, cache_path=cache, workers=1)
+    assert read == [str(xml)]
+    film = next(r for r in again if r.stem == "00021" and r.kind.value == "image")
+    assert [les.pai for les in film.lesions] == [5] and film.lesions[0].box == (0, 0, 0.5, 0.5)
+
+
+def test_files_read_in_worker_processes_give_the_same_records(tmp_path):
+    root, _ = _source(tmp_path)
+    serial = index.index_source(root, workers=1)
+    assert index.index_source(root, workers=2) == serial
+    assert {r.fate.value for r in serial if r.kind.value == "image"} == {"pending"}
+
+
+def test_a_file_modified_just_before_reading_is_not_remembered(tmp_path, monkeypatch):
+    root, xml = _source(tmp_path)
+    xml.write_text(VOC.format(objects=""))  # just now: could change again unnoticed
+    cache = tmp_path / "index.parquet"
+    index.index_source(root, cache_path=cache, workers=1)
+    read = []
+    original = index._facts_job
+    monkeypatch.setattr(index, "_facts_job", lambda job: read.append(job[0]) or original(job))
+    index.index_source(root, cache_path=cache, workers=1)
+    assert read == [str(xml)]

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from curation.atomic import write_json
-from curation.cli import EXIT_REJECTED, app
+from curation.cli import EXIT_REJECTED, LAZY_COMMANDS, STEP_HELP, app
 from curation.hashing import AverageHash512, View
 from curation.pairs import as_codes, range_pairs
-from curation.pipeline import Settings, curate
-from curation.schema import FEATURES, SPLITS
+from curation.pipeline import STEPS, Settings, curate
+from curation.schema import SPLITS, features
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
 
@@ -121,7 +121,7 @@ def test_boxes_are_fractions_of_the_true_size_with_corners_ordered(sample_zip, s
 def test_the_dataset_loads_with_datasets_and_keeps_the_source_bytes(sample_source, sample_build):
     loaded = datasets.load_dataset("parquet", data_dir=str(sample_build / "dataset" / "data"))
     assert set(loaded) == set(SPLITS)
-    assert loaded["test"].features == FEATURES
+    assert loaded["test"].features == features()
     manifest = {
         r["film_id"]: r
         for r in _manifest(sample_build).values()
@@ -202,3 +202,9 @@ def test_the_build_records_that_its_source_is_the_synthetic_sample(sample_build)
     source = json.loads((sample_build / "curation.json").read_text())["source"]
     assert source["synthetic"] is True
     assert "not real data" in source["archive_comment"]
+
+
+def test_the_cli_offers_every_step_in_order_and_every_lazy_command():
+    assert tuple(STEP_HELP) == STEPS
+    listed = CliRunner().invoke(app, ["--help"]).output
+    assert all(name in listed for name in (*STEPS, *LAZY_COMMANDS))

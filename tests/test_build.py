@@ -1,0 +1,64 @@
+"""Writing the shards: bytes as in the source, and an unchanged shard left alone."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+
+from curation.build import write_dataset
+from curation.hashing import View
+from curation.lookalikes import Cluster
+from curation.records import Kind, Lesion, SourceRecord
+from curation.schema import shard_name
+
+
+@pytest.fixture
+def films(tmp_path) -> tuple[Path, dict[str, list[SourceRecord]]]:
+    root = tmp_path / "source"
+    root.mkdir()
+    records = []
+    for i, stem in enumerate(("00011", "00021", "00031")):
+        path = root / f"{stem}.jpg"
+        Image.new("L", (64, 32), 40 * i).save(path)
+        sha = hashlib.sha256(path.read_bytes()).hexdigest()
+        lesions = (Lesion((0.1, 0.2, 0.3, 0.4), 4),) if i else ()
+        records.append(SourceRecord(path.name, Kind.image, stem, sha, 1, "", 64, 32, "", lesions))
+    return root, {"train": records[:2], "validation": records[2:], "test": []}
+
+
+def _write(out: Path, root: Path, kept: dict, salt: str = "salt") -> None:
+    ids = [r.film_id for split in kept.values() for r in split]
+    hashes = {f: {v: bytes(64) for v in View} for f in ids}
+    write_dataset(out, root, kept, hashes, [Cluster(f, (f,)) for f in ids], salt)
+
+
+def test_shards_carry_the_source_bytes(films, tmp_path):
+    root, kept = films
+    _write(tmp_path / "out", root, kept)
+    rows = pq.read_table(tmp_path / "out/dataset/data" / shard_name("train")).to_pylist()
+    assert [r["image"]["bytes"] for r in rows] == [
+        (root / r.path).read_bytes() for r in kept["train"]
+    ]
+
+
+def test_an_unchanged_shard_is_not_written_again_and_a_changed_one_is(films, tmp_path):
+    root, kept = films
+    out = tmp_path / "out"
+    _write(out, root, kept)
+    shard = {s: out / "dataset/data" / shard_name(s) for s in ("train", "validation", "test")}
+    first = {s: (p.read_bytes(), p.stat().st_mtime_ns) for s, p in shard.items()}
+    _write(out, root, kept)
+    assert {s: (p.read_bytes(), p.stat().st_mtime_ns) for s, p in shard.items()} == first
+    _write(out, root, kept, salt="another salt")  # every referral changes
+    assert all(shard[s].read_bytes() != first[s][0] for s in ("train", "validation"))
+    again = shard["train"].read_bytes()
+    shard["train"].write_bytes(b"damaged")
+    _write(out, root, kept, salt="another salt")
+    assert shard["train"].read_bytes() == again
+    shard["test"].unlink()
+    _write(out, root, kept, salt="another salt")
+    assert pq.read_table(shard["test"]).num_rows == 0
