@@ -4,9 +4,9 @@ Both executors return what the local chain returns, ``(records, hashes)`` after 
 originals and hash, because both end in the same plain step functions. The Ray executor moves
 the expensive parts, reading every file (digest, header, XML) and decoding and hashing every
 film, onto Ray Data workers that read the bytes themselves (a local folder on shared storage,
-or any filesystem Ray Data reads, such as object storage). It fills the two caches the local
-steps already keep (file facts by path, size and modification time; hashes by file sha256),
-and ``index_source`` and ``hash_films`` then settle the records from them exactly as on one
+or any filesystem Ray Data reads, such as object storage). ``index_source`` is handed a
+reader that reads its files on Ray (its cache and decisions unchanged); the hashes fill the
+sha256-keyed hash cache, from which ``hash_films`` settles the records exactly as on one
 machine. Films whose hash fails on a worker are left out of the hash cache, so the local step
 decodes them again and rejects them with its reason.
 """
@@ -16,13 +16,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from curation.atomic import settled
 from curation.hash_films import Hashes, hash_films, read_cache, write_cache
 from curation.hashing import AverageHash512, Decode, View
 from curation.index import (
@@ -31,9 +28,6 @@ from curation.index import (
     file_facts,
     file_kind,
     index_source,
-    read_facts_cache,
-    source_files,
-    write_facts_cache,
 )
 from curation.originals import drop_augmented_by_name
 from curation.records import Kind, SourceRecord, pending_images
@@ -114,6 +108,12 @@ def ray_facts(paths: list[str], batch_size: int = 64) -> dict[str, FileFacts]:
     }
 
 
+def _read_facts_on_ray(jobs: list[tuple[str, Kind]]) -> list[FileFacts]:
+    """The ``FactsReader`` of ``index_source`` that reads the files on Ray."""
+    found = ray_facts([path for path, _ in jobs])
+    return [found[path] for path, _ in jobs]
+
+
 def index_and_hash_ray(
     root: Path, cache_path: Path, *, decode: Decode = "draft"
 ) -> tuple[list[SourceRecord], Hashes]:
@@ -123,19 +123,9 @@ def index_and_hash_ray(
     go to ``cache_path`` with the suffix ``.facts.parquet``.
     """
     facts_path = cache_path.with_suffix(".facts.parquet")
-    facts = read_facts_cache(facts_path)
-    started = time.time_ns()
-    base = os.path.abspath(root)
-    files = [f"{base}/{rel}" for rel in source_files(root) if file_kind(rel) is not Kind.other]
-    keys = {}
-    for path in files:
-        info = os.stat(path)
-        keys[path] = (path, info.st_size, info.st_mtime_ns)
-    read = ray_facts(sorted(path for path, key in keys.items() if key not in facts))
-    for path, found in read.items():
-        facts[keys[path]] = found
-    write_facts_cache(facts_path, {k: f for k, f in facts.items() if settled(k[2], started)})
-    records = drop_augmented_by_name(index_source(root, cache_path=facts_path, workers=1))
+    records = drop_augmented_by_name(
+        index_source(root, cache_path=facts_path, reader=_read_facts_on_ray)
+    )
     version = AverageHash512(decode).version
     cache = read_cache(cache_path, version)
     todo = sorted({f.path for f in pending_images(records) if f.sha256 not in cache})

@@ -22,7 +22,7 @@ import time
 import warnings
 import xml.etree.ElementTree as ET
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -169,8 +169,12 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
         return FileFacts(sha256, size, problem=str(error))
 
 
-def _facts_job(args: tuple[str, str]) -> FileFacts:
-    return file_facts(Path(args[0]).read_bytes(), Kind(args[1]))
+def _facts_job(args: tuple[str, Kind]) -> FileFacts:
+    return file_facts(Path(args[0]).read_bytes(), args[1])
+
+
+FactsReader = Callable[[list[tuple[str, Kind]]], Iterable[FileFacts]]
+"""Reads ``(absolute path, kind)`` jobs into their ``FileFacts``, in job order."""
 
 
 StatKey = tuple[str, int, int]  # absolute path, size, modification time (ns)
@@ -297,11 +301,12 @@ def read_facts(
     cache_path: Path | None,
     workers: int,
     on_progress: Callable[[int], None] | None = None,
+    reader: FactsReader | None = None,
 ) -> dict[str, FileFacts]:
     """``file_facts`` of every file (absolute path -> kind), from the cache when its path, size
     and modification time are unchanged, else read in ``workers`` processes; the cache is
     rewritten for these files, except those modified just before the reading
-    (``curation.atomic.settled``)."""
+    (``curation.atomic.settled``). ``reader`` reads them elsewhere (``curation.executors``)."""
     started = time.time_ns()
     keys: dict[str, StatKey] = {}
     for path in files:
@@ -310,8 +315,9 @@ def read_facts(
     cached = read_facts_cache(cache_path)
     facts = {key: cached[key] for key in keys.values() if key in cached}
     todo = [path for path, key in keys.items() if key not in facts]
-    jobs = [(path, files[path].value) for path in todo]
-    for path, found in zip(todo, ordered_map(_facts_job, jobs, workers, CHUNK), strict=True):
+    jobs = [(path, files[path]) for path in todo]
+    found_facts = reader(jobs) if reader else ordered_map(_facts_job, jobs, workers, CHUNK)
+    for path, found in zip(todo, found_facts, strict=True):
         facts[keys[path]] = found
         if on_progress:
             on_progress(1)
@@ -330,6 +336,7 @@ def index_source(
     *,
     cache_path: Path | None = None,
     workers: int = 0,
+    reader: FactsReader | None = None,
 ) -> list[SourceRecord]:
     """Every file below ``root`` as a record; the bad ones already settled with a reason.
 
@@ -343,7 +350,7 @@ def index_source(
     data = {f"{base}/{rel}": kind for rel, kind in kinds.items() if kind is not Kind.other}
     if on_progress:
         on_progress(len(relative) - len(data))
-    facts_of = read_facts(data, cache_path, workers, on_progress)
+    facts_of = read_facts(data, cache_path, workers, on_progress, reader)
     facts_by_path = {rel: facts_of.get(f"{base}/{rel}") for rel in relative}
     records = [_record(rel, kinds[rel], facts_by_path[rel]) for rel in relative]
     records = _reject_duplicate_stems(records, Kind.image)
