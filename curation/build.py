@@ -90,7 +90,7 @@ def write_split(
                 films[start : start + ROW_GROUP], rows[start : start + ROW_GROUP], strict=True
             )
             for film, row in chunk:
-                image = {"bytes": (root / film.path).read_bytes(), "path": f"{film.film_id}.jpg"}
+                image = {"bytes": (root / film.path).read_bytes(), "path": row["image"]["path"]}
                 batch.append({**row, "image": image})
                 if on_film:
                     on_film(1)
