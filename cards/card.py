@@ -154,14 +154,22 @@ Every step is recorded in `curation.json`; the curation code is `pericurate` (ha
 
 1. Index all {counts["source_files"]} source files; {rejected} images that cannot be used
    (no annotation, undecodable, duplicate stems, ...) were rejected with a reason.
-2. Keep original films only: {_count(summary, "image", "dropped", "augmented")} augmented
-   copies were dropped.
-3. Hash each film (512-bit average hash) and confirm same-picture pairs in pixels at Hamming
-   distance <= {params["same_picture_distance"]}:
-   {_count(summary, "image", "dropped", "near-identical")} near-identical films were dropped
-   ({counts["agreement_pairs"]} pairs of one radiograph filed twice feed the agreement figure).
-4. Join films at Hamming distance <= {params["lookalike_distance"]} into look-alike
-   components: {counts["lookalike_edges"]} edges, {counts["clusters"]} components
+2. Keep original films only: {_count(summary, "image", "dropped", "augmented copy")
+   - _count(summary, "image", "dropped", "augmented copy among")} augmented copies were
+   dropped by folder and name.
+3. Hash each film (512-bit average hash, in every orientation), confirm same-picture
+   candidates (Hamming distance <= {params["same_picture_distance"]} in some orientation) in
+   pixels after removing exposure differences, and keep one film of each same-picture group,
+   chosen by evidence from the files: {counts["same_picture_groups"]} groups;
+   {_count(summary, "image", "dropped", "augmented copy among")} copies filed among the
+   originals and {_count(summary, "image", "dropped", "near-identical")} re-filings were
+   dropped ({counts["agreement_pairs"]} pairs of one radiograph filed twice feed the agreement
+   figure).
+4. Join films at Hamming distance <= {params["lookalike_distance"]} in any orientation (a
+   superset of "within {params["lookalike_distance"]} bits": a turned copy stays with its
+   original), and films naming one patient number, into look-alike components:
+   {counts["lookalike_edges"]} hash links ({counts["lookalike_edges_turned"]} only in a turned
+   orientation), {counts["patient_links"]} patient links, {counts["clusters"]} components
    ({counts["multi_film_clusters"]} with more than one film); the largest is {largest_text}.
 5. Assign whole components to splits with fractions {params["fractions"]} and seed
    {params["seed"]}: {kept} original films kept.

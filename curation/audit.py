@@ -36,7 +36,8 @@ from rich.console import Console
 
 from curation.audit_referrals import Association, HintHit, associations, find_hints
 from curation.audit_report import hashing_progress, print_summary, write_report
-from curation.hashing import HASH_BYTES, AverageHash512, Decode
+from curation.audit_turned import TurnedPair, turned_same_picture
+from curation.hashing import HASH_BYTES, AverageHash512, Decode, View
 from curation.lookalikes import LOOKALIKE_DISTANCE
 from curation.pairs import as_codes, range_pairs, self_pairs
 
@@ -85,6 +86,7 @@ class Film:
     sha256: str
     pixels: str
     codes: dict[str, bytes]
+    turned: dict[str, bytes] = field(default_factory=dict)  # view -> 512-bit code
     lesions: int | None = None
     grades: tuple[int, ...] = ()
     label: Any = None
@@ -113,6 +115,7 @@ class Audit:
     thresholds: dict[str, int]
     hash_version: str
     pairs: list[Pair]
+    turned: list[TurnedPair]
     closest: list[Pair]
     nearest: dict[str, list[int]]
     same_bytes: list[list[int]]
@@ -226,12 +229,19 @@ def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> 
         header = f"{image.mode}:{image.size[0]}x{image.size[1]}:".encode()
         pixels = hashlib.sha256(header + image.tobytes()).hexdigest()
     grey = hasher.open_grey(io.BytesIO(data))
-    codes = {"ahash": hasher.hash_image(grey)}
+    views = hasher.hash_grey_views(grey)
+    codes = {"ahash": views[View.identity]}
+    turned = {v.value: code for v, code in views.items() if v is not View.identity}
     if "phash" in methods:
         codes["phash"] = _short_code(imagehash.phash(grey))
     if "dhash" in methods:
         codes["dhash"] = _short_code(imagehash.dhash(grey))
-    return {"sha256": hashlib.sha256(data).hexdigest(), "pixels": pixels, "codes": codes}
+    return {
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "pixels": pixels,
+        "codes": codes,
+        "turned": turned,
+    }
 
 
 def _labels(value: Any) -> dict[str, Any]:
@@ -424,11 +434,19 @@ def _grouped(films: list[Film], key: Callable[[Film], str | None]) -> dict[str, 
 
 
 def check_clusters(films: list[Film], threshold: int) -> dict[str, Any]:
-    """Stored cluster ids against the look-alike components recomputed over all films."""
+    """Stored cluster ids against the look-alike components recomputed over all films, in
+    every orientation. The curator may also have joined films on evidence a reviewer cannot
+    see (one patient), so stored clusters may be coarser: each recomputed component must lie
+    within one stored cluster ("consistent"); "equal" says whether they are the same."""
     graph = nx.Graph()
     graph.add_nodes_from(range(len(films)))
     codes = _codes(films, list(range(len(films))), "ahash")
     graph.add_edges_from((i, j) for i, j, _ in self_pairs(codes, threshold).tolist())
+    for view in View:
+        if view is not View.identity and films:
+            turned = as_codes([f.turned[view.value] for f in films])
+            for block in range_pairs(turned, codes, threshold):
+                graph.add_edges_from((i, j) for i, j, _ in block.tolist() if i != j)
     recomputed = {frozenset(c) for c in nx.connected_components(graph)}
     stored = _grouped(films, lambda f: f.cluster)
     stored_sets = {frozenset(m) for m in stored.values()}
@@ -437,12 +455,14 @@ def check_clusters(films: list[Film], threshold: int) -> dict[str, Any]:
             "films": sorted(films[i].film_id for i in component),
             "stored_ids": sorted({str(films[i].cluster) for i in component}),
         }
-        for component in recomputed - stored_sets
+        for component in recomputed
+        if len({films[i].cluster for i in component}) > 1
     ]
     return {
         "stored": len(stored),
         "recomputed": len(recomputed),
         "equal": recomputed == stored_sets,
+        "consistent": not unmatched,
         "unmatched_components": sorted(unmatched, key=lambda u: u["films"]),
         "spanning": _spanning(films, stored),
     }
@@ -464,13 +484,21 @@ def findings(audit: Audit) -> list[str]:
         count = sum(p.method == method for p in audit.pairs)
         if count:
             found.append(f"{count} cross-split pairs at {method} distance <= {limit}.")
+    if audit.turned:
+        found.append(
+            f"{len(audit.turned)} cross-split pairs are the same picture mirrored or turned "
+            "(pixel-confirmed)."
+        )
     for kind, groups in (("bytes", audit.same_bytes), ("decoded pixels", audit.same_pixels)):
         crossing = sum(spans_splits(audit.films, g) for g in groups)
         if crossing:
             found.append(f"{crossing} groups of films with the same {kind} span two splits.")
     if audit.clusters is not None:
-        if not audit.clusters["equal"]:
-            found.append("The stored cluster ids differ from the recomputed components.")
+        if not audit.clusters["consistent"]:
+            found.append(
+                f"{len(audit.clusters['unmatched_components'])} recomputed look-alike "
+                "components are split over several stored clusters."
+            )
         if audit.clusters["spanning"]:
             found.append(f"{len(audit.clusters['spanning'])} stored clusters span two splits.")
     if audit.groups is not None and audit.groups["spanning"]:
@@ -525,6 +553,7 @@ def run_audit(
         thresholds=thresholds,
         hash_version=hasher.version,
         pairs=_sorted_pairs(films, pairs),
+        turned=[],
         closest=closest_pairs(films, splits),
         nearest=nearest_to_train(films, splits),
         same_bytes=same_content(films, lambda f: f.sha256),
@@ -535,6 +564,12 @@ def run_audit(
         associations=associations(films, permutations, seed),
         permutations=permutations,
         seed=seed,
+    )
+    audit.turned = turned_same_picture(
+        [f.split for f in films],
+        [f.codes["ahash"] for f in films],
+        [f.turned for f in films],
+        lambda index: audit.image_bytes(films[index]),
     )
     audit.findings = findings(audit)
     return audit

@@ -128,6 +128,16 @@ def report_json(audit: Audit) -> dict[str, Any]:
             "count": len(audit.pairs),
             "listed": [_pair(audit, p) for p in audit.pairs[:LISTED]],
         },
+        "same_picture_turned": [
+            {
+                "film": _film(audit, p.a),
+                "other": _film(audit, p.b),
+                "view": p.view.value,
+                "hash_distance": p.distance,
+                "pixel_difference": p.difference,
+            }
+            for p in audit.turned
+        ],
         "closest_cross_split_pairs": [_pair(audit, p) for p in audit.closest],
         "exact_duplicates": {
             kind: [[_film(audit, i) for i in group] for group in groups]

@@ -160,7 +160,7 @@ def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
             "film_id": p.film_id,
             "other_film_id": p.other_film_id,
             "distance": p.distance,
-            "full_mad": p.full_mad,
+            "difference": p.difference,
             "lesions": _lesion_rows(p.lesions),
             "other_lesions": _lesion_rows(p.other_lesions),
         }
@@ -171,7 +171,7 @@ def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
             ("film_id", pa.string()),
             ("other_film_id", pa.string()),
             ("distance", pa.int32()),
-            ("full_mad", pa.float64()),
+            ("difference", pa.float64()),
             ("lesions", _LESIONS),
             ("other_lesions", _LESIONS),
         ]

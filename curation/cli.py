@@ -184,8 +184,9 @@ def _print_summary(outcome: Outcome, step: str) -> None:
     )
     console.print(
         f"clusters: {counts_summary['clusters']} ({counts_summary['multi_film_clusters']} with "
-        f"look-alikes); largest: {largest}; same-picture pairs: "
-        f"{counts_summary['same_picture_pairs']}"
+        f"look-alikes); largest: {largest}; same-picture groups: "
+        f"{counts_summary['same_picture_groups']}, dropped by kind: "
+        f"{counts_summary['same_picture_dropped']}"
     )
 
 

@@ -1,17 +1,39 @@
-"""Step 6, look-alikes: films within Hamming distance 30 of 512 are linked; clusters are the
-connected components of that graph, so no chain of look-alikes can cross a split."""
+"""Step 6, look-alikes: films that look alike stay together, so no chain of look-alikes (or
+of one patient's films) can cross a split.
+
+Two films are linked when one of them, in any orientation (``View``), is within Hamming
+distance 30 of 512 of the other: a superset of "within 30 bits", so that even a turned copy
+the pixel check missed stays with its original. Films dropped as copies of a kept film pass
+their links on to it. Films whose annotations name the same patient number are linked too,
+unless implausibly many films share that number (``MAX_FILMS_PER_PATIENT``: a copied
+template, not a patient). Clusters are the connected components (networkx).
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import networkx as nx
 
 from curation.hash_films import Hashes
 from curation.hashing import View
-from curation.pairs import as_codes, self_pairs
+from curation.pairs import as_codes, range_pairs, self_pairs
 
 LOOKALIKE_DISTANCE = 30
+# A panoramic series of one patient rarely passes a handful of films; a number on more films
+# than this is treated as a template left in the annotation tool and ignored.
+MAX_FILMS_PER_PATIENT = 12
+
+
+@dataclass(frozen=True)
+class Link:
+    """Why two films must share a split: a hash distance in a view, or one patient."""
+
+    first: str
+    second: str
+    view: View | None  # None for a patient link
+    distance: int | None
 
 
 @dataclass(frozen=True)
@@ -22,19 +44,60 @@ class Cluster:
     film_ids: tuple[str, ...]
 
 
-def lookalike_edges(
-    hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE
-) -> list[tuple[str, str, int]]:
-    """Every pair of films at distance <= ``max_distance`` (exact search), sorted."""
+def lookalike_links(hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE) -> list[Link]:
+    """Every pair of films within ``max_distance`` in some orientation (exact search), each
+    pair once with its smallest distance (ties: the first view), sorted."""
     ids = sorted(hashes)
-    codes = as_codes([hashes[i][View.identity] for i in ids])
-    return [(ids[i], ids[j], d) for i, j, d in self_pairs(codes, max_distance).tolist()]
+    own = as_codes([hashes[i][View.identity] for i in ids])
+    best: dict[tuple[str, str], tuple[int, int, View]] = {}
+    order = {view: n for n, view in enumerate(View)}
+
+    def offer(i: int, j: int, distance: int, view: View) -> None:
+        key = (ids[min(i, j)], ids[max(i, j)])
+        if key not in best or (distance, order[view]) < best[key][:2]:
+            best[key] = (distance, order[view], view)
+
+    for i, j, distance in self_pairs(own, max_distance).tolist():
+        offer(i, j, distance, View.identity)
+    for view in View:
+        if view is View.identity:
+            continue
+        turned = as_codes([hashes[i][view] for i in ids])
+        for block in range_pairs(turned, own, max_distance):
+            for i, j, distance in block.tolist():
+                if i != j:
+                    offer(i, j, distance, view)
+    return [Link(a, b, view, d) for (a, b), (d, _, view) in sorted(best.items())]
 
 
-def lookalike_components(film_ids: list[str], edges: list[tuple[str, str, int]]) -> list[Cluster]:
-    """Connected components (singletons included), largest first, then by id."""
+def patient_links(numbers: dict[str, str]) -> tuple[list[Link], int]:
+    """Links between films naming one patient number (film id -> number, in memory only),
+    and how many films were left out because their number is on too many films."""
+    films_of: dict[str, list[str]] = defaultdict(list)
+    for film, number in numbers.items():
+        films_of[number].append(film)
+    links, templated = [], 0
+    for films in films_of.values():
+        if len(films) > MAX_FILMS_PER_PATIENT:
+            templated += len(films)
+            continue
+        first, *rest = sorted(films)
+        links.extend(Link(first, other, None, None) for other in rest)
+    return sorted(links, key=lambda link: (link.first, link.second)), templated
+
+
+def lookalike_components(
+    film_ids: list[str], links: list[Link], kept_as: dict[str, str] | None = None
+) -> list[Cluster]:
+    """Connected components of the kept films (singletons included), largest first, then by
+    id; ``kept_as`` maps a dropped film to the film kept in its place, which inherits its
+    links."""
+    kept_as = kept_as or {}
     graph = nx.Graph()
     graph.add_nodes_from(film_ids)
-    graph.add_edges_from((a, b) for a, b, _ in edges)
+    for link in links:
+        a, b = kept_as.get(link.first, link.first), kept_as.get(link.second, link.second)
+        if a != b and a in graph and b in graph:
+            graph.add_edge(a, b)
     clusters = [Cluster(min(c), tuple(sorted(c))) for c in nx.connected_components(graph)]
     return sorted(clusters, key=lambda c: (-len(c.film_ids), c.cluster_id))

@@ -1,20 +1,18 @@
-"""Step 5, near-identical: a radiograph filed twice is kept once.
+"""Step 5, settled: each same-picture group keeps one film; re-filings feed the agreement table.
 
-Near-identical means a same-picture pair of kind ``near-identical``: the hashes are within a
-few bits AND the pixels agree at full size up to re-encoding (``curation.same_picture``), so
-two distinct films are never dropped. Films linked by such pairs form groups; the smallest
-film id is kept. Every pair, with both annotation sets, goes to the agreement table: the
-source's double-annotated films are the only inter-annotator evidence it has.
+The groups and their keepers come from ``curation.same_picture``. A dropped augmented copy
+is recorded with its kind, the film it copies and the evidence that named it the copy; a
+re-filing (the same radiograph filed twice, each with its own annotation) is recorded as
+near-identical, and both annotation sets go to the agreement table: the source's
+double-annotated films are the only inter-annotator evidence it has.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import networkx as nx
-
 from curation.records import Fate, Kind, Lesion, SourceRecord, settle_many
-from curation.same_picture import SamePicture
+from curation.same_picture import SamePictureGroup
 
 
 @dataclass(frozen=True)
@@ -24,36 +22,43 @@ class AgreementPair:
     film_id: str
     other_film_id: str
     distance: int
-    full_mad: float | None
+    difference: float
     lesions: tuple[Lesion, ...]
     other_lesions: tuple[Lesion, ...]
 
 
-def drop_near_identical(
-    records: list[SourceRecord], pairs: list[SamePicture]
+def settle_same_picture(
+    records: list[SourceRecord], groups: list[SamePictureGroup]
 ) -> tuple[list[SourceRecord], list[AgreementPair]]:
-    """Keep the smallest id of each near-identical group; return the agreement pairs."""
+    """Drop every group's other films; return the agreement pairs of the re-filings."""
     by_id = {r.film_id: r for r in records if r.kind is Kind.image and r.fate is Fate.pending}
-    twins = [p for p in pairs if p.kind == "near-identical" and {p.first, p.second} <= by_id.keys()]
-    graph = nx.Graph((p.first, p.second) for p in twins)
     decisions = {}
-    for group in nx.connected_components(graph):
-        keeper = min(group)
-        for film_id in sorted(group - {keeper}):
-            decisions[by_id[film_id].path] = (
-                Fate.dropped,
-                f"near-identical: the same radiograph as {keeper}",
-                keeper,
-            )
-    agreement = [
-        AgreementPair(
-            p.first,
-            p.second,
-            p.distance,
-            p.full_mad,
-            by_id[p.first].lesions,
-            by_id[p.second].lesions,
-        )
-        for p in twins
-    ]
-    return settle_many(records, decisions), agreement
+    agreement = []
+    for group in groups:
+        for film in group.dropped:
+            measured = f"hash distance {film.distance}, pixel difference {film.difference:g}"
+            if film.kind == "re-filing":
+                reason = (
+                    f"near-identical: the same radiograph as {group.kept} "
+                    f"(re-filing; {measured}; {film.evidence})"
+                )
+                first, second = sorted((group.kept, film.film_id))
+                agreement.append(
+                    AgreementPair(
+                        first,
+                        second,
+                        film.distance,
+                        film.difference,
+                        by_id[first].lesions,
+                        by_id[second].lesions,
+                    )
+                )
+            else:
+                reason = (
+                    f"augmented copy among originals: {film.kind} of {film.relative_to} "
+                    f"({measured}; {film.evidence})"
+                )
+            decisions[by_id[film.film_id].path] = (Fate.dropped, reason, group.kept)
+    return settle_many(records, decisions), sorted(
+        agreement, key=lambda p: (p.film_id, p.other_film_id)
+    )

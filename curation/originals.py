@@ -2,15 +2,13 @@
 
 By name: the real archive files augmented copies under ``Augmentation JPG Images`` and gives
 them the original's stem with a last digit of 2 (noise), 3 (scaling), 4 (mirror) or 5
-(rotation); originals end in 1. By image: an augmented copy filed among the originals is
-recognised as a same-picture pair (``curation.same_picture``) of a kind other than
-near-identical, and the film judged to be the copy is dropped.
+(rotation); originals end in 1. Copies filed among the originals are found by image later
+(``curation.same_picture``).
 """
 
 from __future__ import annotations
 
 from curation.records import Fate, Kind, SourceRecord, settle_many
-from curation.same_picture import SamePicture
 
 ORIGINALS_FOLDER = "original jpg images"
 AUGMENTATION_KINDS = {"2": "noise", "3": "scaling", "4": "mirror", "5": "rotation"}
@@ -37,25 +35,5 @@ def drop_augmented_by_name(records: list[SourceRecord]) -> list[SourceRecord]:
             Fate.dropped,
             f"augmented copy: {kind} ({where})",
             r.stem[:-1] + "1",
-        )
-    return settle_many(records, decisions)
-
-
-def drop_augmented_by_image(
-    records: list[SourceRecord], pairs: list[SamePicture]
-) -> list[SourceRecord]:
-    """Drop the copy of every confirmed augmented-copy pair among the originals."""
-    by_id = {r.film_id: r for r in records if r.kind is Kind.image and r.fate is Fate.pending}
-    decisions = {}
-    for pair in pairs:
-        if pair.kind == "near-identical" or not {pair.first, pair.second} <= by_id.keys():
-            continue
-        source = pair.first if pair.copy == pair.second else pair.second
-        copy = by_id.pop(pair.copy)
-        decisions[copy.path] = (
-            Fate.dropped,
-            f"augmented copy among originals: {pair.kind} of {source} "
-            f"(hash distance {pair.distance}, pixel MAD {pair.reduced_mad:g}; {pair.evidence})",
-            source,
         )
     return settle_many(records, decisions)

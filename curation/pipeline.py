@@ -15,12 +15,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from curation import build
 from curation.atomic import write_json
 from curation.hash_films import hash_films
-from curation.hashing import AverageHash512, Decode, View
+from curation.hashing import AverageHash512, Decode
 from curation.index import index_source
-from curation.lookalikes import LOOKALIKE_DISTANCE, Cluster, lookalike_components, lookalike_edges
-from curation.near_identical import drop_near_identical
-from curation.originals import drop_augmented_by_image, drop_augmented_by_name
-from curation.pixels import Comparison, ComparisonCache
+from curation.lookalikes import (
+    LOOKALIKE_DISTANCE,
+    Cluster,
+    lookalike_components,
+    lookalike_links,
+    patient_links,
+)
+from curation.originals import drop_augmented_by_name
+from curation.pixels import ComparisonCache
 from curation.records import (
     Fate,
     Kind,
@@ -33,7 +38,8 @@ from curation.records import (
     write_records,
 )
 from curation.referrals import DEFAULT_SALT
-from curation.same_picture import candidate_pairs, same_picture_pairs
+from curation.same_picture import SAME_PICTURE_RADIUS
+from curation.same_picture_step import run_same_picture
 from curation.sample import SAMPLE_COMMENT
 from splits.assign import Group, assign_groups, target_counts
 
@@ -63,7 +69,7 @@ class Settings:
     seed: int = 0
     fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
     lookalike_distance: int = LOOKALIKE_DISTANCE
-    same_picture_distance: int = 16
+    same_picture_distance: int = SAME_PICTURE_RADIUS
     decode: Decode = "draft"
     referral_salt: str = DEFAULT_SALT
     workers: int = 0
@@ -196,35 +202,32 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         )
         if checkpoint("hash", records):
             return Outcome(records, {})
-        films = {r.film_id: r for r in pending_images(records)}
-        hashes = {k: v for k, v in hashes.items() if k in films}
-        comparisons = ComparisonCache(out / "cache" / "pixels.parquet")
-        candidates = candidate_pairs(hashes, settings.same_picture_distance)
-        task = progress.add_task("compare pixels", total=len(candidates))
-
-        def compare_films(jobs: list[tuple[str, str, View]]) -> list[Comparison]:
-            def paths(a: str, b: str, view: View) -> tuple[Path, str, Path, str, View]:
-                fa, fb = films[a], films[b]
-                return root / fa.path, fa.sha256, root / fb.path, fb.sha256, view
-
-            return comparisons.compare_many(
-                [paths(*job) for job in jobs],
-                settings.workers,
-                on_progress=lambda n: progress.advance(task, n),
-            )
-
-        pictures = same_picture_pairs(
-            {f: (r.width, r.height) for f, r in films.items()}, candidates, compare_films
+        task = progress.add_task("compare pixels", total=None)
+        same = run_same_picture(
+            root,
+            records,
+            hashes,
+            settings.same_picture_distance,
+            ComparisonCache(out / "cache" / "pixels.parquet"),
+            settings.workers,
+            on_total=lambda n: progress.update(task, total=n),
+            on_progress=lambda n: progress.advance(task, n),
         )
-        comparisons.save()
-        records = drop_augmented_by_image(records, pictures)
-        records, agreement = drop_near_identical(records, pictures)
+        records, agreement = same.records, same.agreement
         if checkpoint("near-identical", records):
             return Outcome(records, {})
         films_by_id = {r.film_id: r for r in pending_images(records)}
+        compared = {k: v for k, v in hashes.items() if k in films_by_id or k in same.kept_as}
+        links = lookalike_links(compared, settings.lookalike_distance)
+        patients, templated = patient_links(
+            {
+                f: r.patient_number
+                for f, r in films_by_id.items()
+                if getattr(r, "patient_number", None)
+            }
+        )
+        clusters = lookalike_components(sorted(films_by_id), links + patients, same.kept_as)
         hashes = {k: v for k, v in hashes.items() if k in films_by_id}
-        edges = lookalike_edges(hashes, settings.lookalike_distance)
-        clusters = lookalike_components(sorted(films_by_id), edges)
         if checkpoint("lookalikes", records):
             return Outcome(records, {})
         split_of = assign_groups(_groups(clusters, films_by_id), settings.fractions, settings.seed)
@@ -256,13 +259,15 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         build.write_manifest(out / "manifest.parquet", records)
         build.write_clusters(out / "clusters.parquet", clusters, split_of)
         build.write_agreement(out / "agreement.parquet", agreement)
-        summary = _summary(source, settings, records, pictures, agreement, clusters, edges, kept)
+        summary = _summary(
+            source, settings, records, same, clusters, links, patients, templated, kept
+        )
         write_json(out / "curation.json", summary)
         checkpoint("build", records)
     return Outcome(records, summary)
 
 
-def _summary(source, settings, records, pictures, agreement, clusters, edges, kept) -> dict:
+def _summary(source, settings, records, same, clusters, links, patients, templated, kept) -> dict:
     counts = fate_counts(records)
     reasons = Counter((r.kind.value, r.fate.value, reason_class(r.reason)) for r in records)
     return {
@@ -286,9 +291,16 @@ def _summary(source, settings, records, pictures, agreement, clusters, edges, ke
                 {"kind": k, "fate": f, "reason": why, "files": n}
                 for (k, f, why), n in sorted(reasons.items())
             ],
-            "same_picture_pairs": dict(sorted(Counter(p.kind for p in pictures).items())),
-            "agreement_pairs": len(agreement),
-            "lookalike_edges": len(edges),
+            "same_picture_candidates": same.candidates,
+            "same_picture_groups": len(same.groups),
+            "same_picture_dropped": dict(
+                sorted(Counter(d.kind for g in same.groups for d in g.dropped).items())
+            ),
+            "agreement_pairs": len(same.agreement),
+            "lookalike_edges": len(links),
+            "lookalike_edges_turned": sum(1 for link in links if link.view != "identity"),
+            "patient_links": len(patients),
+            "films_with_template_patient_number": templated,
             "clusters": len(clusters),
             "multi_film_clusters": sum(1 for c in clusters if len(c.film_ids) > 1),
             "largest_clusters": [

@@ -1,8 +1,22 @@
 """Pixel-level confirmation that two films are the same picture.
 
 A small hash distance only nominates a pair; two distinct films are never dropped on the
-hash alone. Pictures are compared as grayscale at a fixed reduced size, after turning one of
-them into the orientation in which the hashes matched.
+hash alone. The check is built so that it holds at real film sizes and exposures:
+
+- **No sub-pixel misalignment.** Each film is reduced to the comparison grid over exactly its
+  own picture area, *then* the small grid of film A is turned into B's orientation. Two films
+  of one size in one orientation are decoded at reduced scale (JPEG draft: their 8 x 8 block
+  grids coincide, and Pillow's draft box covers a partial last block exactly); a turned or
+  rescaled pair is decoded at full size, since its block grids do not coincide when a side
+  is not a multiple of 8 (on test films the half-turn difference fell from ~1.9 to ~0.14).
+- **Exposure removed.** Before the difference is measured, A's grey levels are mapped onto
+  B's by the best offset, gain and gamma (``b ~ offset + gain * 255 * (a / 255) ** gamma``,
+  least squares over a gamma grid), so a re-export at another exposure is the same picture,
+  while two different films stay far apart (no tone curve makes one anatomy into another).
+
+The difference is the mean absolute grey-level difference after that correction, at
+``COMPARE_SIZE``. ``SAME_PICTURE_LIMIT`` comes from measured distributions: see
+``bench/RESULTS.md`` (margins table) and the README.
 """
 
 from __future__ import annotations
@@ -11,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from PIL import Image, ImageChops, ImageFilter
@@ -19,11 +34,14 @@ from curation.atomic import atomic_path
 from curation.hashing import View
 from curation.parallel import ordered_map
 
-PIXEL_CHECK_VERSION = "pixels-v2/256x128-box/mad/grain-boxblur1-8bands"
+PIXEL_CHECK_VERSION = (
+    "pixels-v3/256x128-box-turn-after-full-unless-aligned/offset-gain-gamma/grain-8bands"
+)
 COMPARE_SIZE = (256, 128)
-SAME_PICTURE_MAD = 3.0  # mean absolute grey-level difference at COMPARE_SIZE
+SAME_PICTURE_LIMIT = 1.25  # mean absolute grey-level difference after exposure correction
 MAX_ASPECT_CHANGE = 0.05
 GRAIN_BANDS = 8
+GAMMAS = tuple(float(g) for g in np.geomspace(0.7, 1 / 0.7, 25))
 
 _TRANSPOSE = {
     View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
@@ -31,66 +49,115 @@ _TRANSPOSE = {
     View.rot180: Image.Transpose.ROTATE_180,
     View.rot270: Image.Transpose.ROTATE_270,
 }
+_QUARTER_TURNS = (View.rot90, View.rot270)
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """The tone mapping that best turns film A's grey levels into film B's."""
+
+    offset: float
+    gain: float
+    gamma: float
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """How two films compare; ``reduced_mad`` is the same-picture test."""
+    """How film A (turned by the view) compares with film B."""
 
-    reduced_mad: float
-    full_mad: float | None  # only for two films of one pixel size in the same orientation
-    same_size: bool
-    grain: tuple[float, float] | None = None  # fine-grain energy of A and B, same cases
+    difference: float  # mean |B - exposure(A)| at COMPARE_SIZE, grey levels
+    exposure: Exposure | None  # None when the shapes cannot match
+    same_size: bool  # both films have one pixel size in the compared orientation
+    grain: tuple[float, float] | None = None  # fine-grain energy of A and B (same-size pairs)
 
     @property
     def same_picture(self) -> bool:
-        return self.reduced_mad <= SAME_PICTURE_MAD
+        return self.difference <= SAME_PICTURE_LIMIT
 
 
-def _grey(path: Path, view: View = View.identity, draft: bool = True) -> Image.Image:
+def _grid_size(width: int, height: int) -> tuple[int, int]:
+    """The comparison grid for a film of this shape: landscape 256 x 128, portrait 128 x 256."""
+    return COMPARE_SIZE if width >= height else COMPARE_SIZE[::-1]
+
+
+def reduced(path: Path, size: tuple[int, int], draft: bool) -> np.ndarray:
+    """Film at ``path`` as float grey levels on a ``size`` grid, over exactly its picture area;
+    decoded at reduced scale (JPEG draft) when ``draft``."""
     with Image.open(path) as image:
-        if draft:
-            image.draft("L", (COMPARE_SIZE[0] * 2, COMPARE_SIZE[1] * 2))
+        drafted = image.draft("L", (size[0] * 2, size[1] * 2)) if draft else None
+        box = drafted[1] if drafted else (0, 0, *image.size)
         grey = image.convert("L")
-    return grey.transpose(_TRANSPOSE[view]) if view in _TRANSPOSE else grey
+    cells = grey.convert("F").resize(size, Image.Resampling.BOX, box=box)
+    return np.asarray(cells, dtype=np.float64)
+
+
+def fit_exposure(a: np.ndarray, b: np.ndarray) -> tuple[Exposure, float]:
+    """The offset, gain and gamma mapping ``a`` onto ``b`` best, and the mean absolute
+    difference left after it. Least squares per gamma on a fixed grid (deterministic)."""
+    target = b.ravel()
+    base = np.clip(a.ravel(), 0, 255) / 255.0
+    best: tuple[float, Exposure] | None = None
+    for gamma in GAMMAS:
+        curve = 255.0 * base**gamma
+        design = np.column_stack([np.ones_like(curve), curve])
+        (offset, gain), *_ = np.linalg.lstsq(design, target, rcond=None)
+        residual = float(np.mean((target - offset - gain * curve) ** 2))
+        if best is None or residual < best[0]:
+            best = (residual, Exposure(float(offset), float(gain), gamma))
+    assert best is not None
+    exposure = best[1]
+    mapped = exposure.offset + exposure.gain * 255.0 * base**exposure.gamma
+    return exposure, float(np.mean(np.abs(target - mapped)))
 
 
 def grain(image: Image.Image) -> float:
     """Mean absolute difference from a 3 x 3 box blur over ``GRAIN_BANDS`` full-width bands,
     each 1/32 of the height, spread evenly down the film: a quarter of its pixels, which
-    estimates the whole film's figure to about 0.01 grey levels at a seventh of the cost (the
-    blur of a whole film took ~40 ms). Added noise raises it, re-encoding barely moves it."""
+    estimates the whole film's figure to about 0.01 grey levels at a seventh of the cost.
+    Added noise raises it, re-encoding barely moves it."""
     half = max(image.height // (8 * GRAIN_BANDS), 1)
     values = []
     for k in range(GRAIN_BANDS):
         centre = (2 * k + 1) * image.height // (2 * GRAIN_BANDS)
         band = image.crop((0, max(centre - half, 0), image.width, centre + half))
-        values.append(_mad(band, band.filter(ImageFilter.BoxBlur(1))))
+        blurred = band.filter(ImageFilter.BoxBlur(1))
+        histogram = ImageChops.difference(band, blurred).histogram()
+        values.append(
+            sum(level * count for level, count in enumerate(histogram)) / (band.width * band.height)
+        )
     return sum(values) / len(values)
 
 
-def _mad(a: Image.Image, b: Image.Image) -> float:
-    """Mean absolute grey-level difference of two same-size images, counted exactly from the
-    histogram of ``|a - b|`` (Pillow in C: ~10x faster than numpy on a full film)."""
-    histogram = ImageChops.difference(a, b).histogram()
-    return sum(level * count for level, count in enumerate(histogram)) / (a.width * a.height)
+def _full_grey(path: Path) -> Image.Image:
+    with Image.open(path) as image:
+        return image.convert("L")
 
 
 def compare(path_a: Path, path_b: Path, view: View = View.identity) -> Comparison:
     """Compare film A turned by ``view`` with film B."""
-    a, b = _grey(path_a, view), _grey(path_b)
-    aspect_a, aspect_b = a.width / a.height, b.width / b.height
-    if abs(aspect_a - aspect_b) / aspect_b > MAX_ASPECT_CHANGE:
-        return Comparison(reduced_mad=float("inf"), full_mad=None, same_size=False)
-    reduced = _mad(
-        a.resize(COMPARE_SIZE, Image.Resampling.BOX), b.resize(COMPARE_SIZE, Image.Resampling.BOX)
-    )
     with Image.open(path_a) as ia, Image.open(path_b) as ib:
-        same_size = ia.size == ib.size
-    if not (same_size and view is View.identity and reduced <= SAME_PICTURE_MAD):
-        return Comparison(reduced_mad=reduced, full_mad=None, same_size=same_size)
-    full_a, full_b = _grey(path_a, draft=False), _grey(path_b, draft=False)
-    return Comparison(reduced, _mad(full_a, full_b), same_size, (grain(full_a), grain(full_b)))
+        size_a, size_b = ia.size, ib.size
+    turned_a = size_a[::-1] if view in _QUARTER_TURNS else size_a
+    aspect_a, aspect_b = turned_a[0] / turned_a[1], size_b[0] / size_b[1]
+    if abs(aspect_a - aspect_b) / aspect_b > MAX_ASPECT_CHANGE:
+        return Comparison(float("inf"), None, same_size=False)
+    grid_b = _grid_size(*size_b)
+    grid_a = grid_b[::-1] if view in _QUARTER_TURNS else grid_b
+    # Reduced-scale decoding averages whole 8 x 8 blocks; only two films of one size in one
+    # orientation share their block grid, so every other pair is decoded at full size.
+    same_size = turned_a == size_b
+    draft = same_size and view is View.identity
+    cells_a = reduced(path_a, grid_a, draft)
+    if view in _TRANSPOSE:
+        cells_a = np.asarray(
+            Image.fromarray(cells_a.astype(np.float32)).transpose(_TRANSPOSE[view])
+        )
+    exposure, difference = fit_exposure(cells_a, reduced(path_b, grid_b, draft))
+    if not (same_size and view is View.identity and difference <= SAME_PICTURE_LIMIT):
+        return Comparison(difference, exposure, same_size)
+    return Comparison(
+        difference, exposure, same_size, (grain(_full_grey(path_a)), grain(_full_grey(path_b)))
+    )
 
 
 def _compare_job(args: tuple[str, str, str]) -> Comparison:
@@ -104,12 +171,21 @@ _CACHE_SCHEMA = pa.schema(
         ("sha_b", pa.string()),
         ("view", pa.string()),
         ("version", pa.string()),
-        ("reduced_mad", pa.float64()),
-        ("full_mad", pa.float64()),
+        ("difference", pa.float64()),
+        (
+            "exposure",
+            pa.struct([("offset", pa.float64()), ("gain", pa.float64()), ("gamma", pa.float64())]),
+        ),
         ("same_size", pa.bool_()),
         ("grain", pa.list_(pa.float64(), 2)),
     ]
 )
+
+
+def _from_row(row: dict) -> Comparison:
+    exposure = Exposure(**row["exposure"]) if row["exposure"] is not None else None
+    found_grain = tuple(row["grain"]) if row["grain"] is not None else None
+    return Comparison(row["difference"], exposure, row["same_size"], found_grain)
 
 
 class ComparisonCache:
@@ -123,10 +199,7 @@ class ComparisonCache:
         if path is not None and path.exists():
             for row in pq.ParquetFile(path).read().to_pylist():
                 if row["version"] == PIXEL_CHECK_VERSION:
-                    grain = tuple(row["grain"]) if row["grain"] is not None else None
-                    self.known[(row["sha_a"], row["sha_b"], row["view"])] = Comparison(
-                        row["reduced_mad"], row["full_mad"], row["same_size"], grain
-                    )
+                    self.known[(row["sha_a"], row["sha_b"], row["view"])] = _from_row(row)
 
     def compare_many(
         self,
@@ -153,7 +226,13 @@ class ComparisonCache:
         if self.path is None or not self.added:
             return
         rows = [
-            {"sha_a": a, "sha_b": b, "view": v, "version": PIXEL_CHECK_VERSION, **asdict(c)}
+            {
+                "sha_a": a,
+                "sha_b": b,
+                "view": v,
+                "version": PIXEL_CHECK_VERSION,
+                **asdict(c),
+            }
             for (a, b, v), c in sorted(self.known.items())
         ]
         with atomic_path(self.path) as tmp:

@@ -1,87 +1,93 @@
-"""Pairs of films that show the same picture, possibly mirrored, rotated, rescaled or noised.
+"""Step 5, same picture: films that show one radiograph, grouped, one film kept per group.
 
 Candidates come from the hashes: film A in each orientation (``View``) against every film's
-own hash, within ``max_distance`` bits. Each candidate is then confirmed at pixel level
-(``curation.pixels``) and given a kind, which decides its fate later:
+own hash, within ``SAME_PICTURE_RADIUS`` bits. Each candidate is confirmed in pixels
+(``curation.pixels``). Confirmed pairs form groups (connected components), so chains of
+copies (a mirror of a re-filing, say) are one group; each group keeps exactly one film.
 
-- ``mirror`` / ``rotation``: A turned is B (an augmented copy filed among the originals);
-- ``rescaled``: same picture at another pixel size (augmented copy);
-- ``noised``: same size, same picture, one markedly grainier (augmented copy);
-- ``near-identical``: same size and the same pixels up to re-encoding (a film filed twice).
+Which film is kept is decided by evidence, strongest first, and the evidence is recorded:
 
-For augmented copies the pair also names which film is the copy, where the pixels say: the
-grainier one of a noised pair, the portrait one of a quarter-turn, the one whose height is
-further from the archive's typical film height of a rescaled pair. A mirror or half-turn
-carries no such evidence, and the higher film id is called the copy.
+1. the encoder signature (``curation.provenance``): the film written like the archive's
+   augmented copies is a copy;
+2. orientation: in a group with a landscape film, a portrait film is a quarter-turned copy;
+3. size: of films of different sizes, the height further from the archive's typical film
+   height is a rescaled copy;
+4. fine grain, for a pair already known to be a noised copy (by 1, or by annotations that
+   repeat the other film's boxes exactly, as a script copies them): the grainier film;
+5. fallback when nothing in the files separates them: the lower film number is kept.
+
+Grain alone does not decide that a pair is a copy: on test films, noise of sigma 4 raised
+the grain by 1.5x-1.6x while re-encoding and re-exposure moved it by up to 1.1x, too close
+for a threshold with margin. A same-frame pair with no such evidence is a re-filing.
+
+A dropped film's kind says how it relates to the film it was confirmed against: ``mirror``,
+``rotation``, ``rescaled``, ``noised`` (same frame, a copy) or ``re-filing`` (the same
+radiograph filed twice with its own annotation: inter-annotator evidence).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 
 from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.pairs import as_codes, range_pairs
 from curation.pixels import Comparison
+from curation.provenance import DECISIVE_RATIO
+from curation.records import Lesion
 
-# Re-encoding at another JPEG quality moves the fine grain by well under one grey level;
-# added noise of a few grey levels doubles it at least.
-NOISED_GRAIN_GAIN = 1.5
-NOISED_GRAIN_RATIO = 2.0
+Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
+
+# Copies reach 16 bits in their best orientation on real films, distinct real films start at
+# 61 (issue 11's measurements): the radius sits well clear of both.
+SAME_PICTURE_RADIUS = 40
+
+
+_INVERSE = {View.rot90: View.rot270, View.rot270: View.rot90}
+
+
+@dataclass(frozen=True)
+class FilmFacts:
+    """What the keeper rule reads about a film."""
+
+    width: int
+    height: int
+    lesions: tuple[Lesion, ...]
+    copy_likeness: float  # ``EncoderEvidence.copy_likeness`` of its signature
 
 
 @dataclass(frozen=True)
 class SamePicture:
-    """A confirmed pair; ``first < second`` by film id."""
+    """A confirmed pair: film ``a`` turned by ``view`` is film ``b``."""
 
-    first: str
-    second: str
-    kind: str
+    a: str
+    b: str
     view: View
     distance: int
-    reduced_mad: float
-    full_mad: float | None
-    copy: str = ""  # for augmented kinds: the film judged to be the copy
-    evidence: str = ""
+    comparison: Comparison
 
 
-def _judge(
-    a: str,
-    b: str,
-    view: View,
-    result: Comparison,
-    sizes: dict[str, tuple[int, int]],
-    typical_height: float,
-) -> tuple[str, str, str]:
-    """``(kind, copy, evidence)`` for a confirmed pair where A turned by ``view`` is B."""
-    later = max(a, b)
-    if view is View.mirror:
-        return "mirror", later, "a mirror image carries no evidence of which is the copy"
-    if view is not View.identity:
-        portrait = [f for f in (a, b) if sizes[f][1] > sizes[f][0]]
-        if len(portrait) == 1:
-            return "rotation", portrait[0], "the quarter-turned film is portrait"
-        return "rotation", later, "a half-turn carries no evidence of which is the copy"
-    if not result.same_size:
-        off = {f: abs(sizes[f][1] - typical_height) for f in (a, b)}
-        if off[a] != off[b]:
-            return (
-                "rescaled",
-                max((a, b), key=off.get),
-                "its height is further from the typical film height",
-            )
-        return "rescaled", later, "both heights are as typical"
-    grain_a, grain_b = result.grain or (0.0, 0.0)
-    low, high = sorted((grain_a, grain_b))
-    if high - low > NOISED_GRAIN_GAIN and high > NOISED_GRAIN_RATIO * low:
-        return "noised", a if grain_a > grain_b else b, f"fine grain {high:.2f} vs {low:.2f}"
-    return "near-identical", "", ""
+@dataclass(frozen=True)
+class DroppedFilm:
+    """A film dropped from its same-picture group, and why."""
+
+    film_id: str
+    kind: str
+    relative_to: str  # the film it was confirmed against
+    view: View  # how ``relative_to`` turns into this film
+    distance: int
+    difference: float
+    evidence: str
 
 
-Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
+@dataclass(frozen=True)
+class SamePictureGroup:
+    kept: str
+    dropped: tuple[DroppedFilm, ...]
 
 
 def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
@@ -99,31 +105,124 @@ def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
     return candidates
 
 
-def same_picture_pairs(
-    sizes: dict[str, tuple[int, int]],
+def confirmed_pairs(
     candidates: list[Candidate],
     compare_many: Callable[[list[tuple[str, str, View]]], list[Comparison]],
 ) -> list[SamePicture]:
-    """Confirmed same-picture pairs among the ``candidate_pairs``, with ``sizes`` (film id ->
-    width, height) from the index; ``compare_many`` compares each film A turned by the view
-    with film B in pixels (``curation.pixels``). A pair confirmed in several views keeps the
-    first."""
-    typical_height = float(np.median([h for _, h in sizes.values()])) if sizes else 0.0
+    """The candidates whose pixels agree; a pair confirmed in several views keeps the first."""
     results = compare_many([(a, b, view) for a, b, view, _ in candidates])
     found: dict[tuple[str, str], SamePicture] = {}
     for (a, b, view, distance), result in zip(candidates, results, strict=True):
-        pair = tuple(sorted((a, b)))
-        if pair in found or not result.same_picture:
-            continue
-        kind, copy, evidence = _judge(a, b, view, result, sizes, typical_height)
-        found[pair] = SamePicture(
-            *pair,
-            kind,
-            view,
-            distance,
-            round(result.reduced_mad, 4),
-            None if result.full_mad is None else round(result.full_mad, 4),
-            copy,
-            evidence,
-        )
+        key = (min(a, b), max(a, b))
+        if key not in found and result.same_picture:
+            found[key] = SamePicture(a, b, view, distance, result)
     return [found[k] for k in sorted(found)]
+
+
+def _grains(pairs: list[SamePicture]) -> dict[str, float]:
+    grains: dict[str, float] = {}
+    for pair in pairs:
+        if pair.comparison.grain is not None:
+            grains[pair.a], grains[pair.b] = pair.comparison.grain
+    return grains
+
+
+def _keeper_key(
+    film: str,
+    group: set[str],
+    facts: Mapping[str, FilmFacts],
+    grains: dict[str, float],
+    typical: float,
+) -> tuple[tuple[float, str], ...]:
+    """Evidence that ``film`` is a copy, strongest first (lower = more original), each with
+    the sentence that explains it when it decides."""
+    fact = facts[film]
+    least_likeness = min(facts[f].copy_likeness for f in group)
+    scripted = fact.copy_likeness >= DECISIVE_RATIO * least_likeness
+    has_landscape = any(facts[f].width >= facts[f].height for f in group)
+    portrait = fact.height > fact.width and has_landscape
+    same_size = [
+        grains[f]
+        for f in group
+        if f in grains and (facts[f].width, facts[f].height) == (fact.width, fact.height)
+    ]
+    grainier = film in grains and grains[film] > min(same_size, default=grains[film])
+    copied = _copied_boxes(film, group, facts)
+    sizes = {(facts[f].width, facts[f].height) for f in group}
+    off_height = abs(fact.height - typical) if len(sizes) > 1 else 0.0
+    return (
+        (float(scripted), "its encoder signature is that of the archive's augmented copies"),
+        (float(portrait), "it is portrait: a quarter-turned copy of a landscape film"),
+        (off_height, "its height is further from the archive's typical film height"),
+        (
+            float(grainier and copied),
+            f"it repeats the other film's boxes and is grainier ({grains.get(film, 0):.2f})",
+        ),
+        (0.0, "fallback: nothing in the files separates them, the lower number is kept"),
+    )
+
+
+def _copied_boxes(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> bool:
+    """True when another film of the group carries exactly this film's (non-empty) boxes."""
+    mine = facts[film].lesions
+    return bool(mine) and any(facts[f].lesions == mine for f in group if f != film)
+
+
+def _evidence(dropped: tuple[tuple[float, str], ...], kept: tuple[tuple[float, str], ...]) -> str:
+    for (mine, why), (theirs, _) in zip(dropped, kept, strict=True):
+        if mine > theirs:
+            return why
+    return dropped[-1][1]
+
+
+def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str) -> str:
+    if pair.view is View.mirror:
+        return "mirror"
+    if pair.view is not View.identity:
+        return "rotation"
+    if not pair.comparison.same_size:
+        return "rescaled"
+    a, b = facts[pair.a], facts[pair.b]
+    copied_boxes = bool(a.lesions) and a.lesions == b.lesions
+    if copied_boxes or "encoder" in decided_by:
+        return "noised"
+    return "re-filing"
+
+
+def same_picture_groups(
+    pairs: list[SamePicture], facts: Mapping[str, FilmFacts], typical_height: float | None = None
+) -> list[SamePictureGroup]:
+    """Group confirmed pairs and pick each group's keeper by evidence (module docstring)."""
+    graph = nx.Graph()
+    for pair in pairs:
+        graph.add_edge(pair.a, pair.b, pair=pair)
+    heights = [f.height for f in facts.values()]
+    typical = typical_height if typical_height is not None else float(np.median(heights or [0]))
+    grains = _grains(pairs)
+    groups = []
+    for component in nx.connected_components(graph):
+        keys = {f: _keeper_key(f, component, facts, grains, typical) for f in component}
+        kept = min(component, key=lambda f: ([k for k, _ in keys[f]], f))
+        dropped = []
+        for film in sorted(component - {kept}):
+            evidence = _evidence(keys[film], keys[kept])
+            if graph.has_edge(film, kept):
+                pair = graph.edges[film, kept]["pair"]
+            else:
+                towards_kept = nx.shortest_path(graph, film, kept)[1]
+                pair = graph.edges[film, towards_kept]["pair"]
+            relative_to = pair.a if pair.b == film else pair.b
+            view = pair.view if pair.b == film else _INVERSE.get(pair.view, pair.view)
+            dropped.append(
+                DroppedFilm(
+                    film,
+                    _kind(pair, facts, evidence),
+                    relative_to,
+                    view,
+                    pair.distance,
+                    round(pair.comparison.difference, 4),
+                    evidence,
+                )
+            )
+        groups.append(SamePictureGroup(kept, tuple(dropped)))
+    return sorted(groups, key=lambda g: g.kept)

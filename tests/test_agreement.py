@@ -23,7 +23,7 @@ def write_pairs(build: Path, pairs: list[tuple[list, list]]) -> None:
             "film_id": f"{i}",
             "other_film_id": f"{i}b",
             "distance": 0,
-            "full_mad": 0.0,
+            "difference": 0.0,
             "lesions": a,
             "other_lesions": b,
         }

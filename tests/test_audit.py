@@ -65,7 +65,8 @@ def test_clean_sample_build_passes(clean_run):
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     assert report["clean"] and report["findings"] == []
-    assert report["clusters"]["equal"] and report["clusters"]["spanning"] == []
+    assert report["clusters"]["consistent"] and report["clusters"]["spanning"] == []
+    assert report["same_picture_turned"] == []
     assert report["parameters"]["thresholds_bits"] == {"ahash": 30, "phash": 4, "dhash": 4}
     splits = report["splits"]
     assert set(splits) == {"train", "validation", "test"}
@@ -103,13 +104,50 @@ def test_altered_test_film_copied_into_train_fails_and_is_named(
     named = {(p["a"]["film_id"], p["b"]["film_id"]) for p in pairs}
     assert (copy_id, test_row["film_id"]) in named
     assert all(a == copy_id for a, _ in named)  # only the copy (and its look-alikes) leak
-    assert not report["clusters"]["equal"]
+    assert not report["clusters"]["consistent"]
     page = (tmp_path / "out" / "report.html").read_text()
     flagged_rows = re.findall(r'<tr class="flagged">.*?</tr>', page, flags=re.DOTALL)
     assert any(
         f"train / {copy_id}" in row and f"test / {test_row['film_id']}" in row
         for row in flagged_rows
     )
+
+
+TURNS = {
+    "mirror": lambda p: p[:, ::-1],
+    "rot180": lambda p: np.rot90(p, 2),
+    "rot90": lambda p: np.rot90(p, 1),
+}
+
+
+@pytest.mark.parametrize("view", TURNS)
+def test_a_turned_test_film_added_to_train_fails_and_is_named(
+    sample_dataset_dir: Path, tmp_path: Path, view: str
+):
+    """The commonest augmentation leak: upright hashes are far apart, so only a search in
+    every orientation, confirmed in pixels, sees it."""
+    build = copy_dataset(sample_dataset_dir, tmp_path)
+    test_row = pq.read_table(shard(build, "test")).to_pylist()[0]
+    pixels = np.asarray(Image.open(io.BytesIO(test_row["image"]["bytes"])).convert("L"))
+    copy_id = "990002"
+    turned = {
+        **test_row,
+        "film_id": copy_id,
+        "image": {"bytes": jpeg(np.ascontiguousarray(TURNS[view](pixels))), "path": "x.jpg"},
+        "cluster_id": copy_id,
+    }
+    rewrite(shard(build, "train"), [*pq.read_table(shard(build, "train")).to_pylist(), turned])
+
+    result = run(build, "--out", tmp_path / "out", *FAST)
+
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    named = {
+        frozenset((p["film"]["film_id"], p["other"]["film_id"]))
+        for p in report["same_picture_turned"]
+    }
+    assert named == {frozenset((copy_id, test_row["film_id"]))}
+    assert any("mirrored or turned" in finding for finding in report["findings"])
 
 
 def test_referral_field_depending_on_lesion_count_fails(sample_dataset_dir: Path, tmp_path: Path):

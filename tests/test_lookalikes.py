@@ -1,11 +1,71 @@
-from curation.lookalikes import lookalike_components
+"""Look-alike links in every orientation, inherited links of dropped copies, patient links."""
+
+import numpy as np
+
+from curation.hashing import View
+from curation.lookalikes import (
+    LOOKALIKE_DISTANCE,
+    MAX_FILMS_PER_PATIENT,
+    Link,
+    lookalike_components,
+    lookalike_links,
+    patient_links,
+)
+
+
+def _link(a: str, b: str) -> Link:
+    return Link(a, b, View.identity, 10)
 
 
 def test_components_are_transitive_and_keep_singletons():
-    edges = [("00021", "00031", 10), ("00031", "00041", 29), ("00111", "00121", 3)]
-    clusters = lookalike_components(["00011", "00021", "00031", "00041", "00111", "00121"], edges)
+    links = [_link("00021", "00031"), _link("00031", "00041"), _link("00111", "00121")]
+    clusters = lookalike_components(["00011", "00021", "00031", "00041", "00111", "00121"], links)
     assert [(c.cluster_id, c.film_ids) for c in clusters] == [
         ("00021", ("00021", "00031", "00041")),
         ("00111", ("00111", "00121")),
         ("00011", ("00011",)),
     ]
+
+
+def _random_code(rng: np.random.Generator) -> bytes:
+    return rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+
+
+def _flip(code: bytes, bits: int) -> bytes:
+    array = np.unpackbits(np.frombuffer(code, np.uint8))
+    array[:bits] ^= 1
+    return np.packbits(array).tobytes()
+
+
+def test_a_film_that_looks_alike_only_when_turned_is_linked_at_the_same_limit():
+    rng = np.random.default_rng(2)
+    hashes = {f: {v: _random_code(rng) for v in View} for f in ("a", "b", "c", "d")}
+    shared = hashes["a"][View.identity]
+    hashes["b"][View.mirror] = _flip(shared, LOOKALIKE_DISTANCE)  # b mirrored is near a
+    hashes["c"][View.rot90] = _flip(shared, LOOKALIKE_DISTANCE + 1)  # just too far
+    hashes["d"][View.rot180] = _flip(shared, 5)
+    links = lookalike_links(hashes)
+    assert [(x.first, x.second, x.view, x.distance) for x in links] == [
+        ("a", "b", View.mirror, LOOKALIKE_DISTANCE),
+        ("a", "d", View.rot180, 5),
+    ]
+
+
+def test_a_dropped_copy_passes_its_links_to_the_film_kept_in_its_place():
+    # "m" (a mirrored copy of "o", dropped) looked like "x"; "o" itself did not.
+    links = [_link("m", "x")]
+    clusters = lookalike_components(["o", "x", "y"], links, kept_as={"m": "o"})
+    assert [c.film_ids for c in clusters] == [("o", "x"), ("y",)]
+
+
+def test_films_naming_one_patient_are_linked_unless_the_number_is_a_template():
+    numbers = {"a": "PN1", "b": "PN1", "c": "PN2"}
+    template = {f"t{i:02d}": "PN9" for i in range(MAX_FILMS_PER_PATIENT + 1)}
+    links, templated = patient_links({**numbers, **template})
+    assert [(x.first, x.second, x.view) for x in links] == [("a", "b", None)]
+    assert templated == MAX_FILMS_PER_PATIENT + 1
+    at_limit = {f"t{i:02d}": "PN9" for i in range(MAX_FILMS_PER_PATIENT)}
+    links, templated = patient_links(at_limit)
+    assert len(links) == MAX_FILMS_PER_PATIENT - 1 and templated == 0
+    clusters = lookalike_components(sorted(at_limit), links)
+    assert len(clusters) == 1

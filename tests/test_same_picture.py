@@ -1,4 +1,8 @@
-"""Same-picture candidates, their pixel comparison (parallel and cached) and the verdicts."""
+"""Same-picture detection at real film sizes and exposures, and the margins of its limits.
+
+The films come from ``tests/film_kit.py`` (drawn without the code under test) at sizes from
+the real archive's range; copies are made as a script or a re-export would make them.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +10,161 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from curation import pixels
-from curation.hashing import View
-from curation.pixels import Comparison, ComparisonCache, compare
-from curation.same_picture import candidate_pairs, same_picture_pairs
+from curation.hashing import AverageHash512, View, hamming
+from curation.pixels import SAME_PICTURE_LIMIT, Comparison, ComparisonCache, Exposure, compare
+from curation.records import Lesion
+from curation.same_picture import (
+    SAME_PICTURE_RADIUS,
+    FilmFacts,
+    SamePicture,
+    candidate_pairs,
+    confirmed_pairs,
+    same_picture_groups,
+)
+from tests import film_kit as kit
+
+# Issue 11's measurement on real panoramic films: distinct films were at least 61 bits apart
+# and augmented copies up to 16 bits in their best orientation.
+REAL_DISTINCT_MIN_BITS = 61
+REAL_COPY_MAX_BITS = 16
+MARGIN = 0.25
+
+COPIES = {
+    "half turn": ("rot180", View.rot180),
+    "quarter turn": ("rot90", View.rot90),
+    "three-quarter turn": ("rot270", View.rot270),
+    "mirror": ("mirror", View.mirror),
+    "scaled down": ("scale:0.83", View.identity),
+    "scaled up": ("scale:1.18", View.identity),
+    "3 grey levels darker": ("exposure:-3:1:1", View.identity),
+    "8 grey levels brighter": ("exposure:8:1:1", View.identity),
+    "8 grey levels darker": ("exposure:-8:1:1", View.identity),
+    "gain 0.9": ("exposure:0:0.9:1", View.identity),
+    "gamma 0.85": ("exposure:0:1:0.85", View.identity),
+    "gamma 1.15": ("exposure:0:1:1.15", View.identity),
+    "quality 60": ("quality:60", View.identity),
+    "noise sigma 4": ("noise:4", View.identity),
+    "noise sigma 7": ("noise:7", View.identity),
+}
+DISTINCT = {
+    "another film": "other",
+    "another shot, moved 2 px": "shift:2:1",
+    "another shot, moved 6 px": "shift:6:2",
+}
+SEEDS = (3, 11)
 
 
-def _code(rng: np.random.Generator) -> bytes:
-    return rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+def _make(picture: np.ndarray, how: str, seed: int) -> tuple[np.ndarray, int]:
+    name, *args = how.split(":")
+    values = [float(a) for a in args]
+    if name in ("rot90", "rot180", "rot270", "mirror"):
+        return kit.turned(picture, name), 85
+    if name == "scale":
+        return kit.scaled(picture, values[0]), 85
+    if name == "exposure":
+        return kit.exposed(picture, *values), 85
+    if name == "quality":
+        return picture, int(values[0])
+    if name == "noise":
+        return kit.noised(picture, values[0], seed), 85
+    if name == "shift":
+        moved = kit.shifted(picture, int(values[0]), int(values[1]))
+        return kit.noised(kit.exposed(moved, 4, 0.97), 1.5, seed + 1), 85
+    return kit.film(seed + 1000, picture.shape[::-1]), 85
 
 
-def _flip(code: bytes, bits: int) -> bytes:
-    array = np.unpackbits(np.frombuffer(code, np.uint8))
-    array[:bits] ^= 1
-    return np.packbits(array).tobytes()
+@pytest.fixture(scope="module")
+def kit_films(tmp_path_factory) -> dict[tuple[int, str], Path]:
+    """For each seed: the original (``""``) and one file per copy or distinct case."""
+    folder = tmp_path_factory.mktemp("kit")
+    paths = {}
+    for seed in SEEDS:
+        picture = kit.film(seed)
+        paths[(seed, "")] = kit.save(picture, folder / f"{seed}.jpg", 92)
+        for how in [h for h, _ in COPIES.values()] + list(DISTINCT.values()):
+            made, quality = _make(picture, how, seed)
+            paths[(seed, how)] = kit.save(made, folder / f"{seed}-{how}.jpg", quality)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def measured(kit_films) -> dict[str, list[tuple[str, Comparison]]]:
+    """Every copy and distinct case compared with its original."""
+    copies, distinct = [], []
+    for seed in SEEDS:
+        original = kit_films[(seed, "")]
+        for name, (how, view) in COPIES.items():
+            copies.append((name, compare(original, kit_films[(seed, how)], view)))
+        for name, how in DISTINCT.items():
+            distinct.append((name, compare(original, kit_films[(seed, how)], View.identity)))
+    return {"copies": copies, "distinct": distinct}
+
+
+def test_film_kit_sizes_are_real_and_mostly_not_multiples_of_8(kit_films):
+    sizes = [kit.film(seed).shape for seed in SEEDS]
+    assert all(2300 <= w <= 2640 and 1252 <= h <= 1292 for h, w in sizes)
+    assert all(w % 8 or h % 8 for h, w in sizes)
+
+
+@pytest.mark.parametrize("name", COPIES)
+def test_every_kind_of_copy_at_real_size_and_exposure_is_the_same_picture(measured, name):
+    for case, result in measured["copies"]:
+        if case == name:
+            assert result.same_picture, (name, result.difference)
+
+
+@pytest.mark.parametrize("name", DISTINCT)
+def test_another_film_or_another_shot_is_not_the_same_picture(measured, name):
+    for case, result in measured["distinct"]:
+        if case == name:
+            assert not result.same_picture, (name, result.difference)
+
+
+def test_the_limit_keeps_a_quarter_margin_from_both_measured_sides(measured):
+    worst_copy = max(r.difference for _, r in measured["copies"])
+    closest_distinct = min(r.difference for _, r in measured["distinct"])
+    assert (1 + MARGIN) * worst_copy <= SAME_PICTURE_LIMIT, worst_copy
+    assert (1 - MARGIN) * closest_distinct >= SAME_PICTURE_LIMIT, closest_distinct
+
+
+def test_exposure_is_fitted_not_ignored(measured):
+    darker = next(r for name, r in measured["copies"] if name == "8 grey levels darker")
+    assert darker.exposure is not None
+    assert darker.exposure.offset == pytest.approx(-8, abs=1.5)
+    gamma = next(r for name, r in measured["copies"] if name == "gamma 0.85")
+    assert gamma.exposure.gamma == pytest.approx(0.85, abs=0.05)
+
+
+def test_the_candidate_radius_has_headroom_over_every_copy_seen(kit_films):
+    hasher = AverageHash512()
+    worst = 0
+    for seed in SEEDS:
+        own = hasher.hash_views(kit_films[(seed, "")])
+        for how, view in COPIES.values():
+            copy = hasher.hash_views(kit_films[(seed, how)])[View.identity]
+            worst = max(worst, hamming(own[view], copy))
+    assert (1 + MARGIN) * max(worst, REAL_COPY_MAX_BITS) <= SAME_PICTURE_RADIUS, worst
+    assert SAME_PICTURE_RADIUS <= (1 - MARGIN) * REAL_DISTINCT_MIN_BITS
 
 
 def test_candidates_list_an_unturned_pair_once_and_a_turned_pair_each_way():
     rng = np.random.default_rng(5)
-    x = _code(rng)
-    hashes = {f: {v: _code(rng) for v in View} for f in ("a", "b", "c")}
+
+    def code() -> bytes:
+        return rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+
+    def flip(value: bytes, bits: int) -> bytes:
+        array = np.unpackbits(np.frombuffer(value, np.uint8))
+        array[:bits] ^= 1
+        return np.packbits(array).tobytes()
+
+    x = code()
+    hashes = {f: {v: code() for v in View} for f in ("a", "b", "c")}
     hashes["a"][View.identity] = x
-    hashes["b"][View.identity] = _flip(x, 3)
-    hashes["c"][View.rot90] = _flip(x, 2)  # c turned a quarter looks like a (and b)
+    hashes["b"][View.identity] = flip(x, 3)
+    hashes["c"][View.rot90] = flip(x, 2)
     assert candidate_pairs(hashes, 16) == [
         ("a", "b", View.identity, 3),
         ("c", "a", View.rot90, 2),
@@ -39,92 +173,122 @@ def test_candidates_list_an_unturned_pair_once_and_a_turned_pair_each_way():
 
 
 def test_a_pair_confirmed_in_several_views_keeps_the_first_and_unconfirmed_pairs_go():
-    sizes = {"a": (2400, 1280), "b": (2400, 1280), "c": (2400, 1280)}
+    same, other = Comparison(0.5, None, False), Comparison(9.0, None, False)
     candidates = [
         ("b", "a", View.mirror, 4),
         ("a", "b", View.rot180, 6),
         ("a", "c", View.rot180, 9),
     ]
-    asked = []
+    pairs = confirmed_pairs(candidates, lambda jobs: [same, same, other])
+    assert [(p.a, p.b, p.view, p.distance) for p in pairs] == [("b", "a", View.mirror, 4)]
 
-    def compare_many(jobs):
-        asked.extend(jobs)
-        same = Comparison(1.0, None, True)
-        return [same, same, Comparison(9.0, None, True)]
 
-    pairs = same_picture_pairs(sizes, candidates, compare_many)
-    assert asked == [(a, b, v) for a, b, v, _ in candidates]
-    assert [(p.first, p.second, p.kind, p.view, p.distance) for p in pairs] == [
-        ("a", "b", "mirror", View.mirror, 4)
+def test_comparisons_in_worker_processes_equal_the_serial_ones_and_are_cached(
+    kit_films, tmp_path, monkeypatch
+):
+    seed = SEEDS[0]
+    jobs = [
+        (kit_films[(seed, "")], "o", kit_films[(seed, how)], how, view)
+        for how, view in (
+            ("rot180", View.rot180),
+            ("noise:4", View.identity),
+            ("other", View.identity),
+        )
     ]
-
-
-def test_mean_absolute_difference_is_exact():
-    rng = np.random.default_rng(9)
-    a, b = (rng.integers(0, 256, (123, 457), dtype=np.uint8) for _ in range(2))
-    exact = np.abs(a.astype(np.int64) - b.astype(np.int64)).mean()
-    assert pixels._mad(Image.fromarray(a), Image.fromarray(b)) == pytest.approx(exact, abs=1e-12)
-
-
-@pytest.fixture(scope="module")
-def films(tmp_path_factory) -> dict[str, Path]:
-    """A film, a re-encoded copy, a noised copy, a mirrored copy and another film."""
-    folder = tmp_path_factory.mktemp("films")
-    rng = np.random.default_rng(4)
-    coarse = Image.fromarray((rng.random((24, 48)) * 255).astype(np.uint8))
-    film = np.asarray(coarse.resize((960, 480), Image.Resampling.BICUBIC))
-    noise = rng.normal(0, 8, film.shape)
-    other = np.asarray(
-        Image.fromarray((rng.random((24, 48)) * 255).astype(np.uint8)).resize((960, 480))
-    )
-    arrays = {
-        "film": (film, 95),
-        "reencoded": (film, 80),
-        "noised": (np.clip(film + noise, 0, 255).astype(np.uint8), 95),
-        "mirrored": (film[:, ::-1], 95),
-        "other": (other, 95),
-    }
-    paths = {}
-    for name, (array, quality) in arrays.items():
-        paths[name] = folder / f"{name}.jpg"
-        Image.fromarray(array).save(paths[name], quality=quality)
-    return paths
-
-
-def _jobs(films: dict[str, Path]) -> list[tuple[Path, str, Path, str, View]]:
-    pairs = [
-        ("film", "reencoded", View.identity),
-        ("film", "noised", View.identity),
-        ("mirrored", "film", View.mirror),
-        ("film", "other", View.identity),
-    ]
-    return [(films[a], a, films[b], b, view) for a, b, view in pairs]
-
-
-def test_comparisons_in_worker_processes_equal_the_serial_ones(films):
-    jobs = _jobs(films)
     serial = ComparisonCache(None).compare_many(jobs, workers=1)
-    parallel = ComparisonCache(None).compare_many(jobs, workers=2)
-    assert parallel == serial == [compare(a, b, view) for a, _, b, _, view in jobs]
-    same = [c.same_picture for c in serial]
-    assert same == [True, True, True, False]
-    reencoded, noised = serial[0].grain, serial[1].grain
-    assert noised[1] > 2 * noised[0] and abs(reencoded[1] - reencoded[0]) < 1
-
-
-def test_saved_comparisons_are_not_computed_again(films, tmp_path, monkeypatch):
-    jobs = _jobs(films)
     cache = ComparisonCache(tmp_path / "pixels.parquet")
-    first = cache.compare_many(jobs, workers=1)
+    assert cache.compare_many(jobs, workers=2) == serial
     cache.save()
 
     def no_decoding(*args):
         raise AssertionError("a cached comparison was computed again")
 
     monkeypatch.setattr(pixels, "compare", no_decoding)
-    progress = []
-    again = ComparisonCache(tmp_path / "pixels.parquet").compare_many(
-        jobs, workers=1, on_progress=progress.append
+    assert ComparisonCache(tmp_path / "pixels.parquet").compare_many(jobs, workers=1) == serial
+
+
+# --- groups and the keeper -----------------------------------------------------------------
+
+LANDSCAPE = (2455, 1271)
+
+
+def _facts(**films: dict) -> dict[str, FilmFacts]:
+    return {
+        name: FilmFacts(
+            spec.get("size", LANDSCAPE)[0],
+            spec.get("size", LANDSCAPE)[1],
+            spec.get("lesions", ()),
+            spec.get("likeness", 1.0),
+        )
+        for name, spec in films.items()
+    }
+
+
+def _pair(a: str, b: str, view: View = View.identity, same_size: bool = True, grain=None):
+    return SamePicture(a, b, view, 3, Comparison(0.4, Exposure(0, 1, 1), same_size, grain))
+
+
+def test_a_mirrored_copy_under_a_lower_number_is_dropped_by_its_encoder_signature():
+    facts = _facts(**{"0101": {"likeness": 40.0}, "0701": {"likeness": 0.2}})
+    [group] = same_picture_groups([_pair("0701", "0101", View.mirror)], facts)
+    assert group.kept == "0701"
+    [dropped] = group.dropped
+    assert (dropped.film_id, dropped.kind) == ("0101", "mirror")
+    assert "encoder signature" in dropped.evidence
+
+
+def test_without_evidence_the_lower_number_is_kept_and_the_fallback_is_recorded():
+    [group] = same_picture_groups(
+        [_pair("0701", "0101", View.rot180)], _facts(**{"0101": {}, "0701": {}})
     )
-    assert again == first
-    assert sum(progress) == len(jobs)
+    assert group.kept == "0101"
+    assert group.dropped[0].kind == "rotation"
+    assert group.dropped[0].evidence.startswith("fallback")
+
+
+def test_a_quarter_turned_copy_is_the_portrait_film_whatever_its_number():
+    facts = _facts(**{"0101": {"size": LANDSCAPE[::-1]}, "0701": {}})
+    [group] = same_picture_groups([_pair("0701", "0101", View.rot90, same_size=False)], facts)
+    assert group.kept == "0701" and "portrait" in group.dropped[0].evidence
+
+
+def test_a_rescaled_copy_is_the_film_whose_height_is_further_from_typical():
+    facts = _facts(**{"0101": {"size": (2000, 1035)}, "0701": {}})
+    [group] = same_picture_groups(
+        [_pair("0101", "0701", same_size=False)], facts, typical_height=1271
+    )
+    assert group.kept == "0701" and group.dropped[0].kind == "rescaled"
+
+
+def test_a_same_frame_pair_is_a_copy_only_on_evidence_and_the_grainier_film_is_the_copy():
+    grainy_second = _pair("0101", "0701", grain=(1.8, 3.6))
+    bare = _facts(**{"0101": {}, "0701": {}})
+    [group] = same_picture_groups([grainy_second], bare)
+    assert (group.kept, group.dropped[0].kind) == ("0101", "re-filing")
+    boxes = (Lesion((0.1, 0.2, 0.3, 0.4), 4),)
+    copied = _facts(**{"0101": {"lesions": boxes}, "0701": {"lesions": boxes}})
+    grainy_first = _pair("0101", "0701", grain=(3.6, 1.8))
+    [group] = same_picture_groups([grainy_first], copied)
+    assert (group.kept, group.dropped[0].kind) == ("0701", "noised")
+    assert "grainier" in group.dropped[0].evidence
+    scripted = _facts(**{"0101": {"likeness": 30.0}, "0701": {}})
+    [group] = same_picture_groups([grainy_second], scripted)
+    assert (group.kept, group.dropped[0].kind) == ("0701", "noised")
+
+
+def test_chains_of_copies_form_one_group_with_one_film_kept():
+    facts = _facts(
+        **{"0101": {}, "0201": {"likeness": 50.0}, "0301": {"size": LANDSCAPE[::-1]}, "0401": {}}
+    )
+    pairs = [
+        _pair("0101", "0401"),  # a re-filing
+        _pair("0401", "0201", View.mirror),  # a mirror of the re-filing, script-written
+        _pair("0201", "0301", View.rot90, same_size=False),  # a quarter turn of the mirror
+    ]
+    [group] = same_picture_groups(pairs, facts)
+    assert group.kept == "0101"
+    assert {d.film_id: d.kind for d in group.dropped} == {
+        "0201": "mirror",
+        "0301": "rotation",
+        "0401": "re-filing",
+    }
