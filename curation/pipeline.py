@@ -38,6 +38,7 @@ from curation.records import (
     write_records,
 )
 from curation.referrals import DEFAULT_SALT
+from curation.review_page import write_review
 from curation.same_picture import SAME_PICTURE_RADIUS
 from curation.same_picture_step import run_same_picture
 from curation.sample import SAMPLE_COMMENT
@@ -259,6 +260,16 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         build.write_manifest(out / "manifest.parquet", records)
         build.write_clusters(out / "clusters.parquet", clusters, split_of)
         build.write_agreement(out / "agreement.parquet", agreement)
+        write_review(
+            out,
+            root,
+            records,
+            same.groups,
+            clusters,
+            links + patients,
+            settings.lookalike_distance,
+            synthetic=source.comment == SAMPLE_COMMENT,
+        )
         summary = _summary(
             source, settings, records, same, clusters, links, patients, templated, kept
         )

@@ -1,0 +1,90 @@
+"""The build's review page: the chain's same-picture groups and look-alike clusters, turned
+into ``curation.review``'s plain records, so a curator can check every decision at a glance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curation.lookalikes import Cluster, Link
+from curation.pixels import SAME_PICTURE_LIMIT
+from curation.records import Fate, Kind, SourceRecord
+from curation.review import (
+    ReviewCluster,
+    ReviewGroup,
+    ReviewLink,
+    ReviewMember,
+    write_review_page,
+)
+from curation.same_picture import SamePictureGroup
+
+
+def review_groups(groups: list[SamePictureGroup]) -> list[ReviewGroup]:
+    return [
+        ReviewGroup(
+            g.kept,
+            tuple(
+                ReviewMember(
+                    d.film_id,
+                    False,
+                    d.kind,
+                    d.view.value,
+                    d.distance,
+                    d.difference,
+                    SAME_PICTURE_LIMIT,
+                    d.evidence,
+                )
+                for d in g.dropped
+            ),
+        )
+        for g in groups
+    ]
+
+
+def review_clusters(
+    clusters: list[Cluster], links: list[Link], kept_as: dict[str, str], limit: int
+) -> list[ReviewCluster]:
+    """Every multi-film cluster with the links (between kept films) that joined it."""
+    cluster_of = {f: c.cluster_id for c in clusters for f in c.film_ids}
+    joined: dict[str, list[ReviewLink]] = {c.cluster_id: [] for c in clusters}
+    for link in links:
+        a, b = kept_as.get(link.first, link.first), kept_as.get(link.second, link.second)
+        if a == b or a not in cluster_of:
+            continue
+        if link.view is None:
+            reason = "same patient number"
+        else:
+            inherited = " (through a dropped copy)" if (a, b) != (link.first, link.second) else ""
+            reason = f"hash distance {link.distance} ({link.view.value}){inherited}"
+        joined[cluster_of[a]].append(ReviewLink(a, b, reason, link.distance, limit))
+    return [
+        ReviewCluster(c.cluster_id, c.film_ids, tuple(joined[c.cluster_id]))
+        for c in clusters
+        if len(c.film_ids) > 1
+    ]
+
+
+def write_review(
+    out: Path,
+    root: Path,
+    records: list[SourceRecord],
+    groups: list[SamePictureGroup],
+    clusters: list[Cluster],
+    links: list[Link],
+    limit: int,
+    synthetic: bool,
+) -> Path:
+    """``out/review/index.html`` with thumbnails of every film it shows."""
+    paths = {
+        r.film_id: root / r.path
+        for r in records
+        if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)
+    }
+    kept_as = {d.film_id: g.kept for g in groups for d in g.dropped}
+    return write_review_page(
+        out / "review",
+        review_groups(groups),
+        review_clusters(clusters, links, kept_as, limit),
+        lambda film_id: paths[film_id],
+        title="pericurate: same-picture and look-alike decisions",
+        synthetic=synthetic,
+    )
