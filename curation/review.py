@@ -76,40 +76,28 @@ KIND_ORDER = ("mirror", "rotation", "rescaled", "noised", "re-filing")
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 _PAGE = Template("""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>$title</title>
+<html lang="en"><head><meta charset="utf-8"><title>$title</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #111; background: #fff; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin: 0 0 .4em; }
 .banner { background: #ffe08a; border: 2px solid #b07d00; padding: .6em 1em; font-weight: bold; }
-.summary td, .summary th { text-align: left; padding: 0 1em 0 0; }
 section { border-top: 1px solid #bbb; padding: .8em 0; }
-.films { display: flex; flex-wrap: wrap; gap: .8em; align-items: flex-start; }
+.films, .member { display: flex; flex-wrap: wrap; gap: .8em; align-items: flex-start; }
+.member { flex-wrap: nowrap; max-width: 560px; } .facts td:first-child { white-space: nowrap; }
 figure { margin: 0; width: 200px; } figure img { display: block; background: #ddd; }
-.member { display: flex; gap: .6em; max-width: 560px; align-items: flex-start; }
-.facts td:first-child { white-space: nowrap; color: #555; }
-figcaption { font-size: 12px; overflow-wrap: anywhere; }
-.kept figcaption { font-weight: bold; color: #05631e; }
-.close { color: #a30000; font-weight: bold; }
-.missing { width: 192px; height: 100px; background: #eee; font-size: 12px; color: #a30000; }
-table.facts td, table.links td, table.links th {
-  padding: 0 .8em 0 0; vertical-align: top; text-align: left;
-}
+figcaption { font-size: 12px; overflow-wrap: anywhere; } .kept figcaption { color: #05631e; }
+.close, .missing, .kept figcaption { font-weight: bold; } .close, .missing { color: #a30000; }
+.missing { width: 192px; height: 100px; background: #eee; font-size: 12px; }
+td, th { padding: 0 .8em 0 0; vertical-align: top; text-align: left; }
 tr.deciding { background: #fff2c6; } tr.patient { color: #3b3bb0; }
-</style>
-</head>
-<body>
-<h1>$title</h1>
-$banner
-$summary
+</style></head>
+<body><h1>$title</h1>
+$banner$summary
 <h2 id="groups">Same-picture groups: closest to the limit first</h2>
 $groups
 <h2 id="clusters">Look-alike clusters: weakest needed link first</h2>
 $clusters
-</body>
-</html>
+</body></html>
 """)
 
 
@@ -147,26 +135,45 @@ def _thumbnail(source: Path) -> tuple[bytes, tuple[int, int]] | str:
     return buffer.getvalue(), size
 
 
-def _ratio(film_id: str, value: float, limit: float) -> float:
+def _ratio(what: str, value: float, limit: float) -> float:
     """How much of its limit a measurement used: 1.0 sits on the threshold."""
     if not (math.isfinite(value) and math.isfinite(limit) and limit > 0):
         raise ReviewError(
-            f"Film {film_id!r} has measurement {value!r} against limit {limit!r}; "
+            f"The {what} has measurement {value!r} against limit {limit!r}; "
             "both must be finite and the limit positive."
         )
     return value / limit
 
 
+def _member_ratio(member: ReviewMember) -> float:
+    return _ratio(f"film {member.film_id!r}", member.difference, member.limit)
+
+
 def _group_ratio(group: ReviewGroup) -> float:
     """A group is as close a call as its closest dropped film."""
-    return max((_ratio(m.film_id, m.difference, m.limit) for m in group.members), default=0.0)
+    for member in group.members:
+        if member.kept or member.film_id == group.kept:
+            raise ReviewError(
+                f"Group {group.kept!r} lists {member.film_id!r} as kept among its dropped films."
+            )
+    return max(map(_member_ratio, group.members), default=0.0)
 
 
 def _link_ratio(link: ReviewLink) -> float:
     """Patient links count as 0: a shared patient number links films whatever the hash says."""
     if link.distance is None:
         return 0.0
-    return _ratio(f"{link.first}/{link.second}", link.distance, link.limit)
+    return _ratio(f"link {link.first!r}-{link.second!r}", link.distance, link.limit)
+
+
+def _kruskal_order(link: ReviewLink) -> tuple[bool, float, str, str, str]:
+    """Patient links first (they hold whatever the hash says), then hash links by ratio."""
+    return (link.distance is not None, _link_ratio(link), link.first, link.second, link.reason)
+
+
+def _display_order(link: ReviewLink) -> tuple[bool, float, str, str, str]:
+    """Hash links closest to the limit first, patient links after them."""
+    return (link.distance is None, -_link_ratio(link), link.first, link.second, link.reason)
 
 
 def _deciding_link(cluster: ReviewCluster) -> ReviewLink | None:
@@ -177,8 +184,7 @@ def _deciding_link(cluster: ReviewCluster) -> ReviewLink | None:
     films = UnionFind(cluster.film_ids)
     members = set(cluster.film_ids)
     deciding = None
-    order = sorted(cluster.links, key=lambda k: (_link_ratio(k), k.first, k.second, k.reason))
-    for link in order:
+    for link in sorted(cluster.links, key=_kruskal_order):
         if not {link.first, link.second} <= members:
             raise ReviewError(
                 f"Cluster {cluster.cluster_id!r} lists a link between {link.first!r} and "
@@ -210,7 +216,7 @@ def _figure(film_id: str, thumbs: Thumbs, role: str) -> str:
 
 def _member_html(member: ReviewMember, thumbs: Thumbs) -> str:
     """A dropped film: thumbnail, then the facts a reviewer needs to agree or not."""
-    ratio = _ratio(member.film_id, member.difference, member.limit)
+    ratio = _member_ratio(member)
     margin = member.limit - member.difference
     facts = (
         ("kind", _e(member.kind)),
@@ -231,9 +237,7 @@ def _member_html(member: ReviewMember, thumbs: Thumbs) -> str:
 
 def _group_html(number: int, group: ReviewGroup, thumbs: Thumbs) -> str:
     """A same-picture group, its dropped films closest to the limit first."""
-    members = sorted(
-        group.members, key=lambda m: (-_ratio(m.film_id, m.difference, m.limit), m.film_id)
-    )
+    members = sorted(group.members, key=lambda m: (-_member_ratio(m), m.film_id))
     body = _figure(group.kept, thumbs, "kept") + "".join(_member_html(m, thumbs) for m in members)
     heading = (
         f"Group {number}: kept {_e(group.kept)}, {len(members)} dropped, "
@@ -261,10 +265,7 @@ def _cluster_html(
     number: int, cluster: ReviewCluster, deciding: ReviewLink | None, thumbs: Thumbs
 ) -> str:
     """A multi-film cluster: every film's thumbnail and every link, hash links closest first."""
-    links = sorted(
-        cluster.links,
-        key=lambda k: (k.distance is None, -_link_ratio(k), k.first, k.second, k.reason),
-    )
+    links = sorted(cluster.links, key=_display_order)
     figures = "".join(_figure(film, thumbs, "in cluster") for film in sorted(cluster.film_ids))
     rows = "".join(_link_row(link, deciding) for link in links)
     held = (
@@ -319,13 +320,7 @@ def write_review_page(
     file atomically, so a reader never meets a page pointing at a missing thumbnail."""
     groups = sorted(groups, key=lambda g: (-_group_ratio(g), g.kept))
     decided = [(c, _deciding_link(c)) for c in clusters if len(c.film_ids) > 1]
-    decided.sort(
-        key=lambda pair: (
-            -_link_ratio(pair[1]) if pair[1] else 0.0,
-            pair[1] is None,
-            pair[0].cluster_id,
-        )
-    )
+    decided.sort(key=lambda c: (-_link_ratio(c[1]) if c[1] else 0.0, c[1] is None, c[0].cluster_id))
     films = [g.kept for g in groups] + [m.film_id for g in groups for m in g.members]
     films += [film for c, _ in decided for film in c.film_ids]
     thumbs = {film: _thumbnail(image_path(film)) for film in dict.fromkeys(films)}

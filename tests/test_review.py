@@ -21,7 +21,8 @@ from curation.review import (
     write_review_page,
 )
 
-HOSTILE = '<script>alert("x")</script>../../escape'
+# A script that would not block the browser if it ran (an alert would hang headless Chromium).
+HOSTILE = "<script>document.title='owned'</script>../../escape"
 
 
 class Page(HTMLParser):
@@ -120,7 +121,10 @@ def test_clusters_are_ordered_by_the_weakest_link_they_need_not_the_largest_link
         ("f6", "f7", "f8"),
         (_link("f7", "f8", None), _link("f6", "f7", 20), _link("f6", "f8", 25)),
     )
-    only_patient = ReviewCluster("f9", ("f9", "turned"), (_link("f9", "turned", None),))
+    # A 0-bit link ties with the patient link on ratio; the patient link still holds the cluster.
+    only_patient = ReviewCluster(
+        "f9", ("f9", "turned"), (_link("f9", "turned", 0), _link("f9", "turned", None))
+    )
     lone = ReviewCluster("lone", ("lone",), ())
     clusters = [only_patient, patient, lone, cycle, single]
     html = _write(tmp_path / "out", films, [], clusters)
@@ -131,6 +135,7 @@ def test_clusters_are_ordered_by_the_weakest_link_they_need_not_the_largest_link
     assert "29 of 30 bits (margin 1): weakest" not in text
     assert "20 of 30 bits (margin 10): weakest needed link" in text
     assert "held by patient links only" in text and "patient link (no threshold)" in text
+    assert "clusters held by patient links only1" in text
     assert "lone" not in text  # single-film clusters are not decisions
 
 
@@ -243,6 +248,11 @@ def test_an_unreadable_film_is_shown_as_missing_with_the_reason(tmp_path, films)
             "'f1' and 'f3', which are not both",
         ),
         (
+            [ReviewGroup("f1", (ReviewMember("f1", True, "", "identity", 0, 0.0, 6.0, "kept"),))],
+            [],
+            "Group 'f1' lists 'f1' as kept among its dropped films",
+        ),
+        (
             [],
             [ReviewCluster("f1", ("f1", "f2", "f3"), (_link("f1", "f2", 4),))],
             "films no listed link connects",
@@ -275,7 +285,10 @@ def _dump_dom(browser: str, page: Path, profile: Path) -> str:
         "--dump-dom",
         page.as_uri(),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=90, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{browser} did not finish loading {page} within 90 s.")
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -307,8 +320,10 @@ def test_a_real_headless_browser_renders_the_groups_in_order_and_loads_every_thu
     probe = out / "probe.html"  # beside the page, so the relative thumbnail paths resolve
     probe.write_text(index.read_text("utf-8").replace("</body>", PROBE), "utf-8")
 
-    rendered = Page(_dump_dom(_chromium(), probe, tmp_path / "profile"))
+    dom = _dump_dom(_chromium(), probe, tmp_path / "profile")
+    rendered = Page(dom)
     assert rendered.body.get("data-probe") == "ran"
+    assert "<title>t</title>" in dom  # the hostile id's script did not run
     assert rendered.tags.count("script") == 1  # the probe; the hostile id made no element
     assert rendered.order("group") == ["f3", "f1"]
     assert rendered.order("cluster") == ["f4"]
