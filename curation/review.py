@@ -221,7 +221,7 @@ def _member_html(member: ReviewMember, thumbs: Thumbs) -> str:
     facts = (
         ("kind", _e(member.kind)),
         ("view", _e(member.view)),
-        ("hash distance", f"{member.hash_distance} bits"),
+        ("hash distance", f"{_e(member.hash_distance)} bits"),
         (
             "difference",
             f'<span class="{"close" if ratio >= CLOSE else "ok"}">{member.difference:.2f}</span>'
