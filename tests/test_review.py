@@ -1,0 +1,345 @@
+"""The review page: order by closeness to the limits, escaping of hostile ids, determinism,
+stale thumbnails, and a real headless Chromium loading the page from file://."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from curation.review import (
+    ReviewCluster,
+    ReviewError,
+    ReviewGroup,
+    ReviewLink,
+    ReviewMember,
+    write_review_page,
+)
+
+# A script that would not block the browser if it ran (an alert would hang headless Chromium).
+HOSTILE = "<script>document.title='owned'</script>../../escape"
+
+
+class Page(HTMLParser):
+    """What a reader of the page sees: sections in order, images, script tags, text."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.sections: list[tuple[str, str]] = []  # (class, data-kept or data-cluster)
+        self.images: list[dict[str, str]] = []
+        self.tags: list[str] = []
+        self.text: list[str] = []
+        self.body: dict[str, str] = {}
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        self.tags.append(tag)
+        if tag == "section":
+            key = values.get("data-kept") or values.get("data-cluster", "")
+            self.sections.append((values["class"], key))
+        elif tag == "img":
+            self.images.append(values)
+        elif tag == "body":
+            self.body = values
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def order(self, kind: str) -> list[str]:
+        return [key for css, key in self.sections if css == kind]
+
+
+def _jpeg(path: Path, size: tuple[int, int], seed: int) -> Path:
+    """A small noisy grey film (noise so no two films look alike)."""
+    rng = np.random.default_rng(seed)
+    pixels = rng.integers(0, 256, (size[1] // 8, size[0] // 8), dtype=np.uint8)
+    Image.fromarray(pixels).resize(size).save(path, quality=85)
+    return path
+
+
+def _member(film: str, difference: float, limit: float = 6.0, kind: str = "mirror") -> ReviewMember:
+    return ReviewMember(film, False, kind, "mirror", 4, difference, limit, f"{film} is a copy.")
+
+
+def _link(a: str, b: str, distance: int | None) -> ReviewLink:
+    reason = "same patient number" if distance is None else f"hash distance {distance}"
+    return ReviewLink(a, b, reason, distance, 30)
+
+
+@pytest.fixture
+def films(tmp_path: Path) -> dict[str, Path]:
+    """Landscape films like panoramic radiographs, scaled down, and one turned film."""
+    source = tmp_path / "source"
+    source.mkdir()
+    ids = [f"f{i}" for i in range(1, 10)] + [HOSTILE]
+    paths = {film: _jpeg(source / f"{n}.jpg", (480, 252), n) for n, film in enumerate(ids)}
+    paths["turned"] = _jpeg(source / "turned.jpg", (252, 480), 99)
+    return paths
+
+
+def _write(out: Path, films: dict[str, Path], groups, clusters, synthetic: bool = False) -> str:
+    index = write_review_page(
+        out, groups, clusters, films.__getitem__, title="Review <b>", synthetic=synthetic
+    )
+    assert index == out / "index.html"
+    return index.read_text("utf-8")
+
+
+def test_groups_are_ordered_by_their_largest_difference_to_limit_ratio(tmp_path, films):
+    # By absolute difference f1 would come first, by id too; by ratio f7 (5.5/6) leads.
+    groups = [
+        ReviewGroup("f1", (_member("f2", 8.0, limit=20.0), _member("f3", 1.0))),  # 0.40
+        ReviewGroup("f4", (_member("f5", 2.0), _member("f6", 4.5))),  # 0.75
+        ReviewGroup("f7", (_member("f8", 5.5),)),  # 0.92
+    ]
+    page = Page(_write(tmp_path / "out", films, groups, []))
+    assert page.order("group") == ["f7", "f4", "f1"]
+    text = "".join(page.text)
+    assert "5.50 of limit 6.00" in text and "8.00 of limit 20.00" in text
+    # within a group the dropped film closest to its limit comes first
+    assert text.index("f6") < text.index("f5")
+
+
+def test_clusters_are_ordered_by_the_weakest_link_they_need_not_the_largest_link(tmp_path, films):
+    # Cluster f1 holds a redundant 29-bit link (a cycle); the link it needs is 27 bits.
+    # Cluster f4 needs its single 28-bit link, so it is the closer call.
+    cycle = ReviewCluster(
+        "f1",
+        ("f1", "f2", "f3"),
+        (_link("f1", "f2", 27), _link("f2", "f3", 12), _link("f1", "f3", 29)),
+    )
+    single = ReviewCluster("f4", ("f4", "f5"), (_link("f4", "f5", 28),))
+    # A patient link holds f7 and f8 whatever the hash distance, so 25 bits is not needed.
+    patient = ReviewCluster(
+        "f6",
+        ("f6", "f7", "f8"),
+        (_link("f7", "f8", None), _link("f6", "f7", 20), _link("f6", "f8", 25)),
+    )
+    # A 0-bit link ties with the patient link on ratio; the patient link still holds the cluster.
+    only_patient = ReviewCluster(
+        "f9", ("f9", "turned"), (_link("f9", "turned", 0), _link("f9", "turned", None))
+    )
+    lone = ReviewCluster("lone", ("lone",), ())
+    clusters = [only_patient, patient, lone, cycle, single]
+    html = _write(tmp_path / "out", films, [], clusters)
+    page = Page(html)
+    assert page.order("cluster") == ["f4", "f1", "f6", "f9"]
+    text = "".join(page.text)
+    assert "27 of 30 bits (margin 3): weakest needed link" in text
+    assert "29 of 30 bits (margin 1): weakest" not in text
+    assert "20 of 30 bits (margin 10): weakest needed link" in text
+    assert "held by patient links only" in text and "patient link (no threshold)" in text
+    assert "clusters held by patient links only1" in text
+    assert "lone" not in text  # single-film clusters are not decisions
+
+
+def test_every_film_gets_a_thumbnail_and_a_turned_film_stays_portrait(tmp_path, films):
+    groups = [ReviewGroup("f1", (_member("turned", 3.0, kind="rotation"), _member("f2", 1.0)))]
+    out = tmp_path / "out"
+    page = Page(
+        _write(out, films, groups, [ReviewCluster("f3", ("f3", "f4"), (_link("f3", "f4", 9),))])
+    )
+    shown = {image["alt"]: image for image in page.images}
+    assert sorted(shown) == ["f1", "f2", "f3", "f4", "turned"]
+    for image in page.images:
+        with Image.open(out / image["src"]) as thumb:
+            assert thumb.size == (int(image["width"]), int(image["height"]))
+            assert max(thumb.size) <= 192
+    assert (int(shown["turned"]["width"]), int(shown["turned"]["height"])) == (101, 192)
+    assert (int(shown["f1"]["width"]), int(shown["f1"]["height"])) == (192, 101)
+
+
+def test_hostile_ids_and_evidence_are_escaped_and_thumbnails_stay_in_their_folder(tmp_path, films):
+    evil = ReviewMember(
+        HOSTILE, False, "<i>noised</i>", "identity", 2, 1.0, 6.0, "<img src=x onerror=alert(1)>"
+    )
+    clusters = [
+        ReviewCluster(HOSTILE, (HOSTILE, "f2"), (ReviewLink(HOSTILE, "f2", "<b>x", 3, 30),))
+    ]
+    out = tmp_path / "out"
+    html = _write(out, films, [ReviewGroup("f1", (evil,))], clusters)
+    page = Page(html)
+    assert "script" not in page.tags and "b" not in page.tags and "i" not in page.tags
+    assert [image["alt"] for image in page.images].count(HOSTILE) == 2
+    assert all(not image["src"].startswith("x") for image in page.images)
+    text = "".join(page.text)
+    assert HOSTILE in text and "<img src=x onerror=alert(1)>" in text and "Review <b>" in text
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "escape.jpg").exists()
+    written = sorted(p.name for p in (out / "thumbs").iterdir())
+    assert len(written) == 3 and all("/" not in name and "<" not in name for name in written)
+
+
+def test_the_page_is_self_contained(tmp_path, films):
+    groups = [ReviewGroup("f1", (_member("f2", 1.0),))]
+    html = _write(tmp_path / "out", films, groups, [])
+    assert "http:" not in html and "https:" not in html and "<script" not in html.lower()
+    assert all(image["src"].startswith("thumbs/") for image in Page(html).images)
+
+
+def test_same_inputs_give_identical_bytes_and_a_rerun_removes_stale_thumbnails(tmp_path, films):
+    groups = [ReviewGroup("f1", (_member("f2", 1.0), _member(HOSTILE, 2.0)))]
+    clusters = [ReviewCluster("f3", ("f3", "f4"), (_link("f3", "f4", 9),))]
+
+    def files(out: Path) -> dict[str, bytes]:
+        return {
+            str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
+        }
+
+    _write(tmp_path / "a", films, groups, clusters)
+    _write(tmp_path / "b", films, groups, clusters)
+    first = files(tmp_path / "a")
+    assert first == files(tmp_path / "b")
+    assert len(first) == 6  # the page and five thumbnails
+
+    (tmp_path / "a" / "thumbs" / ".f9.jpg.123.tmp").write_bytes(b"left by a crash")
+    _write(tmp_path / "a", films, [ReviewGroup("f1", (_member("f2", 1.0),))], [])
+    assert sorted(files(tmp_path / "a")) == ["index.html", "thumbs/f1.jpg", "thumbs/f2.jpg"]
+    assert files(tmp_path / "a")["thumbs/f1.jpg"] == first["thumbs/f1.jpg"]
+
+
+def test_banner_only_for_the_synthetic_sample_and_summary_counts(tmp_path, films):
+    groups = [
+        ReviewGroup("f1", (_member("f2", 1.0), _member("f3", 1.0, kind="noised"))),
+        ReviewGroup("f4", (_member("f5", 1.0, kind="re-filing"),)),
+    ]
+    clusters = [
+        ReviewCluster("f6", ("f6", "f7", "f8"), (_link("f6", "f7", 3), _link("f7", "f8", None)))
+    ]
+    real = "".join(Page(_write(tmp_path / "real", films, groups, clusters)).text)
+    synthetic = "".join(Page(_write(tmp_path / "syn", films, groups, clusters, True)).text)
+    assert "Synthetic sample" in synthetic and "Synthetic sample" not in real
+    assert "same-picture groups2" in real
+    assert "dropped films3 (mirror 1, noised 1, re-filing 1)" in real
+    assert "multi-film look-alike clusters1" in real and "films in those clusters3" in real
+
+
+def test_an_unreadable_film_is_shown_as_missing_with_the_reason(tmp_path, films):
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"not a jpeg")
+    sources = {**films, "broken": broken, "gone": tmp_path / "gone.jpg"}
+    groups = [ReviewGroup("f1", (_member("broken", 1.0), _member("gone", 2.0)))]
+    out = tmp_path / "out"
+    page = Page(_write(out, sources, groups, []))
+    text = "".join(page.text)
+    assert "thumbnail unavailable: broken.jpg is not a readable image." in text
+    assert "thumbnail unavailable: gone.jpg does not exist." in text
+    assert "thumbnails unavailable2" in text
+    assert [image["alt"] for image in page.images] == ["f1"]
+
+
+@pytest.mark.parametrize(
+    ("groups", "clusters", "message"),
+    [
+        (
+            [ReviewGroup("f1", (_member("f2", 1.0, limit=0.0),))],
+            [],
+            "'f2' has measurement 1.0 against limit 0.0",
+        ),
+        ([ReviewGroup("f1", (_member("f2", float("nan")),))], [], "'f2' has measurement nan"),
+        (
+            [],
+            [ReviewCluster("f1", ("f1", "f2"), (_link("f1", "f3", 4),))],
+            "'f1' and 'f3', which are not both",
+        ),
+        (
+            [ReviewGroup("f1", (ReviewMember("f1", True, "", "identity", 0, 0.0, 6.0, "kept"),))],
+            [],
+            "Group 'f1' lists 'f1' as kept among its dropped films",
+        ),
+        (
+            [],
+            [ReviewCluster("f1", ("f1", "f2", "f3"), (_link("f1", "f2", 4),))],
+            "films no listed link connects",
+        ),
+    ],
+)
+def test_contradictory_records_are_refused_in_one_sentence_before_anything_is_written(
+    tmp_path, films, groups, clusters, message
+):
+    with pytest.raises(ReviewError, match=message) as error:
+        _write(tmp_path / "out", films, groups, clusters)
+    assert str(error.value).count(". ") == 0 and str(error.value).endswith(".")
+    assert not (tmp_path / "out").exists()
+
+
+def _chromium() -> str | None:
+    return next(filter(None, map(shutil.which, ("chromium", "chromium-browser"))), None)
+
+
+def _dump_dom(browser: str, page: Path, profile: Path) -> str:
+    """The DOM as Chromium has it after loading ``page`` (images included) from file://."""
+    command = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        page.as_uri(),
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=90, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{browser} did not finish loading {page} within 90 s.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+# Only the test's copy of the page carries this script: it records, once every image has
+# loaded or failed, each image's decoded width, which --dump-dom then shows as an attribute.
+PROBE = """<script>
+window.addEventListener("load", () => {
+  for (const image of document.images) image.dataset.naturalWidth = image.naturalWidth;
+  document.body.dataset.probe = "ran";
+});
+</script>
+</body>"""
+
+
+@pytest.mark.skipif(
+    _chromium() is None, reason="no chromium binary on PATH (apt-get install chromium)"
+)
+def test_a_real_headless_browser_renders_the_groups_in_order_and_loads_every_thumbnail(
+    tmp_path, films
+):
+    groups = [
+        ReviewGroup("f1", (_member("f2", 1.0),)),
+        ReviewGroup("f3", (_member("turned", 5.0, kind="rotation"), _member(HOSTILE, 0.5))),
+    ]
+    clusters = [ReviewCluster("f4", ("f4", "f5"), (_link("f4", "f5", 22),))]
+    out = tmp_path / "out"
+    index = write_review_page(out, groups, clusters, films.__getitem__, title="t", synthetic=True)
+    probe = out / "probe.html"  # beside the page, so the relative thumbnail paths resolve
+    probe.write_text(index.read_text("utf-8").replace("</body>", PROBE), "utf-8")
+
+    dom = _dump_dom(_chromium(), probe, tmp_path / "profile")
+    rendered = Page(dom)
+    assert rendered.body.get("data-probe") == "ran"
+    assert "<title>t</title>" in dom  # the hostile id's script did not run
+    assert rendered.tags.count("script") == 1  # the probe; the hostile id made no element
+    assert rendered.order("group") == ["f3", "f1"]
+    assert rendered.order("cluster") == ["f4"]
+    widths = {image["alt"]: int(image["data-natural-width"]) for image in rendered.images}
+    assert widths == {
+        "f3": 192,
+        "turned": 101,
+        HOSTILE: 192,
+        "f1": 192,
+        "f2": 192,
+        "f4": 192,
+        "f5": 192,
+    }
+
+    # The probe does see a thumbnail that did not load.
+    next((out / "thumbs").glob("_*.jpg")).unlink()
+    rendered = Page(_dump_dom(_chromium(), probe, tmp_path / "profile"))
+    widths = {image["alt"]: int(image["data-natural-width"]) for image in rendered.images}
+    assert widths[HOSTILE] == 0 and widths["turned"] == 101
