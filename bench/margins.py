@@ -91,9 +91,9 @@ def measure(root: Path, truth: SampleTruth) -> list[Measure]:
         for block in range_pairs(own, turned, 128):
             for q, t, distance in block.tolist():
                 pair = frozenset((originals[q], originals[t]))
-                if q != t and pair not in related:
-                    if distance < nearest.get(originals[q], (999, ""))[0]:
-                        nearest[originals[q]] = (distance, originals[t])
+                closer = distance < nearest.get(originals[q], (999, ""))[0]
+                if q != t and pair not in related and closer:
+                    nearest[originals[q]] = (distance, originals[t])
     for stem, (_, other) in sorted(nearest.items()):
         if frozenset((stem, other)) not in related:
             add("nearest distinct film", "distinct", stem, other)
