@@ -1,0 +1,243 @@
+"""Drawing a patient: a padded quarter-resolution canvas of jaw, teeth and lesions, and the
+shots (exposures) taken of it. Nothing here looks at how films hash: distances between films
+fall where the anatomy's variety puts them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image
+
+from curation.sample.layout import HEIGHT_RANGE, WIDTH_RANGE, Box
+
+LOW_RES = 4
+_PAD = 0.06
+
+
+@dataclass(frozen=True)
+class Lesion:
+    x: float
+    y: float
+    radius: float
+    pai: int
+
+
+@dataclass(frozen=True)
+class Patient:
+    canvas: np.ndarray
+    lesions: tuple[Lesion, ...]
+    width: int
+    height: int
+
+    @property
+    def low_size(self) -> tuple[int, int]:
+        return -(-self.width // LOW_RES), -(-self.height // LOW_RES)
+
+    @property
+    def pad(self) -> tuple[int, int]:
+        low_w, low_h = self.low_size
+        return round(low_w * _PAD), round(low_h * _PAD)
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One exposure of a patient: crop offset (low-res px from centre), gain, bias, gamma."""
+
+    dx: int = 0
+    dy: int = 0
+    gain: float = 1.0
+    bias: float = 0.0
+    gamma: float = 1.0
+
+
+def _smooth_noise(
+    rng: np.random.Generator, shape: tuple[int, int], cells: tuple[int, int]
+) -> np.ndarray:
+    grid = rng.standard_normal((cells[1], cells[0])).astype(np.float32)
+    resized = Image.fromarray(grid, mode="F").resize((shape[1], shape[0]), Image.Resampling.BICUBIC)
+    return np.asarray(resized)
+
+
+def _step(x: np.ndarray) -> np.ndarray:
+    """A soft 0-to-1 step over about 0.03 of the frame, so no shape has a hard edge."""
+    return 1.0 / (1.0 + np.exp(-x / 0.015))
+
+
+def draw_patient(rng: np.random.Generator) -> Patient:
+    """Background, skull and spine ghosts, jaw, two arches of teeth, texture and lesions."""
+    width = int(rng.integers(WIDTH_RANGE[0], WIDTH_RANGE[1] + 1))
+    height = int(rng.integers(HEIGHT_RANGE[0], HEIGHT_RANGE[1] + 1))
+    low_w, low_h = -(-width // LOW_RES), -(-height // LOW_RES)
+    pad_x, pad_y = round(low_w * _PAD), round(low_h * _PAD)
+    shape = (low_h + 2 * pad_y, low_w + 2 * pad_x)
+    v = ((np.arange(shape[0], dtype=np.float32) - pad_y) / low_h)[:, None]
+    u = ((np.arange(shape[1], dtype=np.float32) - pad_x) / low_w)[None, :]
+
+    cx = 0.5 + rng.normal(0, 0.02)
+    occlusal = 0.55 + rng.normal(0, 0.03)
+    smile = rng.uniform(0.3, 0.7)
+    half_span = rng.uniform(0.27, 0.33)
+    occl = occlusal - smile * (u - cx) ** 2
+    img = np.full(shape, rng.uniform(15, 40), dtype=np.float32)
+    img = img + rng.uniform(40, 90) * np.exp(-(((u - 0.5) / 0.5) ** 2) - ((v + 0.05) / 0.4) ** 2)
+    for side in (0.04, 0.96):
+        spine = np.exp(-(((u - side - rng.normal(0, 0.01)) / 0.035) ** 2))
+        img = img + rng.uniform(30, 70) * spine * _step(v - 0.25)
+    arch = np.exp(-((np.abs(u - cx) / (half_span + 0.04)) ** 6))
+    img = img + rng.uniform(35, 60) * arch * np.exp(-(((v - occl) / 0.22) ** 2))
+    jaw = occl + rng.uniform(0.27, 0.33)
+    img = img + rng.uniform(60, 100) * arch * np.exp(-(((v - jaw) / 0.05) ** 2))
+    for side in (-1, 1):
+        ramus_u = cx + side * (half_span + rng.uniform(0.06, 0.1))
+        ramus = np.exp(-(((u - ramus_u) / 0.04) ** 2)) * _step(v - 0.2) * _step(occlusal + 0.25 - v)
+        img = img + rng.uniform(50, 90) * ramus
+        sinus = np.exp(-(((u - cx - side * 0.17) / 0.1) ** 2) - ((v - occlusal + 0.3) / 0.09) ** 2)
+        img = img - rng.uniform(15, 40) * sinus
+    img = img + rng.uniform(30, 45) * _smooth_noise(
+        rng, shape, (int(rng.integers(5, 9)), int(rng.integers(3, 6)))
+    )
+    img = img + rng.uniform(6, 10) * _smooth_noise(
+        rng, shape, (int(rng.integers(14, 22)), int(rng.integers(7, 11)))
+    )
+
+    apices = _draw_teeth(rng, img, cx, occlusal, smile, half_span, (pad_x, pad_y, low_w, low_h))
+    lesions = _draw_lesions(rng, img, apices)
+    return Patient(canvas=img, lesions=lesions, width=width, height=height)
+
+
+def _draw_teeth(
+    rng: np.random.Generator,
+    img: np.ndarray,
+    cx: float,
+    occlusal: float,
+    smile: float,
+    half_span: float,
+    frame: tuple[int, int, int, int],
+) -> list[tuple[float, float]]:
+    """Add both arches of teeth in place; return the root apices in canvas pixels."""
+    pad_x, pad_y, low_w, low_h = frame
+    count = int(rng.integers(13, 17))
+    apices = []
+    for jaw_sign in (-1, 1):
+        for k in range(count):
+            if rng.random() < 0.08:
+                continue
+            tu = cx - half_span + 2 * half_span * (k + 0.5) / count + rng.normal(0, 0.004)
+            tv = occlusal - smile * (tu - cx) ** 2
+            length = rng.uniform(0.17, 0.23) * low_h
+            half_w = 0.42 * 2 * half_span * low_w / count
+            tilt = -2 * smile * (tu - cx) * low_w / low_h * 0.5 * jaw_sign
+            x0 = pad_x + tu * low_w
+            y0 = pad_y + tv * low_h + jaw_sign * 0.01 * low_h
+            yc = y0 + jaw_sign * length / 2
+            x_lo, x_hi = int(max(x0 - 3 * half_w, 0)), int(min(x0 + 3 * half_w, img.shape[1]))
+            y_lo = int(max(yc - length, 0))
+            y_hi = int(min(yc + length, img.shape[0]))
+            ys, xs = np.mgrid[y_lo:y_hi, x_lo:x_hi].astype(np.float32)
+            along = (ys - yc) / (length / 2)
+            across = (xs - x0 - tilt * (ys - y0)) / (
+                half_w * (1 - 0.45 * (jaw_sign * along + 1) / 2)
+            )
+            tooth = np.exp(-((along**2 + across**2) ** 3))
+            crown = np.exp(-(((ys - y0 - jaw_sign * 0.1 * length) / (0.15 * length)) ** 2))
+            img[y_lo:y_hi, x_lo:x_hi] += tooth * (
+                rng.uniform(70, 110) + rng.uniform(40, 70) * crown
+            )
+            apex_y = y0 + jaw_sign * length
+            apices.append((x0 + tilt * (apex_y - y0), apex_y))
+    return apices
+
+
+def _draw_lesions(
+    rng: np.random.Generator, img: np.ndarray, apices: list[tuple[float, float]]
+) -> tuple[Lesion, ...]:
+    """Darken a few round patches at root apices in place; grade grows with size."""
+    count = int(rng.choice([0, 1, 1, 2, 2, 3, 4], p=[0.15, 0.2, 0.2, 0.15, 0.15, 0.1, 0.05]))
+    chosen = rng.choice(len(apices), size=min(count, len(apices)), replace=False)
+    lesions = []
+    for index in sorted(chosen):
+        pai = int(rng.choice([3, 4, 5]))
+        radius = {3: 5.0, 4: 8.0, 5: 12.0}[pai] * rng.uniform(0.8, 1.2)
+        ax, ay = apices[index]
+        x = ax + rng.normal(0, 1.5)
+        y = ay + rng.normal(0, 1.5)
+        y_lo, y_hi = int(max(y - 3 * radius, 0)), int(min(y + 3 * radius, img.shape[0]))
+        x_lo, x_hi = int(max(x - 3 * radius, 0)), int(min(x + 3 * radius, img.shape[1]))
+        ys, xs = np.mgrid[y_lo:y_hi, x_lo:x_hi].astype(np.float32)
+        blob = np.exp(-((((xs - x) / radius) ** 2 + ((ys - y) / (0.8 * radius)) ** 2) ** 2))
+        img[y_lo:y_hi, x_lo:x_hi] -= rng.uniform(50, 80) * blob
+        lesions.append(Lesion(x=float(x), y=float(y), radius=float(radius), pai=pai))
+    return tuple(lesions)
+
+
+def expose(patient: Patient, shot: Shot) -> np.ndarray:
+    """The low-resolution uint8 film of one shot."""
+    low_w, low_h = patient.low_size
+    pad_x, pad_y = patient.pad
+    y0, x0 = pad_y + shot.dy, pad_x + shot.dx
+    crop = patient.canvas[y0 : y0 + low_h, x0 : x0 + low_w]
+    scaled = np.clip((crop * shot.gain + shot.bias) / 255.0, 0.0, 1.0) ** shot.gamma
+    return (scaled * 255.0 + 0.5).astype(np.uint8)
+
+
+def boxes_of(patient: Patient, shot: Shot) -> tuple[Box, ...]:
+    """True boxes of a shot in full-resolution pixels, ordered corners."""
+    low_w, low_h = patient.low_size
+    pad_x, pad_y = patient.pad
+    sx, sy = patient.width / low_w, patient.height / low_h
+    boxes = []
+    for lesion in patient.lesions:
+        x = (lesion.x - pad_x - shot.dx) * sx
+        y = (lesion.y - pad_y - shot.dy) * sy
+        rx, ry = 1.1 * lesion.radius * sx, 0.9 * lesion.radius * sy
+        x1, x2 = max(round(x - rx), 0), min(round(x + rx), patient.width - 1)
+        y1, y2 = max(round(y - ry), 0), min(round(y + ry), patient.height - 1)
+        if x2 > x1 and y2 > y1:
+            boxes.append((x1, y1, x2, y2, lesion.pai))
+    return tuple(boxes)
+
+
+def single_shot(rng: np.random.Generator) -> Shot:
+    """The one exposure of a patient filed once."""
+    return Shot(gain=rng.uniform(0.9, 1.1), bias=rng.uniform(-8, 8))
+
+
+def lookalike_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
+    """Visits close in time: shifted about 1 % and re-exposed (never shrunk to any radius)."""
+    shots = [single_shot(rng)]
+    for _ in range(visits - 1):
+        shots.append(
+            Shot(
+                dx=round(rng.choice([-1, 1]) * rng.uniform(4, 8)),
+                dy=round(rng.choice([-1, 1]) * rng.uniform(2, 5)),
+                gain=rng.uniform(0.85, 1.15),
+                bias=rng.choice([-1, 1]) * rng.uniform(10, 20),
+                gamma=rng.uniform(0.9, 1.1),
+            )
+        )
+    return shots
+
+
+def distant_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
+    """Visits years apart: positioned differently (up to 4 % of the frame) and exposed
+    differently; ``changed_soft_tissue`` then alters each later visit's soft tissue."""
+    shots = [single_shot(rng)]
+    for _ in range(visits - 1):
+        shots.append(
+            Shot(
+                dx=round(rng.choice([-1, 1]) * rng.uniform(12, 24)),
+                dy=round(rng.choice([-1, 1]) * rng.uniform(6, 12)),
+                gain=rng.uniform(0.8, 1.2),
+                bias=rng.choice([-1, 1]) * rng.uniform(10, 25),
+                gamma=rng.uniform(0.85, 1.15),
+            )
+        )
+    return shots
+
+
+def changed_soft_tissue(rng: np.random.Generator, low: np.ndarray) -> np.ndarray:
+    """A later visit's film: the same bone under different soft tissue and airway shadows."""
+    cells = (int(rng.integers(5, 9)), int(rng.integers(3, 6)))
+    change = rng.uniform(20, 35) * _smooth_noise(rng, low.shape, cells)
+    return np.clip(low + change + 0.5, 0, 255).astype(np.uint8)

@@ -1,0 +1,165 @@
+"""Writing the archive: plan, render in worker processes, zip deterministically, write truth."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from curation.sample import encoders
+from curation.sample.annotations import annotation_xml, apply_xml_quirks
+from curation.sample.bad_inputs import plan_bad_inputs
+from curation.sample.copies import (
+    file_every_copy_among_originals,
+    plan_among_originals,
+    plan_augmented,
+)
+from curation.sample.layout import ANNOTS_DIR, JUNK_ARCHIVES, SAMPLE_COMMENT, ZIP_TIME
+from curation.sample.planner import Planner
+from curation.sample.render import RenderJob, render
+from curation.sample.truth import FilmTruth, SampleTruth, truth_path
+
+MIN_FILMS = 30
+
+NOTES = {
+    "boxes": "film_truth boxes are pixel corners as annotated in each XML, corners ordered",
+    "rotation": (
+        "angle follows np.rot90: -90 turns the film clockwise, 90 counter-clockwise, 180 is a "
+        "half turn; XML width/height stay the original's"
+    ),
+    "sixteen_bit": "png data in mode I;16 under a .jpg name",
+    "bomb": "16 x 16 JPEG whose SOF0 header claims 20000 x 12000; Pillow refuses it on open",
+    "lookalikes": (
+        "visits shifted about 1 % and re-exposed; drawn, never filtered by any hash distance"
+    ),
+    "distant_visits": (
+        "visits of one patient shifted up to 4 %, re-exposed and with changed soft tissue"
+    ),
+    "patient_numbers": (
+        "every film of a numbered patient (group) carries one patient number in <filename>; "
+        "the template films share one copied number though unrelated; numbers are not "
+        "stored in the truth"
+    ),
+    "refilings": (
+        "double_annotated: second filing = 255 * ((v * gain + offset) / 255) ** gamma of the "
+        "first's pixels, saved at second_quality"
+    ),
+    "sample": "synthetic: figures computed on it say nothing about the real data",
+}
+
+
+def _junk_archive(rng: np.random.Generator) -> bytes:
+    return b"Rar!\x1a\x07\x00" + rng.integers(0, 256, size=2048, dtype=np.uint8).tobytes()
+
+
+def _zip_entries(files: dict[str, bytes]) -> Iterator[tuple[zipfile.ZipInfo, bytes]]:
+    """Sorted entries, folders included, with fixed times and attributes."""
+    folders = {name.rsplit("/", depth)[0] + "/" for name in files for depth in (1, 2, 3)}
+    folders = {f for f in folders if f.count("/") <= 3 and f.startswith("Periapical Dataset")}
+    for name in sorted(folders | set(files)):
+        info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+        info.create_system = 3
+        if name.endswith("/"):
+            info.external_attr = (0o40755 << 16) | 0x10
+            yield info, b""
+            continue
+        info.external_attr = 0o644 << 16
+        if name.endswith(".xml"):
+            info.compress_type = zipfile.ZIP_DEFLATED
+        yield info, files[name]
+
+
+def _write_atomically(dest: Path, write: Callable[[Path], object]) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    os.close(handle)
+    try:
+        write(Path(temp))
+        os.chmod(temp, 0o644)
+        os.replace(temp, dest)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _plan(seed: int, films: int, all_copies_among_originals: bool) -> Planner:
+    # Stems needed: the films, copies (about 1.2 per film, twice with every copy filed among
+    # the originals), the copies planted among the originals and the bad inputs.
+    needed = films * (4 if all_copies_among_originals else 3) // 1 + 100
+    planner = Planner(seed, films, min(needed, 9999))
+    planner.plan_clean(films)
+    plan_augmented(planner)
+    plan_among_originals(planner)
+    if all_copies_among_originals:
+        file_every_copy_among_originals(planner)
+    plan_bad_inputs(planner)
+    return planner
+
+
+def write_sample_archive(
+    dest_zip: Path, *, seed: int = 0, films: int = 200, all_copies_among_originals: bool = False
+) -> SampleTruth:
+    """Write the synthetic archive and ``<stem>.truth.json`` next to it; return the truth.
+
+    With ``all_copies_among_originals`` every augmentation-folder copy is also filed among the
+    originals under a fresh original stem, so that no copy can be dropped by its name alone.
+    """
+    if films < MIN_FILMS:
+        raise ValueError(f"films must be at least {MIN_FILMS} to plant every case, got {films}")
+    dest_zip = Path(dest_zip)
+    planner = _plan(seed, films, all_copies_among_originals)
+    clean = {film.stem for film in planner.clean}
+    reversed_stems, numbered = apply_xml_quirks(
+        planner.rng, planner.annotations, clean, planner.patient_numbers
+    )
+
+    files = dict(planner.loose_files)
+    for name in JUNK_ARCHIVES:
+        files[name] = _junk_archive(planner.rng)
+    for note in planner.annotations:
+        files[f"{ANNOTS_DIR}/{note.stem}.xml"] = annotation_xml(note)
+    jobs = [
+        RenderJob(tuple(f.lows), tuple(f.grain_offsets), f.size, tuple(f.outputs), seed)
+        for f in planner.families
+    ]
+    with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
+        for rendered in pool.map(render, jobs, chunksize=4):
+            files.update(rendered)
+
+    def write_zip(path: Path) -> None:
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.comment = SAMPLE_COMMENT.encode()
+            for info, data in _zip_entries(files):
+                archive.writestr(info, data)
+
+    _write_atomically(dest_zip, write_zip)
+    truth = SampleTruth(
+        seed=seed,
+        films=films,
+        originals=tuple(sorted(clean)),
+        film_truth={
+            f.stem: FilmTruth(*f.family.size, f.mode, tuple(sorted(f.boxes)), encoders.SYSTEM)
+            for f in sorted(planner.clean, key=lambda f: f.stem)
+        },
+        augmented=tuple(sorted(planner.augmented, key=lambda a: a.stem)),
+        augmented_among_originals=tuple(planner.among),
+        double_annotated=tuple(planner.doubles),
+        lookalike_groups=tuple(planner.groups),
+        bad_inputs=tuple(planner.bad),
+        junk_archives=JUNK_ARCHIVES,
+        reversed_boxes=reversed_stems,
+        patient_number_in_filename=numbered,
+        distant_visit_groups=tuple(planner.distant),
+        patient_groups=planner.patient_groups,
+        template_number_films=planner.template,
+        all_copies_among_originals=all_copies_among_originals,
+        encoders=dict(encoders.SIGNATURES),
+        notes=NOTES,
+    )
+    _write_atomically(truth_path(dest_zip), lambda p: p.write_text(truth.to_json()))
+    return truth

@@ -1,0 +1,174 @@
+"""Augmented copies: in the augmentation folder as the archive files them, and filed among the
+originals under fresh original stems (numbered below or above their source), where no name
+gives them away. Every copy carries the augmentation script's encoder signature."""
+
+from __future__ import annotations
+
+from curation.sample import encoders
+from curation.sample.annotations import Annotation, objects_of
+from curation.sample.geometry import mirror_box, rotate_box, scale_box
+from curation.sample.layout import (
+    AUGMENT_DIGITS,
+    AUGMENTED_DIR,
+    ORIGINAL_DIR,
+    ORIGINAL_FOLDER,
+)
+from curation.sample.planner import Film, Planner
+from curation.sample.render import Output
+from curation.sample.truth import AugmentedCopy
+
+_AUGMENT_RATE = 0.3
+_MIN_PER_KIND = 3
+FAINT_SIGMA = (3.0, 4.0)
+STRONG_SIGMA = (5.0, 8.0)
+# What is planted among the originals, each once under a lower and once under a higher number.
+AMONG_TRANSFORMS = (
+    "noise-faint",
+    "noise-strong",
+    "scaling",
+    "mirror",
+    "rot-90",
+    "rot+90",
+    "rot180",
+)
+_ANGLES = {"rot-90": -90, "rot+90": 90, "rot180": 180}
+
+
+def _param(planner: Planner, transform: str) -> float:
+    rng = planner.rng
+    if transform == "noise-faint":
+        return round(float(rng.uniform(*FAINT_SIGMA)), 2)
+    if transform == "noise-strong":
+        return round(float(rng.uniform(*STRONG_SIGMA)), 2)
+    if transform == "scaling":
+        return round(float(rng.choice([-1, 1]) * rng.uniform(0.1, 0.2) + 1), 2)
+    return float(_ANGLES.get(transform, 0))
+
+
+def _augment(planner: Planner, film: Film, transform: str, stem: str, folder: str) -> None:
+    """File one augmented copy of ``film`` (image and XML) and record exactly what was done."""
+    width, height = film.family.size
+    param = _param(planner, transform)
+    kind = "rotation" if transform in _ANGLES else transform.split("-")[0]
+    out_w, out_h = width, height
+    noise_offset = (0, 0)
+    if kind == "noise":
+        noise_offset = planner.grain()
+        boxes, detail = film.boxes, f"gaussian sigma={param}"
+    elif kind == "scaling":
+        out_w, out_h = round(width * param), round(height * param)
+        boxes, detail = tuple(scale_box(b, param) for b in film.boxes), f"factor={param}"
+    elif kind == "mirror":
+        boxes, detail = tuple(mirror_box(b, width) for b in film.boxes), "horizontal"
+    else:
+        angle = round(param)
+        boxes = tuple(rotate_box(b, width, height, angle) for b in film.boxes)
+        detail = f"angle={angle}"
+    arcname = f"{folder}/{stem}.jpg"
+    film.family.outputs.append(
+        Output(
+            arcname,
+            film.shot,
+            "RGB",
+            75,
+            kind,
+            param,
+            noise_offset,
+            encoding=encoders.SCRIPT,
+            exposure=film.exposure,
+        )
+    )
+    xml_folder = folder.rsplit("/", 1)[-1]
+    planner.annotations.append(Annotation(stem, xml_folder, out_w, out_h, 3, objects_of(boxes)))
+    copy = AugmentedCopy(
+        stem=stem,
+        source=film.stem,
+        kind=kind,
+        detail=detail,
+        transform=transform,
+        param=param,
+        number_lower=int(stem[:-1]) < int(film.stem[:-1]),
+        encoder=encoders.SCRIPT,
+    )
+    (planner.augmented if folder == AUGMENTED_DIR else planner.among).append(copy)
+
+
+def _folder_transform(planner: Planner, kind: str) -> str:
+    if kind == "noise":
+        return str(planner.rng.choice(["noise-faint", "noise-strong"]))
+    if kind == "rotation":
+        return str(planner.rng.choice(["rot-90", "rot+90", "rot180"]))
+    return kind
+
+
+def plan_augmented(planner: Planner) -> None:
+    """Copies in the augmentation folder: each original gets each kind with some chance,
+    and every kind appears at least a few times."""
+    kinds_of = {
+        film.stem: [k for k in AUGMENT_DIGITS if planner.rng.random() < _AUGMENT_RATE]
+        for film in planner.clean
+    }
+    for kind in AUGMENT_DIGITS:
+        lacking = [stem for stem, kinds in kinds_of.items() if kind not in kinds]
+        shortfall = _MIN_PER_KIND - (len(kinds_of) - len(lacking))
+        for stem in lacking[: max(shortfall, 0)]:
+            kinds_of[stem].append(kind)
+    for film in planner.clean:
+        for kind in AUGMENT_DIGITS:
+            if kind in kinds_of[film.stem]:
+                stem = film.stem[:-1] + AUGMENT_DIGITS[kind]
+                _augment(planner, film, _folder_transform(planner, kind), stem, AUGMENTED_DIR)
+
+
+def plan_among_originals(planner: Planner) -> None:
+    """Every transform filed among the originals twice: once under a number lower than its
+    source's and once under a higher one, from single-visit films."""
+    sources = planner.singles
+    step = max(1, len(sources) // (2 * len(AMONG_TRANSFORMS)))
+    index = 0
+    for transform in AMONG_TRANSFORMS:
+        for lower in (True, False):
+            film = sources[(index * step) % len(sources)]
+            index += 1
+            _augment(planner, film, transform, planner.stem_beside(film.stem, lower), ORIGINAL_DIR)
+
+
+def file_every_copy_among_originals(planner: Planner) -> None:
+    """Also file each augmentation-folder copy, byte for byte, among the originals under a
+    fresh original stem (alternately below and above its source's number)."""
+    by_stem = {film.stem: film for film in planner.clean}
+    notes = {note.stem: note for note in planner.annotations}
+    for index, copy in enumerate(planner.augmented):
+        film = by_stem[copy.source]
+        stem = planner.stem_beside(film.stem, lower=index % 2 == 0)
+        film.family.outputs.append(
+            Output(
+                f"{ORIGINAL_DIR}/{stem}.jpg",
+                film.shot,
+                copy_of=f"{AUGMENTED_DIR}/{copy.stem}.jpg",
+            )
+        )
+        folder_note = notes[copy.stem]
+        planner.annotations.append(
+            Annotation(
+                stem,
+                ORIGINAL_FOLDER,
+                folder_note.width,
+                folder_note.height,
+                3,
+                list(folder_note.objects),
+            )
+        )
+        planner.among.append(
+            AugmentedCopy(
+                stem=stem,
+                source=copy.source,
+                kind=copy.kind,
+                detail=copy.detail,
+                transform=copy.transform,
+                param=copy.param,
+                number_lower=int(stem[:-1]) < int(copy.source[:-1]),
+                encoder=copy.encoder,
+                filed_copy_of=copy.stem,
+            )
+        )

@@ -1,0 +1,25 @@
+"""Names and fixed values of the real archive's layout, shared by every part of the sample."""
+
+from __future__ import annotations
+
+# The archive comment that marks a sample; builds record it, so no card mistakes it for real.
+SAMPLE_COMMENT = "pericurate synthetic sample source: procedurally drawn films, not real data"
+ROOT = "Periapical Dataset/Periapical Lesions"
+ORIGINAL_FOLDER = "Original JPG Images"
+AUGMENTED_FOLDER = "Augmentation JPG Images"
+ORIGINAL_DIR = f"{ROOT}/{ORIGINAL_FOLDER}"
+AUGMENTED_DIR = f"{ROOT}/{AUGMENTED_FOLDER}"
+ANNOTS_DIR = f"{ROOT}/Image Annots"
+JUNK_ARCHIVES = ("Periapical Dataset/Periapical Lesions.rar", "Periapical Dataset/Annots.rar")
+
+# The last digit of an augmented copy's stem in the archive's augmentation folder.
+AUGMENT_DIGITS = {"noise": "2", "scaling": "3", "mirror": "4", "rotation": "5"}
+ZIP_TIME = (2024, 1, 1, 0, 0, 0)
+BOMB_SIZE = (20_000, 12_000)
+
+# Real films are about 2,300-2,640 x 1,252-1,292 px; most sizes are not multiples of 8.
+WIDTH_RANGE = (2300, 2640)
+HEIGHT_RANGE = (1252, 1292)
+
+Box = tuple[int, int, int, int, int]
+"""A lesion box in full-resolution pixels: x1, y1, x2, y2 (ordered corners) and PAI grade."""
