@@ -3,9 +3,11 @@
 The source is an http(s) URL, a local ``.zip`` or an already extracted folder. Archives are
 checked against ``source.lock.json`` (sha256 and size per origin): the first fetch records
 them, every later fetch must match, so a silently changed upstream file can never slip into
-a benchmark. Downloads resume with a ``Range`` request because the real archive is ~8.9 GB.
-Extraction refuses any archive with a member that could write outside the target (absolute
-paths, ``..``, drive letters, backslashes, links) or that expands suspiciously (zip bomb).
+a benchmark. Downloads resume with a ``Range`` request because the real archive is ~8.9 GB,
+guarded by ``If-Range`` with the server's ETag so a changed file is fetched whole rather than
+spliced; a download counts as complete only when its declared length arrived and it is a
+complete zip archive. The lock is written only after the archive extracted cleanly (every
+member's CRC checked, ``curation.extract``), and one build folder takes one download at a time.
 """
 
 from __future__ import annotations
@@ -14,49 +16,29 @@ import hashlib
 import json
 import logging
 import re
-import shutil
-import stat
-import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
+from filelock import FileLock, Timeout
+from rich.progress import Progress
 
-from curation.atomic import settled, write_json
+from curation.atomic import settled, write_bytes, write_json
+from curation.errors import DamagedArchiveError, SourceError
+from curation.extract import CHUNK_BYTES, EXTRACTED_FILES, extract_archive, progress_bar
 
 DEFAULT_URL = "https://data.mendeley.com/public-api/zip/kx52tk2ddj/download/3"
 DATASET_DIR = "Periapical Dataset"
-MARKER_NAME = ".pericurate-extraction.json"
-EXTRACTED_FILES = "files"  # members go here, the marker beside it, so no step mistakes it for data
-SKIPPED_SUFFIXES = (".rar",)
-# The real archive is mostly JPEGs (ratio ~1) and XML (~10); a bomb expands by 1000s.
-MAX_EXPANSION_RATIO = 100
 RETRY_ATTEMPTS = 5
 RETRY_BACKOFF_SECONDS = 2.0
-CHUNK_BYTES = 1 << 20
-EXTRACT_THREADS = 2
 DIGESTS_NAME = "archive-digests.json"
+BUILD_LOCK_NAME = ".pericurate-download.lock"
 SECRET_QUERY_WORDS = ("token", "key", "sig", "secret", "password", "auth", "credential")
-
-
-class SourceError(Exception):
-    """The source cannot be used; the message names the file or URL and the problem."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +54,27 @@ class FetchedSource:
 def fetch_source(
     source: str, work_dir: Path, lock_path: Path, *, progress: bool = True
 ) -> FetchedSource:
-    """Make ``source`` available as a folder holding ``Periapical Dataset/``, pinned by the lock."""
-    if urlsplit(source).scheme in ("http", "https"):
+    """Make ``source`` available as a folder holding ``Periapical Dataset/``, pinned by the lock.
+
+    An archive is fetched and extracted under ``work_dir``, which one run holds at a time."""
+    remote = urlsplit(source).scheme in ("http", "https")
+    if not remote and Path(source).is_dir():
+        return FetchedSource(find_dataset_root(Path(source), source), source, None, None, ())
+    work_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(work_dir / BUILD_LOCK_NAME, timeout=0):
+            return _fetch_archive(source, remote, work_dir, lock_path, progress)
+    except Timeout:
+        raise SourceError(
+            f"{work_dir}: another pericurate download is using this build folder; "
+            "wait for it to finish or use another --build."
+        ) from None
+
+
+def _fetch_archive(
+    source: str, remote: bool, work_dir: Path, lock_path: Path, progress: bool
+) -> FetchedSource:
+    if remote:
         origin = redact_url(source)
         archive = work_dir / "downloads" / download_name(source)
         if not archive.is_file():
@@ -82,13 +83,10 @@ def fetch_source(
         lock_key = origin
     else:
         origin = source
-        path = Path(source)
-        if path.is_dir():
-            return FetchedSource(find_dataset_root(path, source), origin, None, None, ())
-        if not path.is_file():
+        archive = Path(source)
+        if not archive.is_file():
             raise SourceError(f"{source}: no such file or folder.")
-        archive = path
-        lock_key = path.name
+        lock_key = archive.name
     if not zipfile.is_zipfile(archive):
         fetched_from = "" if archive == Path(origin) else f" (fetched from {origin})"
         raise SourceError(f"{archive}{fetched_from}: not a complete zip archive.")
@@ -96,7 +94,17 @@ def fetch_source(
     size = archive.stat().st_size
     check_lock(lock_path, lock_key, sha256, size, archive)
     target = work_dir / "extracted" / archive.name.removesuffix(".zip")
-    skipped = extract_archive(archive, target, sha256, progress=progress)
+    try:
+        skipped = extract_archive(archive, target, sha256, progress=progress)
+    except DamagedArchiveError as error:
+        if not remote:
+            raise
+        archive.unlink(missing_ok=True)
+        raise DamagedArchiveError(
+            f"{error} The download (from {origin}) was removed and will be fetched again; "
+            "nothing was pinned."
+        ) from None
+    record_lock(lock_path, lock_key, sha256, size)
     with zipfile.ZipFile(archive) as zf:
         comment = zf.comment.decode("utf-8", "replace")
     return FetchedSource(
@@ -126,7 +134,9 @@ def download_name(url: str) -> str:
 def download_url(
     url: str, dest: Path, *, expected_size: int | None = None, progress: bool = True
 ) -> None:
-    """Stream ``url`` into ``dest`` via ``dest.part``, resuming a partial file with ``Range``."""
+    """Stream ``url`` into ``dest`` via ``dest.part``, resuming a partial file with ``Range``
+    (and ``If-Range`` with the ETag of the response that began it, kept in ``dest.part.etag``);
+    ``dest`` appears only when it holds a complete zip archive."""
     shown = redact_url(url)
     part = dest.with_name(dest.name + ".part")
     part.parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +145,7 @@ def download_url(
     with (
         _quiet_httpx_logs(),
         httpx.Client(follow_redirects=True, timeout=timeout, headers=headers) as client,
-        _progress_bar(progress) as bar,
+        progress_bar(progress) as bar,
     ):
         task = bar.add_task(f"download {dest.name}", total=expected_size)
         for attempt in range(1, RETRY_ATTEMPTS + 1):
@@ -143,8 +153,13 @@ def download_url(
                 problem = _download_attempt(client, url, part, expected_size, bar, task)
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}"
+            except httpx.TooManyRedirects:
+                raise SourceError(f"{shown}: the server redirects in a loop.") from None
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a bad redirect target, ...
+                raise SourceError(f"{shown}: cannot download ({type(exc).__name__}).") from None
             if problem is None:
                 part.replace(dest)
+                _etag_file(part).unlink(missing_ok=True)
                 return
             if attempt < RETRY_ATTEMPTS:
                 time.sleep(RETRY_BACKOFF_SECONDS * attempt)
@@ -165,12 +180,15 @@ def _download_attempt(
     """One request; None when ``part`` now holds the whole file, else why to try again."""
     offset = part.stat().st_size if part.exists() else 0
     headers = {"Range": f"bytes={offset}-"} if offset else {}
+    etag = _etag_file(part)
+    if offset and etag.is_file():
+        headers["If-Range"] = etag.read_text(encoding="utf-8")
     with client.stream("GET", url, headers=headers) as response:
         status = response.status_code
         if status == 416:
             total = _content_range_total(response)
             if total is not None and total == offset:
-                return None
+                return _incomplete(part, total, url)
             part.unlink(missing_ok=True)
             return f"the server refused to resume from byte {offset}"
         if status >= 500:
@@ -182,6 +200,7 @@ def _download_attempt(
             offset, mode = 0, "wb"
             length = response.headers.get("Content-Length")
             total = int(length) if length is not None else None
+            _remember_etag(etag, response.headers.get("ETag"))
         elif status == 206:
             part.unlink(missing_ok=True)
             return f"the server resumed from the wrong byte (asked for {offset})"
@@ -198,9 +217,37 @@ def _download_attempt(
             for chunk in response.iter_raw():
                 out.write(chunk)
                 bar.advance(task, len(chunk))
+    return _incomplete(part, total, url)
+
+
+def _incomplete(part: Path, total: int | None, url: str) -> str | None:
+    """Why ``part`` is not yet the whole download (None when it is). Without a declared
+    length a dropped connection looks like the end of the file, so only a complete zip
+    archive counts; a whole response that is not a zip is refused and removed."""
     if total is not None and part.stat().st_size != total:
         return "the server did not send the whole file"
-    return None
+    if zipfile.is_zipfile(part):
+        return None
+    if total is None:
+        return "the connection ended before a complete zip archive arrived"
+    part.unlink()
+    _etag_file(part).unlink(missing_ok=True)
+    raise SourceError(
+        f"{part.with_suffix('')} (fetched from {redact_url(url)}): not a complete zip archive; "
+        "nothing was kept or pinned."
+    )
+
+
+def _etag_file(part: Path) -> Path:
+    return part.with_name(part.name + ".etag")
+
+
+def _remember_etag(path: Path, etag: str | None) -> None:
+    """Keep a strong ETag for ``If-Range`` (weak ones may not be used there)."""
+    if etag and not etag.startswith("W/"):
+        write_bytes(path, etag.encode("utf-8"))
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _content_range_start(response: httpx.Response) -> int | None:
@@ -225,21 +272,9 @@ def _quiet_httpx_logs() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _progress_bar(enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        disable=not enabled,
-    )
-
-
 def file_sha256(path: Path, *, progress: bool = True) -> str:
     digest = hashlib.sha256()
-    with _progress_bar(progress) as bar, path.open("rb") as handle:
+    with progress_bar(progress) as bar, path.open("rb") as handle:
         task = bar.add_task(f"sha256 {path.name}", total=path.stat().st_size)
         while chunk := handle.read(CHUNK_BYTES):
             digest.update(chunk)
@@ -281,144 +316,23 @@ def read_lock(lock_path: Path) -> dict[str, dict[str, object]]:
     return sources
 
 
-def check_lock(lock_path: Path, key: str, sha256: str, size: int, archive: Path) -> None:
-    """Record ``key`` on its first fetch; refuse an archive that differs from the record."""
+def record_lock(lock_path: Path, key: str, sha256: str, size: int) -> None:
+    """Record ``key`` on its first fetch, once its archive has been verified."""
     sources = read_lock(lock_path)
-    recorded = sources.get(key)
-    if recorded is None:
+    if key not in sources:
         write_json(lock_path, {"sources": {**sources, key: {"sha256": sha256, "size": size}}})
-    elif recorded != {"sha256": sha256, "size": size}:
+
+
+def check_lock(lock_path: Path, key: str, sha256: str, size: int, archive: Path) -> None:
+    """Refuse an archive that differs from what the lock records for ``key``."""
+    recorded = read_lock(lock_path).get(key)
+    if recorded is not None and recorded != {"sha256": sha256, "size": size}:
         raise SourceError(
             f"{archive} does not match {lock_path} for {key}: expected sha256 "
             f"{recorded.get('sha256')} ({recorded.get('size')} bytes), found {sha256} "
             f"({size} bytes); nothing was deleted: remove the file to fetch again, or its lock "
             f"entry to accept the new source."
         )
-
-
-def extract_archive(
-    archive: Path, target: Path, sha256: str, *, progress: bool = True
-) -> tuple[str, ...]:
-    """Extract ``archive`` into ``target`` atomically; reuse it when its marker has ``sha256``.
-
-    Returns the members deliberately skipped (``.rar`` duplicates), in archive order.
-    """
-    reused = _marker_skipped(target, sha256)
-    if reused is not None:
-        return reused
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for kind in ("tmp", "old"):
-        for stale in target.parent.glob(f".{target.name}.{kind}-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            members, skipped = checked_members(zf, archive)
-            _copy_members(members, tmp / EXTRACTED_FILES, archive, progress)
-        write_json(tmp / MARKER_NAME, {"archive_sha256": sha256, "skipped": list(skipped)})
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-            target.replace(old / "previous")
-            tmp.replace(target)
-            shutil.rmtree(old)
-        else:
-            tmp.replace(target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return skipped
-
-
-def _marker_skipped(target: Path, sha256: str) -> tuple[str, ...] | None:
-    try:
-        marker = json.loads((target / MARKER_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(marker, dict) or marker.get("archive_sha256") != sha256:
-        return None
-    return tuple(marker.get("skipped", ()))
-
-
-def checked_members(
-    zf: zipfile.ZipFile, archive: Path
-) -> tuple[list[zipfile.ZipInfo], tuple[str, ...]]:
-    """The members to extract and those skipped; any unsafe member refuses the whole archive."""
-    seen: set[str] = set()
-    members: list[zipfile.ZipInfo] = []
-    skipped: list[str] = []
-    for info in zf.infolist():
-        problem = _unsafe_reason(info)
-        if problem is None and info.filename in seen:
-            problem = "appears twice"
-        if problem is not None:
-            raise SourceError(
-                f"{archive}: member {info.filename!r} {problem}; refusing the whole archive."
-            )
-        seen.add(info.filename)
-        if info.filename.lower().endswith(SKIPPED_SUFFIXES):
-            skipped.append(info.filename)
-        else:
-            members.append(info)
-    expanded = sum(info.file_size for info in members)
-    bound = MAX_EXPANSION_RATIO * archive.stat().st_size
-    if expanded > bound:
-        raise SourceError(
-            f"{archive}: members would expand to {expanded} bytes, more than "
-            f"{MAX_EXPANSION_RATIO} times the archive (a zip bomb?); refusing the whole archive."
-        )
-    return members, tuple(skipped)
-
-
-def _unsafe_reason(info: zipfile.ZipInfo) -> str | None:
-    name = info.filename
-    file_type = stat.S_IFMT(info.external_attr >> 16)
-    if not name.strip("/"):
-        return "has an empty name"
-    if "\\" in name:
-        return "contains a backslash"
-    if name.startswith("/"):
-        return "is an absolute path"
-    if re.match(r"[A-Za-z]:", name):
-        return "starts with a drive letter"
-    if ".." in name.split("/"):
-        return "has a '..' component"
-    if file_type == stat.S_IFLNK:
-        return "is a symbolic link"
-    if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
-        return "is a special file"
-    return None
-
-
-def _copy_members(
-    members: list[zipfile.ZipInfo],
-    dest: Path,
-    archive: Path,
-    progress: bool,
-) -> None:
-    """Folders first, then files on ``EXTRACT_THREADS`` threads, each with its own handle on
-    the archive: writing files is mostly kernel time, which a second core halves."""
-    for info in members:
-        folder = dest / info.filename if info.is_dir() else (dest / info.filename).parent
-        folder.mkdir(parents=True, exist_ok=True)
-    files = [info for info in members if not info.is_dir()]
-    with _progress_bar(progress) as bar, ThreadPoolExecutor(EXTRACT_THREADS) as pool:
-        task = bar.add_task(f"extract {archive.name}", total=sum(m.file_size for m in files))
-        shares = [files[k::EXTRACT_THREADS] for k in range(EXTRACT_THREADS)]
-        list(pool.map(lambda share: _copy_share(archive, share, dest, bar, task), shares))
-
-
-def _copy_share(
-    archive: Path, share: list[zipfile.ZipInfo], dest: Path, bar: Progress, task: TaskID
-) -> None:
-    with zipfile.ZipFile(archive) as zf:
-        for info in share:
-            try:
-                with zf.open(info) as src, (dest / info.filename).open("xb") as out:
-                    shutil.copyfileobj(src, out, CHUNK_BYTES)
-            except (OSError, zipfile.BadZipFile) as exc:
-                raise SourceError(
-                    f"{archive}: cannot extract member {info.filename!r} ({exc})."
-                ) from exc
-            bar.advance(task, info.file_size)
 
 
 def find_dataset_root(folder: Path, origin: str) -> Path:

@@ -1,8 +1,9 @@
 """Step 4, hash: every film still in play, in parallel over cores, cached by file sha256.
 
 A film whose pixels fail to decode (truncated or corrupt JPEG) is rejected here, since this
-is the first step that decodes it. The cache is keyed by ``(sha256, hash version)``, so a
-changed definition never reuses stale hashes.
+is the first step that decodes it. The cache (``curation.cache``) is keyed by file sha256 and
+stamped with the hash version, so a changed definition never reuses stale hashes, and a
+damaged cache is only rebuilt.
 """
 
 from __future__ import annotations
@@ -11,18 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from curation.atomic import atomic_path
+from curation import cache as cache_file
 from curation.hashing import AverageHash512, Decode, View
 from curation.parallel import ordered_map
 from curation.records import Fate, SourceRecord, pending_images
 
 Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
-CACHE_SCHEMA = pa.schema(
-    [("sha256", pa.string()), ("version", pa.string())]
-    + [(view.value, pa.binary(64)) for view in View]
-)
+CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
 CHUNK = 16
 
 
@@ -35,19 +32,17 @@ def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
 
 
 def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
-    if not path.exists():
-        return {}
-    rows = pq.ParquetFile(path).read().to_pylist()
-    return {r["sha256"]: {v: r[v.value] for v in View} for r in rows if r["version"] == version}
+    table = cache_file.read_cache(path, version, CACHE_SCHEMA)
+    rows = table.to_pylist() if table is not None else []
+    return {r["sha256"]: {v: r[v.value] for v in View} for r in rows}
 
 
 def write_cache(path: Path, version: str, by_sha: dict[str, dict[View, bytes]]) -> None:
     rows = [
-        {"sha256": sha, "version": version, **{v.value: views[v] for v in View}}
+        {"sha256": sha, **{v.value: views[v] for v in View}}
         for sha, views in sorted(by_sha.items())
     ]
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.Table.from_pylist(rows, schema=CACHE_SCHEMA), tmp)
+    cache_file.write_cache(path, version, pa.Table.from_pylist(rows, schema=CACHE_SCHEMA))
 
 
 def hash_films(

@@ -1,9 +1,12 @@
 """Step 2, index: one record per source file, with the problems that settle its fate early.
 
-Images are checked from their header (format, mode, size); their pixels are decoded later by
-the hash step, which rejects what fails to decode. Annotations are Pascal VOC XML; their
-``<filename>`` is never read (it is unreliable and may carry a patient number). Boxes become
-fractions of the true image size, read from the image and never from the XML.
+Images are checked from their header (format, mode, size, EXIF orientation) and their data
+is decoded once, strictly (``simplejpeg``: a libjpeg warning is an error), since Pillow
+decodes a truncated or corrupt film "with warnings" and keeps it. Annotations are Pascal VOC
+XML read with ``defusedxml``; their ``<filename>`` only gives the patient number it may carry,
+held in memory and never written anywhere. Boxes become fractions of the true image size, read
+from the image and never from the XML. The limits (film size, boxes per film, duplicate
+boxes) are constants below, listed in the README ("What it refuses and why").
 
 What a file says about itself (``FileFacts``: digest, header, parsed boxes) is read once per
 file in worker processes and remembered in a cache keyed by the file's path, size and
@@ -20,18 +23,21 @@ import os
 import re
 import time
 import warnings
-import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+import simplejpeg
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import ParseError
+from defusedxml.ElementTree import parse as parse_xml
 from PIL import Image, UnidentifiedImageError
 
-from curation.atomic import atomic_path, settled
+from curation.atomic import settled
+from curation.cache import read_cache, write_cache
 from curation.originals import named_original
 from curation.parallel import ordered_map
 from curation.records import Fate, Kind, Lesion, SourceRecord
@@ -41,8 +47,13 @@ ANNOTATION_FOLDER = "image annots"
 STEM_PATTERN = re.compile(r"\d{5,6}")
 ACCEPTED_MODES = {"L", "RGB"}
 MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a bomb
+# The hash and the pixel check look at a film at 256 x 128; a smaller one is not a film.
+MIN_FILM_WIDTH, MIN_FILM_HEIGHT = 256, 128
+MAX_BOXES_PER_FILM = 50  # real films carry a handful of lesions
+EXIF_ORIENTATION = 0x0112
 GRADES = {"3": 3, "4": 4, "5": 5}
-FACTS_VERSION = "facts-v1"  # bump when what is read from one file changes
+PATIENT_NUMBER = re.compile(r"PN\d+")
+FACTS_VERSION = "facts-v2"  # bump when what is read from one file changes
 CHUNK = 64
 
 
@@ -71,14 +82,37 @@ class FileFacts:
     width: int = 0
     height: int = 0
     boxes: tuple[RawBox, ...] = ()
+    patient_number: str | None = field(default=None, repr=False)  # never cached nor shown
+
+
+@dataclass(frozen=True)
+class VocAnnotation:
+    boxes: list[RawBox]
+    patient_number: str | None
 
 
 def parse_voc(source: Path | BinaryIO) -> list[RawBox]:
     """Objects of a VOC file; raises ``AnnotationError`` on anything untrustworthy."""
+    return read_voc(source).boxes
+
+
+def read_voc(source: Path | BinaryIO) -> VocAnnotation:
+    """Boxes and patient number of a VOC file; ``AnnotationError`` on anything untrustworthy:
+    malformed or unsafe XML (DTDs, entities), another document than a VOC annotation."""
     try:
-        root = ET.parse(source).getroot()
-    except ET.ParseError as error:
+        root = parse_xml(source, forbid_dtd=True)
+    except ParseError as error:
         raise AnnotationError(f"malformed XML ({error})") from None
+    except DefusedXmlException:
+        raise AnnotationError("unsafe XML: DTDs and entities are not allowed") from None
+    root = root.getroot()
+    if root.tag != "annotation":
+        raise AnnotationError(f"not a VOC annotation: its root element is <{root.tag[:40]}>")
+    found = PATIENT_NUMBER.search(root.findtext("filename") or "")
+    return VocAnnotation(_voc_boxes(root), found.group() if found else None)
+
+
+def _voc_boxes(root) -> list[RawBox]:
     boxes = []
     for obj in root.iter("object"):
         grade = (obj.findtext("name") or "").strip()
@@ -97,11 +131,14 @@ def parse_voc(source: Path | BinaryIO) -> list[RawBox]:
                 raise AnnotationError(f"{tag} {value:g} is negative")
             coords.append(value)
         boxes.append(RawBox(*coords, grade=grade))
+        if len(boxes) > MAX_BOXES_PER_FILM:
+            raise AnnotationError(f"too many boxes: more than {MAX_BOXES_PER_FILM} on one film")
     return boxes
 
 
 def to_lesions(boxes: list[RawBox], width: int, height: int) -> tuple[Lesion, ...]:
-    """Fractional boxes: reversed corners swapped, clipped to the frame; zero area refused."""
+    """Fractional boxes: reversed corners swapped, clipped to the frame; zero area refused,
+    and so is a box drawn twice (whatever its grades: one lesion is not two)."""
     lesions = []
     for box in boxes:
         x1, x2 = sorted((box.xmin, box.xmax))
@@ -113,6 +150,9 @@ def to_lesions(boxes: list[RawBox], width: int, height: int) -> tuple[Lesion, ..
                 f"degenerate box {box.xmin:g},{box.ymin:g},{box.xmax:g},{box.ymax:g}"
             )
         lesions.append(Lesion((x1, y1, x2, y2), GRADES[box.grade]))
+    corners = [les.box for les in lesions]
+    if len(set(corners)) < len(corners):
+        raise AnnotationError(f"duplicate box: {len(corners) - len(set(corners))} drawn twice")
     return tuple(sorted(lesions, key=lambda les: (les.box, les.pai)))
 
 
@@ -129,6 +169,21 @@ def image_header_problem(source: Path | BinaryIO) -> tuple[str, int, int]:
                     return f"decompression bomb: {width}x{height} px claimed", width, height
                 if image.mode not in ACCEPTED_MODES:
                     return f"unsupported image mode: {image.mode}", width, height
+                if width < MIN_FILM_WIDTH or height < MIN_FILM_HEIGHT:
+                    return (
+                        f"film too small: {width}x{height} px, under "
+                        f"{MIN_FILM_WIDTH}x{MIN_FILM_HEIGHT}",
+                        width,
+                        height,
+                    )
+                orientation = image.getexif().get(EXIF_ORIENTATION, 1)
+                if orientation != 1:
+                    return (
+                        f"EXIF orientation {orientation}: readers turn the film, its boxes "
+                        "are drawn on the stored frame",
+                        width,
+                        height,
+                    )
                 return "", width, height
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         return f"decompression bomb: {error}", 0, 0
@@ -136,6 +191,16 @@ def image_header_problem(source: Path | BinaryIO) -> tuple[str, int, int]:
         return "not a readable image: no image format recognised", 0, 0
     except Exception as error:  # Pillow raises many types for bad bytes; all mean "unreadable"
         return f"not a readable image: {type(error).__name__}: {error}", 0, 0
+
+
+def jpeg_data_problem(data: bytes) -> str:
+    """Why a JPEG's data is corrupt or ends early ("" when it decodes without a warning). One
+    strict decode at the smallest DCT scale: the entropy data is read whole, the IDCT is cheap."""
+    try:
+        simplejpeg.decode_jpeg(data, colorspace="GRAY", strict=True, min_width=1, min_height=1)
+    except ValueError as error:
+        return f"corrupt JPEG data: {error}"
+    return ""
 
 
 def _name_parts(rel: str) -> tuple[str, str, str]:
@@ -162,11 +227,12 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
     sha256, size = hashlib.sha256(data).hexdigest(), len(data)
     if kind is Kind.image:
         problem, width, height = image_header_problem(io.BytesIO(data))
-        return FileFacts(sha256, size, problem, width, height)
+        return FileFacts(sha256, size, problem or jpeg_data_problem(data), width, height)
     try:
-        return FileFacts(sha256, size, boxes=tuple(parse_voc(io.BytesIO(data))))
+        voc = read_voc(io.BytesIO(data))
     except AnnotationError as error:
         return FileFacts(sha256, size, problem=str(error))
+    return FileFacts(sha256, size, boxes=tuple(voc.boxes), patient_number=voc.patient_number)
 
 
 def _facts_job(args: tuple[str, Kind]) -> FileFacts:
@@ -187,7 +253,6 @@ _FACTS_SCHEMA = pa.schema(
         ("path", pa.string()),
         ("size", pa.int64()),
         ("mtime_ns", pa.int64()),
-        ("version", pa.string()),
         ("sha256", pa.string()),
         ("problem", pa.string()),
         ("width", pa.int64()),
@@ -198,37 +263,35 @@ _FACTS_SCHEMA = pa.schema(
 
 
 def read_facts_cache(path: Path | None) -> dict[StatKey, FileFacts]:
-    if path is None or not path.exists():
+    table = read_cache(path, FACTS_VERSION, _FACTS_SCHEMA)
+    if table is None:
         return {}
-    table = pq.ParquetFile(path).read()
     columns = {name: table.column(name).to_pylist() for name in table.column_names}
     return {
         (p, size, mtime): FileFacts(
             sha, size, problem, width, height, tuple(RawBox(**b) for b in boxes)
         )
-        for p, size, mtime, version, sha, problem, width, height, boxes in zip(
+        for p, size, mtime, sha, problem, width, height, boxes in zip(
             *(columns[name] for name in _FACTS_SCHEMA.names), strict=True
         )
-        if version == FACTS_VERSION
     }
 
 
 def write_facts_cache(path: Path, facts: dict[StatKey, FileFacts]) -> None:
-    keys = sorted(facts)
+    """Facts carrying a patient number are never written: they are read again each run."""
+    keys = sorted(k for k, f in facts.items() if f.patient_number is None)
     rows = [facts[k] for k in keys]
     columns = {
         "path": [k[0] for k in keys],
         "size": [f.size for f in rows],
         "mtime_ns": [k[2] for k in keys],
-        "version": [FACTS_VERSION] * len(keys),
         "sha256": [f.sha256 for f in rows],
         "problem": [f.problem for f in rows],
         "width": [f.width for f in rows],
         "height": [f.height for f in rows],
         "boxes": [[box.__dict__ for box in f.boxes] for f in rows],
     }
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.table(columns, schema=_FACTS_SCHEMA), tmp)
+    write_cache(path, FACTS_VERSION, pa.table(columns, schema=_FACTS_SCHEMA))
 
 
 def _record(rel: str, kind: Kind, facts: FileFacts | None) -> SourceRecord:
@@ -238,7 +301,13 @@ def _record(rel: str, kind: Kind, facts: FileFacts | None) -> SourceRecord:
             Fate.ignored, f"not part of the dataset: {suffix or 'no suffix'} file"
         )
     record = SourceRecord(
-        rel, kind, stem, sha256=facts.sha256, size_bytes=facts.size, folder=folder
+        rel,
+        kind,
+        stem,
+        sha256=facts.sha256,
+        size_bytes=facts.size,
+        folder=folder,
+        patient_number=facts.patient_number,
     )
     if not STEM_PATTERN.fullmatch(stem):
         return record.settle(Fate.rejected, "file name is not a 5-6 digit numeric stem")
@@ -283,7 +352,7 @@ def _check_film(
         return film.settle(Fate.rejected, facts.problem)
     if xml is None or xml_facts is None:
         return film.settle(Fate.rejected, "no annotation file for this image")
-    film = replace(film, annotation=xml.path)
+    film = replace(film, annotation=xml.path, patient_number=xml_facts.patient_number)
     if xml.fate is not Fate.pending:
         return film.settle(Fate.rejected, f"annotation rejected: {xml.path} ({xml.reason})")
     if xml_facts.problem:
@@ -323,7 +392,9 @@ def read_facts(
             on_progress(1)
     if on_progress:
         on_progress(len(files) - len(todo))
-    remembered = {k: f for k, f in facts.items() if settled(k[2], started)}
+    remembered = {
+        k: f for k, f in facts.items() if settled(k[2], started) and f.patient_number is None
+    }
     if cache_path is not None and remembered.keys() != cached.keys():
         write_facts_cache(cache_path, remembered)
     return {path: facts[key] for path, key in keys.items()}

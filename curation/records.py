@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
@@ -60,6 +60,9 @@ class SourceRecord:
     fate: Fate = Fate.pending
     reason: str = ""
     related: str = ""
+    # From the annotation's <filename>, for grouping a patient's films. In memory only: never
+    # written (``write_records`` keeps to ``RECORD_SCHEMA``), cached, logged or shown.
+    patient_number: str | None = field(default=None, repr=False)
 
     @property
     def film_id(self) -> str:
@@ -116,7 +119,7 @@ RECORD_SCHEMA = pa.schema(
 
 def write_records(records: list[SourceRecord], path: Path) -> None:
     """Write records as parquet, sorted by path so equal inputs give equal bytes."""
-    names = [f.name for f in dataclasses.fields(SourceRecord)]
+    names = RECORD_SCHEMA.names
     rows = []
     for record in sorted(records, key=lambda r: r.path):
         row = {name: getattr(record, name) for name in names}  # shallow: asdict is slow

@@ -19,7 +19,8 @@ import pytest
 from PIL import Image
 
 from curation import download
-from curation.download import MARKER_NAME, FetchedSource, SourceError, fetch_source
+from curation.download import FetchedSource, SourceError, fetch_source
+from curation.extract import MARKER_NAME
 
 LESIONS = "Periapical Dataset/Periapical Lesions"
 ORIGINAL = f"{LESIONS}/Original JPG Images/00011.jpg"
@@ -79,6 +80,9 @@ class Served:
     cut_after: int = 0
     cuts_left: int = 0
     ranges: list[str | None] = field(default_factory=list)
+    content_length: bool = True  # False: the body ends when the connection closes
+    etag: bool = False  # True: send an ETag and honour If-Range
+    changes: list[bytes] = field(default_factory=list)  # payloads served after each cut
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -96,6 +100,9 @@ class _Handler(BaseHTTPRequestHandler):
         served.ranges.append(header)
         match = re.fullmatch(r"bytes=(\d+)-", header or "")
         start = int(match.group(1)) if match and served.honour_range else 0
+        tag = f'"{hashlib.sha256(served.payload).hexdigest()[:16]}"'
+        if served.etag and self.headers.get("If-Range") not in (None, tag):
+            start = 0  # the file changed since the client's copy: send all of it
         size = len(served.payload)
         if start >= size > 0:
             self.send_response(416)
@@ -107,11 +114,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(206 if start else 200)
         if start:
             self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
-        self.send_header("Content-Length", str(len(body)))
+        if served.etag:
+            self.send_header("ETag", tag)
+        if served.content_length:
+            self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if served.cuts_left:
             self.wfile.write(body[: served.cut_after])
             served.cuts_left -= 1
+            if served.changes:
+                served.payload = served.changes.pop(0)
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
             return
@@ -388,3 +400,103 @@ def test_an_unchanged_archive_is_not_hashed_again(tmp_path: Path, monkeypatch) -
     download.remembered_sha256(archive, digests, progress=False)
     download.remembered_sha256(archive, digests, progress=False)
     assert len(hashed) == 4
+
+
+def test_a_cut_without_content_length_is_resumed_not_taken_as_complete(server, tmp_path):
+    """Without Content-Length a dropped connection looks like the end of the file: only a
+    complete zip archive is taken as the whole download."""
+    httpd, url = server
+    httpd.served.content_length = False
+    httpd.served.cut_after, httpd.served.cuts_left = 700, 1
+    fetched = fetch_source(url, tmp_path / "work", tmp_path / "lock.json", progress=False)
+    assert httpd.served.ranges == [None, "bytes=700-"]
+    _assert_real_layout(fetched, httpd.served.payload)
+
+
+def test_a_download_that_never_completes_is_never_renamed_nor_pinned(server, tmp_path):
+    httpd, url = server
+    httpd.served.content_length = False
+    httpd.served.cut_after, httpd.served.cuts_left = 100, 99
+    lock = tmp_path / "lock.json"
+    with pytest.raises(SourceError, match="download failed after"):
+        fetch_source(url, tmp_path / "work", lock, progress=False)
+    assert not lock.exists()
+    assert not list((tmp_path / "work" / "downloads").glob("*.zip"))
+    httpd.served.cuts_left = 0  # the next run resumes and finishes
+    fetched = fetch_source(url, tmp_path / "work", lock, progress=False)
+    _assert_real_layout(fetched, httpd.served.payload)
+
+
+SPLICE_CUT = 1130  # past the member data, before the central directory's CRC of it
+
+
+def test_a_resume_after_the_upstream_file_changed_starts_over(server, tmp_path):
+    httpd, url = server
+    changed = real_layout_zip(variant=1)
+    httpd.served.etag = True
+    httpd.served.cut_after, httpd.served.cuts_left = SPLICE_CUT, 1
+    httpd.served.changes = [changed]
+    lock = tmp_path / "lock.json"
+    fetched = fetch_source(url, tmp_path / "work", lock, progress=False)
+    assert httpd.served.ranges == [None, f"bytes={SPLICE_CUT}-"]
+    _assert_real_layout(fetched, changed)
+    assert _sha(changed) in lock.read_text()
+
+
+def test_a_spliced_archive_is_never_pinned_and_is_fetched_again(server, tmp_path):
+    """A server without validators cannot say the file changed; the splice fails the CRC
+    check on extraction, before the lock is written, and the damaged download is removed."""
+    httpd, url = server
+    changed = real_layout_zip(variant=1)
+    httpd.served.cut_after, httpd.served.cuts_left = SPLICE_CUT, 1
+    httpd.served.changes = [changed]
+    lock = tmp_path / "lock.json"
+    with pytest.raises(SourceError, match="cannot extract member") as raised:
+        fetch_source(url, tmp_path / "work", lock, progress=False)
+    assert "fetched again" in str(raised.value)
+    assert not lock.exists()
+    assert not list((tmp_path / "work" / "downloads").iterdir())
+    fetched = fetch_source(url, tmp_path / "work", lock, progress=False)
+    _assert_real_layout(fetched, changed)
+
+
+def test_an_archive_of_too_many_members_is_refused(tmp_path: Path) -> None:
+    archive = tmp_path / "many.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for k in range(60_000):
+            zf.writestr(zipfile.ZipInfo(f"{LESIONS}/Image Annots/{k:06d}.xml", FIXED_TIME), b"")
+    with pytest.raises(SourceError, match="60000 members"):
+        fetch_source(str(archive), tmp_path / "work", tmp_path / "lock.json", progress=False)
+    assert not (tmp_path / "work" / "extracted" / "many").exists()
+
+
+@pytest.mark.parametrize("member", [f"{LESIONS}/{'d' * 300}/00011.jpg", f"{'f' * 300}.jpg"])
+def test_a_member_name_too_long_for_the_filesystem_is_one_sentence(tmp_path, member):
+    archive = tmp_path / "long.zip"
+    archive.write_bytes(_zip_bytes({ORIGINAL: _jpeg(90), member: b"x"}))
+    with pytest.raises(SourceError, match="longer than 255 bytes"):
+        fetch_source(str(archive), tmp_path / "work", tmp_path / "lock.json", progress=False)
+
+
+def test_a_redirect_loop_is_one_sentence(httpserver, tmp_path):
+    httpserver.expect_request("/loop").respond_with_data(
+        "", status=302, headers={"Location": "/loop"}
+    )
+    with pytest.raises(SourceError, match="redirect"):
+        fetch_source(httpserver.url_for("/loop"), tmp_path / "w", tmp_path / "l.json")
+
+
+def test_two_downloads_into_one_build_folder_do_not_run_at_once(tmp_path: Path) -> None:
+    from filelock import FileLock
+
+    archive = tmp_path / "source.zip"
+    archive.write_bytes(real_layout_zip())
+    work = tmp_path / "work"
+    work.mkdir()
+    with FileLock(work / download.BUILD_LOCK_NAME), pytest.raises(SourceError, match="another"):
+        fetch_source(str(archive), work, tmp_path / "lock.json", progress=False)
+    assert not (work / "extracted").exists()
+    _assert_real_layout(
+        fetch_source(str(archive), work, tmp_path / "lock.json", progress=False),
+        archive.read_bytes(),
+    )

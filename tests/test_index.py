@@ -1,3 +1,4 @@
+import io
 import os
 
 import pytest
@@ -5,8 +6,16 @@ from PIL import Image
 
 from curation import index
 from curation.index import AnnotationError, RawBox, parse_voc, to_lesions
+from curation.records import Fate, Kind
+from tests.hostile_films import (
+    bit_flipped_jpeg,
+    film_bytes,
+    truncated_header_jpeg,
+    voc,
+    write_source,
+)
 
-VOC = """<annotation><filename>PN1234 scan.jpg</filename>
+VOC = """<annotation><filename>scan.jpg</filename>
 <size><width>2400</width><height>1280</height><depth>3</depth></size>
 {objects}</annotation>"""
 OBJ = (
@@ -63,8 +72,8 @@ def _source(tmp_path) -> tuple[object, object]:
     annots = root / "Periapical Dataset" / "Image Annots"
     films.mkdir(parents=True)
     annots.mkdir(parents=True)
-    Image.new("L", (240, 128), 90).save(films / "00011.jpg")
-    Image.new("L", (240, 128), 90).save(films / "00021.jpg")
+    Image.new("L", (256, 128), 90).save(films / "00011.jpg")
+    Image.new("L", (256, 128), 90).save(films / "00021.jpg")
     (annots / "00011.xml").write_text(VOC.format(objects=OBJ.format(g=3, a=24, b=0, c=48, d=64)))
     (annots / "00021.xml").write_text(VOC.format(objects=""))
     for path in root.rglob("*.*"):
@@ -88,7 +97,12 @@ def test_unchanged_files_are_not_read_again_and_changed_ones_are(tmp_path, monke
     again = index.index_source(root, cache_path=cache, workers=1)
     assert read == [str(xml)]
     film = next(r for r in again if r.stem == "00021" and r.kind.value == "image")
-    assert [les.pai for les in film.lesions] == [5] and film.lesions[0].box == (0, 0, 0.5, 0.5)
+    assert [les.pai for les in film.lesions] == [5] and film.lesions[0].box == (
+        0,
+        0,
+        120 / 256,
+        0.5,
+    )
 
 
 def test_files_read_in_worker_processes_give_the_same_records(tmp_path):
@@ -108,3 +122,115 @@ def test_a_file_modified_just_before_reading_is_not_remembered(tmp_path, monkeyp
     monkeypatch.setattr(index, "_facts_job", lambda job: read.append(job[0]) or original(job))
     index.index_source(root, cache_path=cache, workers=1)
     assert read == [str(xml)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<html><head><title>Sign in</title></head><body><p>log in</p></body></html>",
+        "<svg><rect width='4' height='4'/></svg>",
+        "<dataset><annotation><object><name>3</name></object></annotation></dataset>",
+    ],
+)
+def test_well_formed_xml_that_is_not_a_voc_annotation_is_refused(tmp_path, text):
+    path = tmp_path / "00011.xml"
+    path.write_text(text)
+    with pytest.raises(AnnotationError, match="not a VOC annotation"):
+        parse_voc(path)
+
+
+def test_xml_with_entity_declarations_is_refused(tmp_path):
+    """An entity can smuggle a grade past a reader (and expand without bound): defusedxml."""
+    path = tmp_path / "00011.xml"
+    path.write_text(
+        '<!DOCTYPE annotation [<!ENTITY g "3">]><annotation><object><name>&g;</name>'
+        "<bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax><ymax>5</ymax></bndbox>"
+        "</object></annotation>"
+    )
+    with pytest.raises(AnnotationError, match="unsafe XML"):
+        parse_voc(path)
+
+
+def _film_fates(tmp_path, films: dict[str, tuple[bytes, str]]) -> dict[str, tuple[Fate, str]]:
+    root = write_source(tmp_path / "source", films)
+    records = index.index_source(root, workers=1)
+    return {r.stem: (r.fate, r.reason) for r in records if r.kind is Kind.image}
+
+
+def test_a_lesion_free_film_needs_a_real_annotation(tmp_path):
+    fates = _film_fates(
+        tmp_path,
+        {
+            "00011": (film_bytes(1), voc("00011", [])),
+            "00021": (film_bytes(2), "<html><body>Not found</body></html>"),
+        },
+    )
+    assert fates["00011"] == (Fate.pending, "")
+    assert fates["00021"][0] is Fate.rejected
+    assert "not a VOC annotation" in fates["00021"][1]
+
+
+@pytest.mark.parametrize(
+    ("jpeg", "problem"),
+    [
+        (truncated_header_jpeg(), "corrupt JPEG data"),
+        (bit_flipped_jpeg(), "corrupt JPEG data"),
+        (film_bytes(3)[:-600], "corrupt JPEG data"),
+    ],
+)
+def test_a_film_whose_data_is_corrupt_or_ends_early_is_rejected(tmp_path, jpeg, problem):
+    with Image.open(io.BytesIO(jpeg)) as image:  # what the header check sees: a usable JPEG
+        assert image.format == "JPEG" and image.mode == "L"
+    fate, reason = _film_fates(tmp_path, {"00011": (jpeg, voc("00011", []))})["00011"]
+    assert fate is Fate.rejected and problem in reason
+
+
+def test_a_film_with_an_exif_orientation_is_rejected(tmp_path):
+    fates = _film_fates(
+        tmp_path,
+        {
+            "00011": (film_bytes(1, orientation=1), voc("00011")),
+            "00021": (film_bytes(2, orientation=6), voc("00021")),
+        },
+    )
+    assert fates["00011"] == (Fate.pending, "")
+    assert fates["00021"][0] is Fate.rejected and "EXIF orientation 6" in fates["00021"][1]
+
+
+def test_limits_on_film_size_box_count_and_duplicate_boxes(tmp_path):
+    many = [(3, 2 * k, 0, 2 * k + 1, 1) for k in range(index.MAX_BOXES_PER_FILM + 1)]
+    fates = _film_fates(
+        tmp_path,
+        {
+            "00011": (film_bytes(1, size=(1, 1)), voc("00011", [])),
+            "00021": (film_bytes(2, size=(index.MIN_FILM_WIDTH, 64)), voc("00021", [])),
+            "00031": (film_bytes(3), voc("00031", [(3, 40, 30, 120, 70)] * 10_000)),
+            "00071": (film_bytes(7), voc("00071", [(3, 40, 30, 120, 70)] * 2)),
+            "00041": (film_bytes(4), voc("00041", [(3, 40, 30, 120, 70), (4, 120, 70, 40, 30)])),
+            "00051": (film_bytes(5), voc("00051", many)),
+            "00061": (film_bytes(6), voc("00061", many[:-1])),
+        },
+    )
+    assert fates["00011"][0] is Fate.rejected and "film too small: 1x1" in fates["00011"][1]
+    assert fates["00021"][0] is Fate.rejected and "film too small" in fates["00021"][1]
+    assert fates["00031"][0] is Fate.rejected and "too many boxes" in fates["00031"][1]
+    assert fates["00071"][0] is Fate.rejected and "duplicate box" in fates["00071"][1]
+    assert fates["00041"][0] is Fate.rejected and "duplicate box" in fates["00041"][1]
+    assert fates["00051"][0] is Fate.rejected and "too many boxes" in fates["00051"][1]
+    assert fates["00061"] == (Fate.pending, "")
+
+
+def test_the_patient_number_is_read_into_memory_and_never_cached(tmp_path):
+    films = {
+        "00011": (film_bytes(1), voc("00011", filename="PN20417 panoramic.jpg")),
+        "00021": (film_bytes(2), voc("00021")),
+    }
+    root = write_source(tmp_path / "source", films)
+    cache = tmp_path / "index.parquet"
+    for _ in range(2):  # the second run reads the cache
+        records = index.index_source(root, cache_path=cache, workers=1)
+        numbers = {(r.kind.value, r.stem): r.patient_number for r in records}
+        assert numbers[("image", "00011")] == numbers[("annotation", "00011")] == "PN20417"
+        assert numbers[("image", "00021")] is None
+        assert "PN20417" not in repr(records)
+        assert b"20417" not in cache.read_bytes()
