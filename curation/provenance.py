@@ -1,18 +1,18 @@
 """Which film of a same-picture pair is the copy, from what the files themselves say.
 
 The archive's augmented copies were written by a script, its originals exported by the
-imaging system. Encoders leave a signature in the JPEG header: the quantization tables,
-chroma subsampling, the number of components and the marker segments (JFIF, EXIF, Adobe,
-comments, ICC profile, progressive scan). The signatures are learned from the archive's own
-augmentation folder against its originals folder; a film whose signature is markedly more
-typical of the augmentation folder than the other film's is the copy.
+imaging system. Encoders leave a signature in the JPEG header: chroma subsampling, the
+number of components and the marker segments (JFIF, EXIF, Adobe, comments, ICC profile,
+progressive scan). The script's signatures are learned from the archive's own augmentation
+folder (the originals folder may hold copies too, so it cannot be the reference): of a
+group, a film written like the augmentation folder is a copy when another film's signature
+never occurs there.
 
 Only the header is read (Pillow parses it on open without decoding pixels).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,9 +20,10 @@ from pathlib import Path
 
 from PIL import Image, JpegImagePlugin
 
-# How much more typical of the augmentation folder one film's signature must be than the
-# other's (a likelihood ratio) before it decides which is the copy.
-DECISIVE_RATIO = 8.0
+# A signature that wrote at least this share of the augmentation folder is the script's.
+# Quantization tables are left out of the signature: they change with the quality setting,
+# which a script or an imaging system may vary file by file; the structure does not.
+SCRIPT_SHARE = 0.05
 _MARKERS = ("jfif", "exif", "adobe", "comment", "icc_profile", "progressive")
 
 
@@ -32,46 +33,31 @@ def encoder_signature(path: Path) -> str:
         with Image.open(path) as image:
             if image.format != "JPEG":
                 return f"format={image.format}"
-            tables = getattr(image, "quantization", None) or {}
-            digest = hashlib.sha256(b"".join(bytes(tables[k]) for k in sorted(tables))).hexdigest()[
-                :12
-            ]
             sampling = JpegImagePlugin.get_sampling(image)
             markers = ",".join(m for m in _MARKERS if m in image.info)
-            return f"{image.mode}|sampling={sampling}|tables={digest}|{markers}"
-    except (OSError, ValueError, SyntaxError):
+            return f"{image.mode}|sampling={sampling}|{markers}"
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
         return "unreadable"
 
 
 @dataclass(frozen=True)
 class EncoderEvidence:
-    """Signature counts among the archive's augmented copies and among its originals."""
+    """How often each signature occurs in the archive's augmentation folder."""
 
     augmented: dict[str, int]
-    originals: dict[str, int]
 
     @classmethod
-    def learn(cls, augmented: Iterable[Path], originals: Iterable[Path]) -> EncoderEvidence:
-        return cls(
-            dict(Counter(map(encoder_signature, augmented))),
-            dict(Counter(map(encoder_signature, originals))),
-        )
+    def learn(cls, augmented: Iterable[Path]) -> EncoderEvidence:
+        return cls(dict(Counter(map(encoder_signature, augmented))))
 
-    def copy_likeness(self, signature: str) -> float:
-        """How much more often the signature occurs among augmented copies than among
-        originals (add-one-half smoothed; 1.0 when nothing was learned)."""
-        n_aug, n_orig = sum(self.augmented.values()), sum(self.originals.values())
-        share_aug = (self.augmented.get(signature, 0) + 0.5) / (n_aug + 1)
-        share_orig = (self.originals.get(signature, 0) + 0.5) / (n_orig + 1)
-        return share_aug / share_orig
+    def script_share(self, signature: str) -> float:
+        """The share of the augmentation folder written with this signature (0: never)."""
+        total = sum(self.augmented.values())
+        return self.augmented.get(signature, 0) / total if total else 0.0
 
-    def which_is_copy(self, signatures: dict[str, str]) -> tuple[str, str] | None:
-        """For two films (id -> signature): ``(copy, evidence)`` when one film's signature is
-        decisively more typical of augmented copies, else None."""
-        (a, sig_a), (b, sig_b) = sorted(signatures.items())
-        like_a, like_b = self.copy_likeness(sig_a), self.copy_likeness(sig_b)
-        if max(like_a, like_b) < DECISIVE_RATIO * min(like_a, like_b):
-            return None
-        copy = a if like_a > like_b else b
-        ratio = max(like_a, like_b) / min(like_a, like_b)
-        return copy, f"encoder signature {ratio:.0f}x more typical of the augmentation folder"
+
+def scripted(share: float, shares: Iterable[float]) -> bool:
+    """A film is named the copy by its signature when that signature wrote a real share of
+    the augmentation folder and another film of its group has a signature the augmentation
+    folder never shows; otherwise the signatures say nothing."""
+    return share >= SCRIPT_SHARE and min(shares) == 0.0

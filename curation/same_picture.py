@@ -37,7 +37,7 @@ from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.pairs import as_codes, range_pairs
 from curation.pixels import Comparison
-from curation.provenance import DECISIVE_RATIO
+from curation.provenance import scripted
 from curation.records import Lesion
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
@@ -57,7 +57,7 @@ class FilmFacts:
     width: int
     height: int
     lesions: tuple[Lesion, ...]
-    copy_likeness: float  # ``EncoderEvidence.copy_likeness`` of its signature
+    script_share: float  # share of the augmentation folder written with its signature
 
 
 @dataclass(frozen=True)
@@ -137,8 +137,7 @@ def _keeper_key(
     """Evidence that ``film`` is a copy, strongest first (lower = more original), each with
     the sentence that explains it when it decides."""
     fact = facts[film]
-    least_likeness = min(facts[f].copy_likeness for f in group)
-    scripted = fact.copy_likeness >= DECISIVE_RATIO * least_likeness
+    by_script = scripted(fact.script_share, (facts[f].script_share for f in group))
     has_landscape = any(facts[f].width >= facts[f].height for f in group)
     portrait = fact.height > fact.width and has_landscape
     same_size = [
@@ -151,7 +150,7 @@ def _keeper_key(
     sizes = {(facts[f].width, facts[f].height) for f in group}
     off_height = abs(fact.height - typical) if len(sizes) > 1 else 0.0
     return (
-        (float(scripted), "its encoder signature is that of the archive's augmented copies"),
+        (float(by_script), "its encoder signature is that of the archive's augmented copies"),
         (float(portrait), "it is portrait: a quarter-turned copy of a landscape film"),
         (off_height, "its height is further from the archive's typical film height"),
         (

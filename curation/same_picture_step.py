@@ -48,14 +48,10 @@ def _evenly(paths: list[str], count: int) -> list[str]:
 
 
 def learn_encoders(root: Path, records: list[SourceRecord]) -> EncoderEvidence:
-    """Signatures of the archive's augmentation folder against its originals folder."""
+    """Signatures of the archive's augmentation folder (an even sample of it)."""
     images = [r for r in records if r.kind is Kind.image and r.fate is not Fate.rejected]
     augmented = [r.path for r in images if r.folder.lower() != ORIGINALS_FOLDER]
-    originals = [r.path for r in images if r.folder.lower() == ORIGINALS_FOLDER]
-    return EncoderEvidence.learn(
-        (root / p for p in _evenly(augmented, SIGNATURE_SAMPLE)),
-        (root / p for p in _evenly(originals, SIGNATURE_SAMPLE)),
-    )
+    return EncoderEvidence.learn(root / p for p in _evenly(augmented, SIGNATURE_SAMPLE))
 
 
 def run_same_picture(
@@ -82,13 +78,13 @@ def run_same_picture(
     pairs = confirmed_pairs(candidates, compare)
     cache.save()
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
-    encoders = learn_encoders(root, records) if in_pairs else EncoderEvidence({}, {})
+    encoders = learn_encoders(root, records) if in_pairs else EncoderEvidence({})
     facts = {
         f: FilmFacts(
             films[f].width,
             films[f].height,
             films[f].lesions,
-            encoders.copy_likeness(encoder_signature(root / films[f].path)),
+            encoders.script_share(encoder_signature(root / films[f].path)),
         )
         for f in in_pairs
     }

@@ -218,7 +218,7 @@ def _facts(**films: dict) -> dict[str, FilmFacts]:
             spec.get("size", LANDSCAPE)[0],
             spec.get("size", LANDSCAPE)[1],
             spec.get("lesions", ()),
-            spec.get("likeness", 1.0),
+            spec.get("share", 0.0),
         )
         for name, spec in films.items()
     }
@@ -229,7 +229,7 @@ def _pair(a: str, b: str, view: View = View.identity, same_size: bool = True, gr
 
 
 def test_a_mirrored_copy_under_a_lower_number_is_dropped_by_its_encoder_signature():
-    facts = _facts(**{"0101": {"likeness": 40.0}, "0701": {"likeness": 0.2}})
+    facts = _facts(**{"0101": {"share": 1.0}, "0701": {"share": 0.0}})
     [group] = same_picture_groups([_pair("0701", "0101", View.mirror)], facts)
     assert group.kept == "0701"
     [dropped] = group.dropped
@@ -271,14 +271,14 @@ def test_a_same_frame_pair_is_a_copy_only_on_evidence_and_the_grainier_film_is_t
     [group] = same_picture_groups([grainy_first], copied)
     assert (group.kept, group.dropped[0].kind) == ("0701", "noised")
     assert "grainier" in group.dropped[0].evidence
-    scripted = _facts(**{"0101": {"likeness": 30.0}, "0701": {}})
+    scripted = _facts(**{"0101": {"share": 0.97}, "0701": {}})
     [group] = same_picture_groups([grainy_second], scripted)
     assert (group.kept, group.dropped[0].kind) == ("0701", "noised")
 
 
 def test_chains_of_copies_form_one_group_with_one_film_kept():
     facts = _facts(
-        **{"0101": {}, "0201": {"likeness": 50.0}, "0301": {"size": LANDSCAPE[::-1]}, "0401": {}}
+        **{"0101": {}, "0201": {"share": 0.9}, "0301": {"size": LANDSCAPE[::-1]}, "0401": {}}
     )
     pairs = [
         _pair("0101", "0401"),  # a re-filing

@@ -1,0 +1,109 @@
+"""Every case the sample plants, checked against the chain's decisions (issue 11).
+
+The sample is drawn without the project's hash (``curation/sample``): copies of all four kinds
+filed among the originals under lower and higher numbers, re-filings at other exposures and
+qualities, copies written by another encoder, patient numbers and a copied template.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from curation.lookalikes import MAX_FILMS_PER_PATIENT
+
+
+def _images(build: Path) -> dict[str, dict]:
+    rows = pq.read_table(build / "manifest.parquet").to_pylist()
+    return {r["film_id"]: r for r in rows if r["kind"] == "image"}
+
+
+@pytest.fixture(scope="module")
+def decided(sample_zip, sample_build):
+    images = _images(sample_build)
+    kept = {f for f, r in images.items() if r["fate"] == "kept"}
+    clusters = {
+        r["film_id"]: r["cluster_id"]
+        for r in pq.read_table(sample_build / "clusters.parquet").to_pylist()
+    }
+    agreement = {
+        frozenset((r["film_id"], r["other_film_id"]))
+        for r in pq.read_table(sample_build / "agreement.parquet").to_pylist()
+    }
+    return sample_zip[1], images, kept, clusters, agreement
+
+
+def test_the_sample_plants_every_case_under_lower_and_higher_numbers(decided):
+    truth = decided[0]
+    among = truth.augmented_among_originals
+    assert {c.kind for c in among} == {"noise", "scaling", "mirror", "rotation"}
+    for kind in ("mirror", "rotation"):
+        assert {c.number_lower for c in among if c.kind == kind} == {True, False}, kind
+    assert any(d.offset or d.gain != 1 or d.gamma != 1 for d in truth.double_annotated)
+
+
+def test_no_augmented_copy_is_kept_and_the_original_is_kept_in_every_group(decided):
+    truth, images, kept, _, _ = decided
+    copies = truth.augmented + truth.augmented_among_originals
+    assert not kept & {c.stem for c in copies}
+    twin_of = {}
+    for pair in truth.double_annotated:
+        twin_of[pair.first], twin_of[pair.second] = pair.second, pair.first
+    for copy in truth.augmented_among_originals:
+        assert {copy.source, twin_of.get(copy.source)} & kept, (copy, images[copy.stem])
+        assert images[copy.stem]["reason"].startswith("augmented copy among originals"), copy
+
+
+def test_every_re_filing_is_dropped_once_and_feeds_the_agreement_table(decided):
+    truth, images, kept, _, agreement = decided
+    for pair in truth.double_annotated:
+        assert len({pair.first, pair.second} & kept) == 1, pair
+        assert frozenset((pair.first, pair.second)) in agreement, (
+            pair,
+            images[pair.first]["reason"],
+            images[pair.second]["reason"],
+        )
+
+
+def test_no_copy_is_read_as_a_re_filing(decided):
+    truth, _, _, _, agreement = decided
+    copies = {c.stem for c in truth.augmented + truth.augmented_among_originals}
+    assert not [pair for pair in agreement if pair & copies]
+
+
+def test_no_distinct_film_is_dropped(decided):
+    truth, images, _, _, _ = decided
+    copies = {c.stem for c in truth.augmented + truth.augmented_among_originals}
+    refiled = {f for pair in truth.double_annotated for f in (pair.first, pair.second)}
+    dropped = {f for f, r in images.items() if r["fate"] == "dropped"}
+    assert dropped <= copies | refiled
+
+
+def test_films_naming_one_patient_share_a_cluster_and_the_template_joins_nobody(
+    decided, sample_build
+):
+    truth, _, kept, clusters, _ = decided
+    numbered = set(truth.patient_number_in_filename) - set(truth.template_number_films)
+    joined = 0
+    for group in truth.patient_groups:
+        named = [f for f in group if f in numbered and f in kept]
+        if len(named) > 1:
+            assert len({clusters[f] for f in named}) == 1, group
+            joined += 1
+    assert joined, "the sample names no patient twice"
+    template = [f for f in truth.template_number_films if f in kept]
+    assert len(template) > MAX_FILMS_PER_PATIENT
+    assert len({clusters[f] for f in template}) > len(template) // 2
+    counts = json.loads((sample_build / "curation.json").read_text())["counts"]
+    assert counts["films_with_template_patient_number"] == len(truth.template_number_films)
+
+
+def test_the_review_page_shows_every_same_picture_group(decided, sample_build):
+    _, images, _, _, _ = decided
+    page = (sample_build / "review" / "index.html").read_text()
+    for film, row in images.items():
+        if row["fate"] == "dropped" and row["reason"].startswith(("augmented copy among", "near")):
+            assert film in page and row["related"] in page
