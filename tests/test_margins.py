@@ -1,0 +1,32 @@
+"""The same-picture limits against every planted relation of the sample (issue 11): each limit
+keeps a quarter of margin from the largest copy and the smallest distinct figure measured."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.margins import MARGIN, measure
+from curation.pixels import SAME_PICTURE_LIMIT
+from curation.same_picture import SAME_PICTURE_RADIUS
+
+
+@pytest.fixture(scope="module")
+def measured(sample_zip, sample_source):
+    return measure(sample_source.root, sample_zip[1])
+
+
+def test_the_sample_measures_every_kind_on_both_sides(measured):
+    kinds = {m.kind for m in measured}
+    assert {"copy: mirror", "copy: rotation", "copy: scaling", "copy: noise"} <= kinds
+    assert {"re-filing", "visits of one patient", "nearest distinct film"} <= kinds
+
+
+def test_the_pixel_limit_keeps_a_quarter_margin_on_the_sample(measured):
+    worst_copy = max(m.difference for m in measured if m.side == "copy")
+    closest = min(m.difference for m in measured if m.side == "distinct")
+    assert (1 + MARGIN) * worst_copy <= SAME_PICTURE_LIMIT <= (1 - MARGIN) * closest
+
+
+def test_every_planted_copy_is_inside_the_candidate_radius_with_headroom(measured):
+    worst_copy = max(m.distance for m in measured if m.side == "copy")
+    assert (1 + MARGIN) * worst_copy <= SAME_PICTURE_RADIUS
