@@ -427,3 +427,77 @@ def test_visits_differ_from_each_other(default):
             }
             for a, b in itertools.combinations(group, 2):
                 assert np.abs(grey[a] - grey[b]).mean() > 4.0
+
+
+def test_option_files_every_copy_among_the_originals_too(tmp_path):
+    dest = tmp_path / "allcopies.zip"
+    truth = write_sample_archive(dest, seed=5, films=60, all_copies_among_originals=True)
+    assert truth.all_copies_among_originals
+    refiled = {c.filed_copy_of: c for c in truth.augmented_among_originals if c.filed_copy_of}
+    assert set(refiled) == {copy.stem for copy in truth.augmented}
+    stems = [*truth.originals, *(c.stem for c in truth.augmented_among_originals)]
+    assert len({int(s[:-1]) for s in stems}) == len(stems)
+    with zipfile.ZipFile(dest) as archive:
+        for copy in truth.augmented:
+            twin = refiled[copy.stem]
+            assert twin.stem.endswith("1") and twin.source == copy.source
+            assert (twin.kind, twin.transform, twin.param) == (
+                copy.kind,
+                copy.transform,
+                copy.param,
+            )
+            assert twin.number_lower == (int(twin.stem[:-1]) < int(copy.source[:-1]))
+            assert archive.read(f"{ORIGINAL_DIR}/{twin.stem}.jpg") == archive.read(
+                f"{AUGMENTED_DIR}/{copy.stem}.jpg"
+            )
+            assert _xml_boxes(archive, twin.stem) == _xml_boxes(archive, copy.stem)
+    assert {c.number_lower for c in refiled.values()} == {True, False}
+
+
+def _distinct_film_distances(dest: Path, truth: SampleTruth) -> np.ndarray:
+    """Hamming distances (the project's 512-bit hash, as is) between films of different
+    patients: measured after the fact, the generator never sees them."""
+    from curation.hashing import AverageHash512, View, hamming
+
+    hasher = AverageHash512()
+    with zipfile.ZipFile(dest) as archive:
+        hashes = {
+            s: hasher.hash_views(io.BytesIO(archive.read(f"{ORIGINAL_DIR}/{s}.jpg")))[View.identity]
+            for s in truth.originals
+        }
+    together = [set(group) for group in truth.patient_groups]
+    return np.array(
+        [
+            hamming(hashes[a], hashes[b])
+            for a, b in itertools.combinations(truth.originals, 2)
+            if not any(a in group and b in group for group in together)
+        ]
+    )
+
+
+def test_distinct_films_spread_like_the_real_archive(default):
+    """Real films: distinct films min 61, 1st percentile 93, median 175 bits apart. The sample
+    must show a comparable spread (not one pushed away from the hash's radius), and some
+    visits of one patient must be as far apart as unrelated films."""
+    from curation.hashing import AverageHash512, View, hamming
+
+    dest, truth = default
+    distances = _distinct_film_distances(dest, truth)
+    assert distances.size > 15_000
+    assert 75 <= np.percentile(distances, 1) <= 115
+    assert 150 <= np.median(distances) <= 200
+    hasher = AverageHash512()
+    with zipfile.ZipFile(dest) as archive:
+        visits = [
+            hamming(
+                *(
+                    hasher.hash_views(io.BytesIO(archive.read(f"{ORIGINAL_DIR}/{s}.jpg")))[
+                        View.identity
+                    ]
+                    for s in pair
+                )
+            )
+            for group in truth.distant_visit_groups
+            for pair in itertools.combinations(group, 2)
+        ]
+    assert max(visits) > np.percentile(distances, 1)

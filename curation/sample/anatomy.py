@@ -13,6 +13,13 @@ from curation.sample.layout import HEIGHT_RANGE, WIDTH_RANGE, Box
 
 LOW_RES = 4
 _PAD = 0.06
+# Coarse soft-tissue pattern: cells (rows, columns), amplitude (grey levels), how many shared
+# looks and how much of a patient's pattern comes from its look. Tuned so distinct films'
+# distances spread like the real archive's (measured after the fact, never filtered).
+LOOK_CELLS = (4, 7)
+LOOKS = 4
+LOOK_SHARE = (0.5, 0.95)
+COARSE_AMPLITUDE = (22.0, 30.0)
 
 
 @dataclass(frozen=True)
@@ -51,12 +58,23 @@ class Shot:
     gamma: float = 1.0
 
 
+def _smooth(grid: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """A coarse grid of values upscaled smoothly to ``shape``."""
+    resized = Image.fromarray(grid, mode="F").resize((shape[1], shape[0]), Image.Resampling.BICUBIC)
+    return np.asarray(resized)
+
+
 def _smooth_noise(
     rng: np.random.Generator, shape: tuple[int, int], cells: tuple[int, int]
 ) -> np.ndarray:
-    grid = rng.standard_normal((cells[1], cells[0])).astype(np.float32)
-    resized = Image.fromarray(grid, mode="F").resize((shape[1], shape[0]), Image.Resampling.BICUBIC)
-    return np.asarray(resized)
+    return _smooth(rng.standard_normal((cells[1], cells[0])).astype(np.float32), shape)
+
+
+def draw_looks(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """A few shared "looks" (machine, positioning habit, build) of the coarse soft-tissue and
+    exposure pattern; patients lean on one, so some unrelated films resemble each other more
+    than others, as in a real clinic's archive."""
+    return tuple(rng.standard_normal(LOOK_CELLS).astype(np.float32) for _ in range(LOOKS))
 
 
 def _step(x: np.ndarray) -> np.ndarray:
@@ -64,7 +82,7 @@ def _step(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x / 0.015))
 
 
-def draw_patient(rng: np.random.Generator) -> Patient:
+def draw_patient(rng: np.random.Generator, looks: tuple[np.ndarray, ...]) -> Patient:
     """Background, skull and spine ghosts, jaw, two arches of teeth, texture and lesions."""
     width = int(rng.integers(WIDTH_RANGE[0], WIDTH_RANGE[1] + 1))
     height = int(rng.integers(HEIGHT_RANGE[0], HEIGHT_RANGE[1] + 1))
@@ -94,9 +112,10 @@ def draw_patient(rng: np.random.Generator) -> Patient:
         img = img + rng.uniform(50, 90) * ramus
         sinus = np.exp(-(((u - cx - side * 0.17) / 0.1) ** 2) - ((v - occlusal + 0.3) / 0.09) ** 2)
         img = img - rng.uniform(15, 40) * sinus
-    img = img + rng.uniform(30, 45) * _smooth_noise(
-        rng, shape, (int(rng.integers(5, 9)), int(rng.integers(3, 6)))
-    )
+    look = looks[int(rng.integers(len(looks)))]
+    share = rng.uniform(*LOOK_SHARE)
+    coarse = np.sqrt(share) * look + np.sqrt(1 - share) * rng.standard_normal(LOOK_CELLS)
+    img = img + rng.uniform(*COARSE_AMPLITUDE) * _smooth(coarse.astype(np.float32), shape)
     img = img + rng.uniform(6, 10) * _smooth_noise(
         rng, shape, (int(rng.integers(14, 22)), int(rng.integers(7, 11)))
     )

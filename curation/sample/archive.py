@@ -88,10 +88,10 @@ def _write_atomically(dest: Path, write: Callable[[Path], object]) -> None:
 
 
 def _plan(seed: int, films: int, all_copies_among_originals: bool) -> Planner:
-    # Stems needed: the films, copies (about 1.2 per film, twice with every copy filed among
-    # the originals), the copies planted among the originals and the bad inputs.
-    needed = films * (4 if all_copies_among_originals else 3) // 1 + 100
-    planner = Planner(seed, films, min(needed, 9999))
+    # Stems needed: the films, their copies (about 1.2 per film) when every copy is also filed
+    # among the originals, the copies planted there anyway and the bad inputs.
+    needed = films * (3 if all_copies_among_originals else 1) + 100
+    planner = Planner(seed, min(needed, 9999))
     planner.plan_clean(films)
     plan_augmented(planner)
     plan_among_originals(planner)

@@ -6,7 +6,7 @@ generator, in a fixed order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,16 +41,16 @@ class Film:
     mode: str
     quality: int
     boxes: tuple[Box, ...]
-    exposure: Exposure = Exposure()
+    exposure: Exposure = field(default_factory=Exposure)
 
 
 class Planner:
     """Draws every patient and decides every file of the archive."""
 
-    def __init__(self, seed: int, films: int, prefixes: int) -> None:
-        self.seed = seed
+    def __init__(self, seed: int, prefixes: int) -> None:
         self.rng = np.random.default_rng(seed)
         self.prefixes = self._prefix_pool(prefixes)
+        self.looks = anatomy.draw_looks(self.rng)
         self.families: list[Family] = []
         self.annotations: list[Annotation] = []
         self.loose_files: dict[str, bytes] = {}
@@ -108,7 +108,7 @@ class Planner:
         self, visits: int = 1, distant: bool = False
     ) -> tuple[anatomy.Patient, list[anatomy.Shot], Family]:
         """A freshly drawn patient with ``visits`` shots (close or years apart)."""
-        patient = anatomy.draw_patient(self.rng)
+        patient = anatomy.draw_patient(self.rng, self.looks)
         if distant:
             shots = anatomy.distant_shots(self.rng, visits)
         elif visits > 1:
