@@ -3,12 +3,18 @@
 Every step of the chain is a subcommand that runs the chain through that step and leaves its
 records in ``BUILD/work``; ``pericurate build`` runs them all. The source a run reads is the
 one the last ``pericurate download`` fetched (recorded in ``BUILD/work/source.json``).
+
+Errors: every command raises ``curation.errors.PericurateError`` for a problem a user can
+cause; ``LazyCommands.invoke`` is the one handler, printing its message as one plain line
+(never read as rich markup: file names and reasons come from hostile sources) and exiting
+with its code (2 for usage and source errors).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,7 +25,8 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from curation.atomic import write_json
-from curation.download import DEFAULT_URL, SourceError, fetch_source
+from curation.download import DEFAULT_URL, fetch_source
+from curation.errors import PericurateError, SourceError
 from curation.records import fate_counts
 
 if TYPE_CHECKING:
@@ -49,9 +56,22 @@ class LazyCommands(TyperGroup):
         single.command(cmd_name)(getattr(importlib.import_module(module), function))
         return typer.main.get_command(single)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; a ``PericurateError`` becomes one plain line and its exit code."""
+        try:
+            return super().invoke(ctx)
+        except PericurateError as error:
+            click.echo(one_line(str(error)), err=True)
+            raise click.exceptions.Exit(error.exit_code) from None
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: control characters (a newline in a file name) escaped."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", message)
+
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, cls=LazyCommands)
-console = Console(stderr=True)
+console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
 
 EXIT_REJECTED = 3
 BuildDir = Annotated[Path, typer.Option("--build", help="Build folder.")]
@@ -65,19 +85,27 @@ def _source_file(build: Path) -> Path:
 def _load_source(build: Path) -> Source:
     path = _source_file(build)
     if not path.exists():
-        console.print(f"[red]{path}: no source yet; run `pericurate download` first.[/red]")
-        raise typer.Exit(2)
+        raise SourceError(f"{path}: no source yet; run `pericurate download` first.")
     from curation.pipeline import Source
 
-    data = json.loads(path.read_text())
-    return Source(
-        Path(data["root"]),
-        data["origin"],
-        data["sha256"],
-        data["size"],
-        tuple(data["skipped"]),
-        data["comment"],
-    )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        source = Source(
+            Path(data["root"]),
+            str(data["origin"]),
+            data["sha256"],
+            data["size"],
+            tuple(data["skipped"]),
+            str(data["comment"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SourceError(
+            f"{path}: not a valid source record ({type(error).__name__}); "
+            "run `pericurate download` again."
+        ) from None
+    if not all(isinstance(name, str) for name in source.skipped):
+        raise SourceError(f"{path}: not a valid source record; run `pericurate download` again.")
+    return source
 
 
 @app.command()
@@ -106,11 +134,7 @@ def download(
     ),
 ) -> None:
     """Step 1: fetch (resumable), check against the lock, extract safely."""
-    try:
-        fetched = fetch_source(source, build, lock)
-    except SourceError as error:
-        console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
+    fetched = fetch_source(source, build, lock)
     write_json(
         _source_file(build),
         {
@@ -142,7 +166,7 @@ def _run(
     _print_summary(outcome, step)
     if outcome.rejected and fail_on_rejected:
         console.print(
-            f"[yellow]{outcome.rejected} source files were rejected (see the manifest).[/yellow]"
+            f"{outcome.rejected} source files were rejected (see the manifest).", style="yellow"
         )
         raise typer.Exit(EXIT_REJECTED)
 

@@ -1,10 +1,14 @@
 """``pericurate push``: publish a build as one Hub commit that never moves, and pin the
 periapical-lesions environment to it.
 
-One ``create_commit`` guarded by ``parent_commit`` uploads the files; when the remote tree
-already holds exactly these files (same git blob ids) no commit is made and the current head
-is the revision. The revision is tagged, written into the environment's ``pinned.py``, its
-eval config and the local card, and the environment's wheel and sdist are built.
+Before anything is sent, every file is checked against the build: each shard must be a
+readable parquet file holding exactly the films the manifest keeps in its split, each image
+with the sha256 the manifest records; a build made from the synthetic sample is refused
+unless ``--allow-synthetic``. One ``create_commit`` guarded by ``parent_commit`` uploads the
+files (it drops unchanged files itself and makes no empty commit, so the head is then the
+revision). The revision is tagged, written into the environment's ``pinned.py``, its eval
+config and the local card; the environment's wheel and sdist are built, and ``--env-push``
+publishes the environment with ``prime env push`` (``pericurate[prime]``).
 """
 
 from __future__ import annotations
@@ -15,10 +19,13 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import typer
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
 from huggingface_hub.errors import HfHubHTTPError
@@ -27,7 +34,8 @@ from rich.console import Console
 from cards.card import render_card, write_card
 from cards.licenses import license_texts
 from curation.atomic import write_bytes
-from curation.download import SourceError, read_lock
+from curation.download import read_lock
+from curation.errors import PericurateError, SourceError
 from curation.schema import SPLITS, shard_name
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +47,7 @@ KEEP_REMOTE = (".gitattributes",)
 AUDIT_FILES = ("clusters.parquet", "manifest.parquet", "agreement.parquet")
 
 
-class PushError(Exception):
+class PushError(PericurateError):
     """A problem a user will meet, told in one sentence."""
 
 
@@ -61,7 +69,13 @@ def check_fresh(build: Path, lock: Path) -> dict:
     summary_path = build / "curation.json"
     if not summary_path.is_file():
         raise PushError(f"{summary_path}: the build is missing; run `pericurate build` first.")
-    source = json.loads(summary_path.read_text(encoding="utf-8"))["source"]
+    try:
+        source = json.loads(summary_path.read_text(encoding="utf-8"))["source"]
+        str(source["origin"]), str(source["archive_sha256"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise PushError(
+            f"{summary_path}: not a build summary ({type(error).__name__}); rebuild it."
+        ) from None
     try:
         entries = read_lock(lock)
     except SourceError as error:
@@ -77,6 +91,46 @@ def check_fresh(build: Path, lock: Path) -> dict:
             f"{entry.get('sha256') if entry else 'no entry'} for {origin}; rebuild it."
         )
     return source
+
+
+def check_files(build: Path) -> None:
+    """Refuse a build whose shards or audit files are missing, unreadable or do not hold
+    exactly the kept films of the manifest, each image with its recorded sha256."""
+    manifest_path = build / "manifest.parquet"
+    for name in AUDIT_FILES:
+        _read_parquet(build / name, None)
+    kept = [
+        row
+        for row in _read_parquet(manifest_path, ["kind", "film_id", "sha256", "fate", "reason"])
+        if row["kind"] == "image" and row["fate"] == "kept"
+    ]
+    for split in SPLITS:
+        shard = build / "dataset" / "data" / shard_name(split)
+        wanted = sorted(
+            (r["film_id"], r["sha256"]) for r in kept if r["reason"] == f"kept: {split}"
+        )
+        found = sorted(
+            (row["film_id"], hashlib.sha256(row["image"]["bytes"] or b"").hexdigest())
+            for row in _read_parquet(shard, ["film_id", "image"])
+        )
+        if found != wanted:
+            raise PushError(
+                f"{shard}: does not match the manifest {manifest_path} (films or image bytes "
+                "differ); rebuild before pushing."
+            )
+
+
+def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict]:
+    """The rows of a parquet file, a batch at a time (a shard holds gigabytes of films)."""
+    if not path.is_file():
+        raise PushError(f"{path}: missing from the build; rebuild before pushing.")
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=64, columns=columns):
+            yield from batch.to_pylist()
+    except (OSError, pa.ArrowException, KeyError) as error:
+        raise PushError(
+            f"{path}: not a readable parquet file ({type(error).__name__}); rebuild before pushing."
+        ) from None
 
 
 def uploads(build: Path) -> list[Upload]:
@@ -118,26 +172,23 @@ def _http_error(error: HfHubHTTPError, repo: str) -> PushError:
 def publish(api: HfApi, repo: str, files: list[Upload], tag: str) -> tuple[str, bool]:
     """The commit holding exactly ``files`` on main and whether this call made it."""
     api.create_repo(repo, repo_type="dataset", exist_ok=True)
-    head = api.repo_info(repo, repo_type="dataset", revision="main").sha
+    parent = api.repo_info(repo, repo_type="dataset", revision="main").sha
     remote = {
-        f.path: f.blob_id
-        for f in api.list_repo_tree(repo, repo_type="dataset", revision=head, recursive=True)
+        f.path
+        for f in api.list_repo_tree(repo, repo_type="dataset", revision=parent, recursive=True)
         if hasattr(f, "blob_id")
     }
-    wanted = {u.path_in_repo: u.blob_id for u in files}
-    stale = sorted(set(remote) - set(wanted) - set(KEEP_REMOTE))
-    made = False
-    if stale or any(remote.get(p) != b for p, b in wanted.items()):
-        operations = [CommitOperationAdd(u.path_in_repo, u.content) for u in files]
-        operations += [CommitOperationDelete(p) for p in stale]
-        info = api.create_commit(
-            repo,
-            operations,
-            commit_message=f"Publish curated dataset ({tag})",
-            repo_type="dataset",
-            parent_commit=head,
-        )
-        head, made = info.oid, True
+    stale = sorted(remote - {u.path_in_repo for u in files} - set(KEEP_REMOTE))
+    operations = [CommitOperationAdd(u.path_in_repo, u.content) for u in files]
+    operations += [CommitOperationDelete(p) for p in stale]
+    info = api.create_commit(  # drops unchanged files; nothing changed: no commit, the head
+        repo,
+        operations,
+        commit_message=f"Publish curated dataset ({tag})",
+        repo_type="dataset",
+        parent_commit=parent,
+    )
+    head, made = info.oid, info.oid != parent
     tags = {t.name: t.target_commit for t in api.list_repo_refs(repo, repo_type="dataset").tags}
     if tag in tags and tags[tag] != head:
         raise PushError(f"tag {tag} already names commit {tags[tag]} of {repo}; choose another.")
@@ -183,12 +234,32 @@ def build_environment(repo_root: Path) -> Path:
     return out
 
 
-def push_environment(repo_root: Path, console: Console) -> None:
+def prime_cli() -> str:
+    """The ``prime`` executable, refused up front (before anything is published) when absent."""
     prime = shutil.which("prime")
     if prime is None:
-        console.print("the prime CLI is not installed, so the environment was not published.")
-        return
-    subprocess.run([prime, "env", "push"], cwd=repo_root / ENV_PACKAGE, check=True)
+        raise PushError(
+            "--env-push needs the prime CLI, which is not installed: install "
+            "pericurate[prime] (or `uv tool install prime`) and log in with `prime login`."
+        )
+    return prime
+
+
+def push_environment(prime: str, repo_root: Path, console: Console) -> None:
+    """``prime env push`` of the environment package (it builds the wheel and uploads it to the
+    Environments Hub as the logged-in user; PRIME_API_KEY works too)."""
+    env_dir = repo_root / ENV_PACKAGE
+    result = subprocess.run(
+        [prime, "env", "push", "--path", str(env_dir), "--plain"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        lines = (result.stdout + result.stderr).splitlines() or ["no output"]
+        said = next((x for x in lines if re.search(r"error|fail", x, re.I)), lines[-1]).strip()
+        raise PushError(f"prime env push failed for {env_dir} (exit {result.returncode}: {said}).")
+    console.print(result.stdout.strip(), markup=False, highlight=False)
 
 
 def push_command(
@@ -204,49 +275,50 @@ def push_command(
         str | None, typer.Option(help="Tag for the version (default: by content).")
     ] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the plan; touch nothing.")] = False,
+    allow_synthetic: Annotated[
+        bool, typer.Option(help="Push a build made from the synthetic sample (not real data).")
+    ] = False,
     env_push: Annotated[bool, typer.Option(help="Publish the environment with prime.")] = False,
     build_env: Annotated[bool, typer.Option(help="Build the environment's wheel/sdist.")] = True,
     repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
 ) -> None:
     """Publish the build as one pinned Hub commit and pin the environment to it."""
-    console = Console(soft_wrap=True)
-    errors = Console(stderr=True)
+    console = Console(soft_wrap=True, markup=False, highlight=False)
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+        raise PushError(f"--repo {repo!r} is not OWNER/NAME.")
+    source = check_fresh(build, lock)
+    if source.get("synthetic") and not allow_synthetic:
+        raise PushError(
+            f"{build} was made from the synthetic sample, not real data; pass "
+            "--allow-synthetic to push it anyway."
+        )
+    check_files(build)
+    prime = prime_cli() if env_push and not dry_run else None
+    files = uploads(build)
+    tag = tag or tree_tag(files)
+    target = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    if dry_run:
+        for u in files:
+            console.print(f"{u.path_in_repo}\t{len(u.content)} bytes")
+        console.print(f"would commit {len(files)} files to dataset {repo} at {target}, tag {tag}")
+        return
+    token = get_token()
+    if not token:
+        raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login`.")
+    api = HfApi(endpoint=target, token=token)
     try:
-        if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
-            raise PushError(f"--repo {repo!r} is not OWNER/NAME.")
-        check_fresh(build, lock)
-        files = uploads(build)
-        tag = tag or tree_tag(files)
-        target = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
-        if dry_run:
-            for u in files:
-                console.print(f"{u.path_in_repo}\t{len(u.content)} bytes")
-            console.print(
-                f"would commit {len(files)} files to dataset {repo} at {target}, tag {tag}"
-            )
-            return
-        token = get_token()
-        if not token:
-            raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login`.")
-        api = HfApi(endpoint=target, token=token)
-        try:
-            sha, made = publish(api, repo, files, tag)
-        except HfHubHTTPError as error:
-            raise _http_error(error, repo) from None
-        except PushError:
-            raise
-        except Exception as error:  # transport errors; shown by type only, never with locals
-            raise PushError(
-                f"could not reach the Hub at {target} ({type(error).__name__})."
-            ) from None
-        console.print(f"{'pushed' if made else 'unchanged'}: {repo} at {sha} (tag {tag})")
-        for path in pin_revision(repo_root, sha):
-            console.print(f"pinned {path}")
-        write_card(build, sha)
-        if build_env:
-            console.print(f"built the environment into {build_environment(repo_root)}")
-        if env_push:
-            push_environment(repo_root, console)
-    except PushError as error:
-        errors.print(f"[red]{error}[/red]", soft_wrap=True)
-        raise typer.Exit(2) from None
+        sha, made = publish(api, repo, files, tag)
+    except HfHubHTTPError as error:
+        raise _http_error(error, repo) from None
+    except PushError:
+        raise
+    except Exception as error:  # transport errors; shown by type only, never with locals
+        raise PushError(f"could not reach the Hub at {target} ({type(error).__name__}).") from None
+    console.print(f"{'pushed' if made else 'unchanged'}: {repo} at {sha} (tag {tag})")
+    for path in pin_revision(repo_root, sha):
+        console.print(f"pinned {path}")
+    write_card(build, sha)
+    if build_env:
+        console.print(f"built the environment into {build_environment(repo_root)}")
+    if prime is not None:
+        push_environment(prime, repo_root, console)

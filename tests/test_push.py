@@ -4,28 +4,27 @@ then load the pinned revision through the environment's own loader."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import typer
 from huggingface_hub import constants
 from periapical_lesions.policies import reference
 from periapical_lesions.scoring import score
 from periapical_lesions.taskset import PeriapicalLesionsConfig, PeriapicalLesionsTaskset
 from typer.testing import CliRunner
 
-from curation.push import EVAL_CONFIG, PINNED_FILE, push_command
+from curation.cli import app
+from curation.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin
 
 __all__ = ["hub_standin"]
 REPO = "curator/periapical-test"
 PROJECT = Path(__file__).resolve().parents[1]
-
-app = typer.Typer()
-app.command()(push_command)
 
 
 @pytest.fixture
@@ -49,9 +48,12 @@ def workspace(sample_build: Path, tmp_path: Path, hub_standin: HubStandIn, monke
     return {"build": build, "root": root, "lock": lock, "hub": hub_standin}
 
 
-def push(ws: dict, *extra: str):
-    args = ["--repo", REPO, "--build", str(ws["build"]), "--lock", str(ws["lock"])]
+def push(ws: dict, *extra: str, synthetic: bool = True):
+    """``pericurate push`` of the workspace's build (made from the sample: allowed unless
+    ``synthetic`` is False)."""
+    args = ["push", "--repo", REPO, "--build", str(ws["build"]), "--lock", str(ws["lock"])]
     args += ["--repo-root", str(ws["root"]), *extra]
+    args += ["--allow-synthetic"] if synthetic else []
     result = CliRunner().invoke(app, args)
     assert WRITE_TOKEN not in result.output and READ_TOKEN not in result.output
     return result
@@ -140,7 +142,7 @@ def test_token_problems_are_one_sentence(workspace: dict, monkeypatch, token, me
 
 def test_missing_and_stale_builds_are_refused(workspace: dict, tmp_path: Path) -> None:
     missing = CliRunner().invoke(
-        app, ["--repo", REPO, "--build", str(tmp_path / "nowhere"), "--lock", "x"]
+        app, ["push", "--repo", REPO, "--build", str(tmp_path / "nowhere"), "--lock", "x"]
     )
     assert missing.exit_code == 2 and "the build is missing" in missing.output
     lock = json.loads(workspace["lock"].read_text())
@@ -161,18 +163,131 @@ def test_dry_run_lists_the_plan_and_touches_nothing(workspace: dict) -> None:
     assert (workspace["root"] / PINNED_FILE).read_text() == before
 
 
-def test_environment_package_is_built(workspace: dict) -> None:
-    root = workspace["root"]
-    env = root / "environments" / "periapical-lesions"
+def _copy_environment(root: Path) -> Path:
+    env = root / ENV_PACKAGE
     shutil.copytree(
-        PROJECT / "environments" / "periapical-lesions",
+        PROJECT / ENV_PACKAGE,
         env,
-        ignore=shutil.ignore_patterns("tests", "__pycache__", "pinned.py"),
+        ignore=shutil.ignore_patterns("tests", "__pycache__", "pinned.py", "dist"),
         dirs_exist_ok=True,
     )
-    result = push(workspace, "--env-push")
+    return env
+
+
+def test_environment_package_is_built(workspace: dict) -> None:
+    root = workspace["root"]
+    _copy_environment(root)
+    result = push(workspace)
     assert result.exit_code == 0, result.output
     built = sorted(p.name for p in (root / "build" / "env-dist").iterdir())
     assert any(n.endswith(".whl") for n in built) and any(n.endswith(".tar.gz") for n in built)
+
+
+def test_a_build_from_the_synthetic_sample_is_refused_unless_asked(workspace: dict) -> None:
+    refused = push(workspace, "--no-build-env", synthetic=False)
+    assert refused.exit_code == 2
+    assert "synthetic sample" in refused.output and "--allow-synthetic" in refused.output
+    assert workspace["hub"].repos == {}
+
+
+def _shard(ws: dict, split: str = "test") -> Path:
+    return ws["build"] / "dataset" / "data" / f"{split}-00000-of-00001.parquet"
+
+
+def _flip_a_byte_of_the_first_image(shard: Path) -> None:
+    image = pq.read_table(shard).column("image")[0].as_py()["bytes"]
+    data = bytearray(shard.read_bytes())
+    data[data.index(image) + len(image) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    ("damage", "problem"),
+    [
+        (lambda p: p.unlink(), "missing"),
+        (lambda p: p.write_bytes(p.read_bytes()[:-5000]), "not a readable parquet file"),
+        (_flip_a_byte_of_the_first_image, "does not match the manifest"),
+    ],
+)
+def test_a_damaged_or_missing_shard_is_never_published(workspace: dict, damage, problem):
+    shard = _shard(workspace)
+    damage(shard)
+    result = push(workspace, "--no-build-env")
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.output.splitlines() if line.strip()]
+    assert line.startswith(str(shard)) and problem in line
+    assert workspace["hub"].repos == {}
+
+
+def test_a_shard_of_another_build_is_never_published(workspace: dict) -> None:
+    shutil.copy(_shard(workspace, "validation"), _shard(workspace, "test"))
+    result = push(workspace, "--no-build-env")
+    assert result.exit_code == 2 and "does not match the manifest" in result.output
+    assert workspace["hub"].repos == {}
+
+
+def _fake_prime(tmp_path: Path, monkeypatch, exit_code: int) -> Path:
+    """A ``prime`` on PATH that records its arguments and working folder, then exits."""
+    bin_dir, record = tmp_path / "bin", tmp_path / "prime-call.json"
+    bin_dir.mkdir()
+    script = bin_dir / "prime"
+    script.write_text(
+        "#!/usr/bin/env python3\nimport json, os, sys\n"
+        f"json.dump({{'argv': sys.argv[1:], 'cwd': os.getcwd()}}, open({str(record)!r}, 'w'))\n"
+        "print('Error: not logged in. Run prime login')\n"
+        f"sys.exit({exit_code})\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return record
+
+
+@pytest.mark.parametrize("exit_code", [0, 1])
+def test_env_push_runs_prime_env_push_on_the_environment(
+    workspace: dict, tmp_path, monkeypatch, exit_code
+) -> None:
+    record = _fake_prime(tmp_path, monkeypatch, exit_code)
+    result = push(workspace, "--no-build-env", "--env-push")
+    call = json.loads(record.read_text())
+    env_dir = workspace["root"] / ENV_PACKAGE
+    assert call["argv"] == ["env", "push", "--path", str(env_dir), "--plain"]
+    if exit_code == 0:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 2
+        last = [line for line in result.output.splitlines() if line.strip()][-1]
+        assert last.startswith("prime env push failed for") and "not logged in" in last
+
+
+def test_env_push_without_prime_is_refused_before_anything_is_published(
+    workspace: dict, monkeypatch
+) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    result = push(workspace, "--no-build-env", "--env-push")
+    assert result.exit_code == 2 and "pericurate[prime]" in result.output
+    assert workspace["hub"].repos == {}
+
+
+def test_the_real_prime_cli_publishes_to_the_api_it_is_pointed_at(
+    workspace: dict, httpserver, tmp_path, monkeypatch
+) -> None:
+    """The installed ``prime`` (pericurate[prime]) against a loopback stand-in of its API that
+    refuses the key: it builds the package, asks to resolve the environment with the key, and
+    its refusal comes back as one sentence."""
     if shutil.which("prime") is None:
-        assert "prime CLI is not installed" in result.output
+        pytest.skip("the prime CLI (pericurate[prime]) is not installed")
+    _copy_environment(workspace["root"])
+    httpserver.expect_request("/api/v1/environmentshub/resolve", method="POST").respond_with_json(
+        {"detail": "stand-in: unauthorized"}, status=401
+    )
+    monkeypatch.setenv("PRIME_API_BASE_URL", httpserver.url_for("/").rstrip("/"))
+    monkeypatch.setenv("PRIME_API_KEY", "stand-in-key")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no real prime config is read
+    result = push(workspace, "--no-build-env", "--env-push")
+    assert result.exit_code == 2, result.output
+    (request, _), *_ = httpserver.log
+    assert request.headers["Authorization"] == "Bearer stand-in-key"
+    assert request.get_json() == {"name": "periapical-lesions"}
+    last = [line for line in result.output.splitlines() if line.strip()][-1]
+    assert last.startswith("prime env push failed for") and "unauthorized" in last
+    assert "stand-in-key" not in result.output
