@@ -223,13 +223,20 @@ def single_shot(rng: np.random.Generator) -> Shot:
 
 
 def lookalike_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
-    """Visits close in time: shifted about 1 % and re-exposed (never shrunk to any radius)."""
+    """Visits close in time: shifted about 1 % and re-exposed (never shrunk to any radius).
+    Two exposures of a patient are never framed to the same few pixels: each visit is at
+    least two low-resolution pixels (8 film pixels) from every earlier one, else it would be
+    one picture re-exposed, not another film."""
     shots = [single_shot(rng)]
-    for _ in range(visits - 1):
+    while len(shots) < visits:
+        dx = round(rng.choice([-1, 1]) * rng.uniform(4, 8))
+        dy = round(rng.choice([-1, 1]) * rng.uniform(2, 5))
+        if any(max(abs(dx - s.dx), abs(dy - s.dy)) < 2 for s in shots):
+            continue
         shots.append(
             Shot(
-                dx=round(rng.choice([-1, 1]) * rng.uniform(4, 8)),
-                dy=round(rng.choice([-1, 1]) * rng.uniform(2, 5)),
+                dx=dx,
+                dy=dy,
                 gain=rng.uniform(0.85, 1.15),
                 bias=rng.choice([-1, 1]) * rng.uniform(10, 20),
                 gamma=rng.uniform(0.9, 1.1),
