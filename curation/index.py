@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
 import simplejpeg
@@ -35,6 +35,9 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import ParseError
 from defusedxml.ElementTree import parse as parse_xml
 from PIL import Image, UnidentifiedImageError
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
 
 from curation.atomic import settled
 from curation.cache import read_cache, write_cache
@@ -112,7 +115,7 @@ def read_voc(source: Path | BinaryIO) -> VocAnnotation:
     return VocAnnotation(_voc_boxes(root), found.group() if found else None)
 
 
-def _voc_boxes(root) -> list[RawBox]:
+def _voc_boxes(root: Element) -> list[RawBox]:
     boxes = []
     for obj in root.iter("object"):
         grade = (obj.findtext("name") or "").strip()
@@ -163,34 +166,32 @@ def image_header_problem(source: Path | BinaryIO) -> tuple[str, int, int]:
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(source) as image:
                 width, height = image.size
-                if image.format != "JPEG":
-                    return f"not a JPEG: {image.format} data", width, height
-                if width * height > MAX_FILM_PIXELS:
-                    return f"decompression bomb: {width}x{height} px claimed", width, height
-                if image.mode not in ACCEPTED_MODES:
-                    return f"unsupported image mode: {image.mode}", width, height
-                if width < MIN_FILM_WIDTH or height < MIN_FILM_HEIGHT:
-                    return (
-                        f"film too small: {width}x{height} px, under "
-                        f"{MIN_FILM_WIDTH}x{MIN_FILM_HEIGHT}",
-                        width,
-                        height,
-                    )
-                orientation = image.getexif().get(EXIF_ORIENTATION, 1)
-                if orientation != 1:
-                    return (
-                        f"EXIF orientation {orientation}: readers turn the film, its boxes "
-                        "are drawn on the stored frame",
-                        width,
-                        height,
-                    )
-                return "", width, height
+                return _header_problem(image, width, height), width, height
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
         return f"decompression bomb: {error}", 0, 0
     except UnidentifiedImageError:  # its message names the file object, not the file
         return "not a readable image: no image format recognised", 0, 0
     except Exception as error:  # Pillow raises many types for bad bytes; all mean "unreadable"
         return f"not a readable image: {type(error).__name__}: {error}", 0, 0
+
+
+def _header_problem(image: Image.Image, width: int, height: int) -> str:
+    orientation = image.getexif().get(EXIF_ORIENTATION, 1) if image.format == "JPEG" else 1
+    problems = (
+        (image.format != "JPEG", f"not a JPEG: {image.format} data"),
+        (width * height > MAX_FILM_PIXELS, f"decompression bomb: {width}x{height} px claimed"),
+        (image.mode not in ACCEPTED_MODES, f"unsupported image mode: {image.mode}"),
+        (
+            width < MIN_FILM_WIDTH or height < MIN_FILM_HEIGHT,
+            f"film too small: {width}x{height} px, under {MIN_FILM_WIDTH}x{MIN_FILM_HEIGHT}",
+        ),
+        (
+            orientation != 1,
+            f"EXIF orientation {orientation}: readers turn the film, its boxes are drawn on "
+            "the stored frame",
+        ),
+    )
+    return next((problem for found, problem in problems if found), "")
 
 
 def jpeg_data_problem(data: bytes) -> str:
@@ -221,13 +222,23 @@ def file_kind(rel: str) -> Kind:
     return Kind.other
 
 
-def file_facts(data: bytes, kind: Kind) -> FileFacts:
-    """What an image (digest, header) or annotation (digest, boxes) file's bytes say. Bytes,
-    not a path, so that any executor can read the file where it lives (``curation.executors``)."""
+def data_checked(path: str) -> bool:
+    """Whether a film's JPEG data is decoded strictly: named originals only, since the others
+    are dropped by name (step 3) before any step decodes them."""
+    folder, stem, _ = _name_parts(path)
+    return named_original(folder, stem)
+
+
+def file_facts(data: bytes, kind: Kind, *, check_data: bool = True) -> FileFacts:
+    """What an image (digest, header, with ``check_data`` its JPEG data) or annotation
+    (digest, boxes) file's bytes say. Bytes, not a path, so that any executor can read the
+    file where it lives (``curation.executors``)."""
     sha256, size = hashlib.sha256(data).hexdigest(), len(data)
     if kind is Kind.image:
         problem, width, height = image_header_problem(io.BytesIO(data))
-        return FileFacts(sha256, size, problem or jpeg_data_problem(data), width, height)
+        if not problem and check_data:
+            problem = jpeg_data_problem(data)
+        return FileFacts(sha256, size, problem, width, height)
     try:
         voc = read_voc(io.BytesIO(data))
     except AnnotationError as error:
@@ -236,7 +247,8 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
 
 
 def _facts_job(args: tuple[str, Kind]) -> FileFacts:
-    return file_facts(Path(args[0]).read_bytes(), args[1])
+    path, kind = args
+    return file_facts(Path(path).read_bytes(), kind, check_data=data_checked(path))
 
 
 FactsReader = Callable[[list[tuple[str, Kind]]], Iterable[FileFacts]]
