@@ -8,6 +8,7 @@ from the largest value on the copy side and the smallest on the distinct side.
 
     uv run python -m bench.margins --films 200 --seed 0            # the default sample
     uv run python -m bench.margins --films 4000 --seed 7 --all-copies  # the bench corpus
+    uv run python -m bench.margins --kit                           # real-size test films
 
 Figures from this script describe the synthetic sample only, never the real archive.
 """
@@ -177,15 +178,47 @@ def run(films: int, seed: int, all_copies: bool) -> dict[str, object]:
         return margins(measure(Path(folder) / "root", truth))
 
 
+def kit_measures() -> list[Measure]:
+    """The real-size test films of ``tests/film_kit.py`` and their copies (the same cases as
+    ``tests/test_same_picture.py``)."""
+    from tests import test_same_picture as cases
+    from tests.film_kit import film, save
+
+    results = []
+    with tempfile.TemporaryDirectory(prefix="pericurate-kit-") as folder:
+        for seed in cases.SEEDS:
+            picture = film(seed)
+            original = save(picture, Path(folder) / f"{seed}.jpg", 92)
+            hashes = AverageHash512().hash_views(original)
+            relations = [(n, "copy", h, v) for n, (h, v) in cases.COPIES.items()]
+            relations += [(n, "distinct", h, View.identity) for n, h in cases.DISTINCT.items()]
+            for name, side, how, view in relations:
+                made, quality = cases._make(picture, how, seed)
+                other = save(made, Path(folder) / f"{seed}-{how}.jpg", quality)
+                distance = hamming(hashes[view], AverageHash512().hash_views(other)[View.identity])
+                difference = compare(original, other, view).difference
+                results.append(
+                    Measure(name, side, str(seed), how, view.value, distance, difference)
+                )
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--films", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--all-copies", action="store_true")
+    parser.add_argument("--kit", action="store_true", help="the real-size test films instead")
     args = parser.parse_args()
-    result = run(args.films, args.seed, args.all_copies)
+    if args.kit:
+        result, title = margins(kit_measures()), "real-size test films (tests/film_kit.py)"
+    else:
+        result = run(args.films, args.seed, args.all_copies)
+        title = f"sample, {args.films} films, seed {args.seed}" + (
+            ", every copy also among the originals" if args.all_copies else ""
+        )
     print(json.dumps(result, indent=1))
-    print(markdown(result, f"sample, {args.films} films, seed {args.seed}"))
+    print(markdown(result, title))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from curation.hashing import AverageHash512, Decode, View
 from curation.index import (
     FileFacts,
     RawBox,
+    data_checked,
     file_facts,
     file_kind,
     index_source,
@@ -76,13 +77,14 @@ def ray_hashes(paths: list[str], decode: Decode, batch_size: int = 8) -> dict[st
 def _facts_batch(batch: dict[str, Any]) -> dict[str, list]:
     """Ray Data batch function: file bytes and path in, the fields of ``file_facts`` out."""
     out: dict[str, list] = {"path": [], "sha256": [], "size": [], "problem": []}
-    out.update({"width": [], "height": [], "boxes": []})
+    out.update({"width": [], "height": [], "boxes": [], "patient_number": []})
     for data, path in zip(batch["bytes"], batch["path"], strict=True):
-        facts = file_facts(bytes(data), file_kind(str(path)))
+        facts = file_facts(bytes(data), file_kind(str(path)), check_data=data_checked(str(path)))
         out["path"].append(path)
         for name in ("sha256", "size", "problem", "width", "height"):
             out[name].append(getattr(facts, name))
         out["boxes"].append(json.dumps([asdict(box) for box in facts.boxes]))
+        out["patient_number"].append(facts.patient_number or "")  # in memory, never written
     return out
 
 
@@ -103,6 +105,7 @@ def ray_facts(paths: list[str], batch_size: int = 64) -> dict[str, FileFacts]:
             int(row["width"]),
             int(row["height"]),
             tuple(RawBox(**box) for box in json.loads(str(row["boxes"]))),
+            str(row["patient_number"]) or None,
         )
         for row in dataset.iter_rows()
     }

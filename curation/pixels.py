@@ -29,10 +29,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 from PIL import Image, ImageChops, ImageFilter
 
-from curation.atomic import atomic_path
+from curation.cache import read_cache, write_cache
 from curation.hashing import View
 from curation.parallel import ordered_map
 
@@ -185,7 +184,6 @@ _CACHE_SCHEMA = pa.schema(
         ("sha_a", pa.string()),
         ("sha_b", pa.string()),
         ("view", pa.string()),
-        ("version", pa.string()),
         ("difference", pa.float64()),
         (
             "exposure",
@@ -211,10 +209,9 @@ class ComparisonCache:
         self.path = path
         self.known: dict[tuple[str, str, str], Comparison] = {}
         self.added = 0
-        if path is not None and path.exists():
-            for row in pq.ParquetFile(path).read().to_pylist():
-                if row["version"] == PIXEL_CHECK_VERSION:
-                    self.known[(row["sha_a"], row["sha_b"], row["view"])] = _from_row(row)
+        table = read_cache(path, PIXEL_CHECK_VERSION, _CACHE_SCHEMA)
+        for row in table.to_pylist() if table is not None else []:
+            self.known[(row["sha_a"], row["sha_b"], row["view"])] = _from_row(row)
 
     def compare_many(
         self,
@@ -245,10 +242,10 @@ class ComparisonCache:
                 "sha_a": a,
                 "sha_b": b,
                 "view": v,
-                "version": PIXEL_CHECK_VERSION,
                 **asdict(c),
             }
             for (a, b, v), c in sorted(self.known.items())
         ]
-        with atomic_path(self.path) as tmp:
-            pq.write_table(pa.Table.from_pylist(rows, schema=_CACHE_SCHEMA), tmp)
+        write_cache(
+            self.path, PIXEL_CHECK_VERSION, pa.Table.from_pylist(rows, schema=_CACHE_SCHEMA)
+        )

@@ -292,3 +292,19 @@ def test_chains_of_copies_form_one_group_with_one_film_kept():
         "0301": "rotation",
         "0401": "re-filing",
     }
+
+
+def test_a_truncated_pixel_cache_is_discarded_with_a_warning_and_rebuilt(
+    kit_films, tmp_path, caplog
+):
+    seed = SEEDS[0]
+    jobs = [(kit_films[(seed, "")], "o", kit_films[(seed, "mirror")], "m", View.mirror)]
+    path = tmp_path / "pixels.parquet"
+    cache = ComparisonCache(path)
+    first = cache.compare_many(jobs, workers=1)
+    cache.save()
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with caplog.at_level("WARNING", "pericurate"):
+        again = ComparisonCache(path)
+    assert again.known == {} and str(path) in caplog.text
+    assert again.compare_many(jobs, workers=1) == first
