@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from importlib.resources import files
 from pathlib import Path
@@ -13,12 +12,8 @@ from pydantic import field_validator
 
 from periapical_lesions import pinned
 from periapical_lesions.data import Film, hub_snapshot, read_split
-from periapical_lesions.reply import parse_reply
+from periapical_lesions.filing import Filing, filed_in_reply, filed_in_workspace
 from periapical_lesions.scoring import Score, score
-
-REPORT_FILE = "report.json"
-MAX_REPORT_BYTES = 1_000_000
-"""A report longer than this is not a report; reading stops there and it counts as invalid."""
 
 WORKSPACE_FILES = ("pantomograph.jpg", "referral.txt", "findings-codebook.md", "radreport.py")
 
@@ -77,16 +72,19 @@ class FilmTask(vf.Task[FilmData, vf.State, FilmTaskConfig]):
             await runtime.write(name, content)
 
     async def filed_report(self, trace: vf.Trace, runtime: vf.Runtime) -> dict | None:
-        """The report as filed, or None when there is none that parses. The file is read
-        through the runtime's file API, never by running a command in the workspace, so
-        nothing the agent leaves there (a fake `cat`, `python3`) can change what is read."""
-        if self.config.report_source == "reply":
-            return parse_reply(trace.last_reply)
-        try:
-            raw = await runtime.read(REPORT_FILE, max_bytes=MAX_REPORT_BYTES)
-            return json.loads(raw.decode("utf-8"))
-        except (vf.SandboxError, OSError, ValueError):
-            return None
+        """The valid filed report, or None when nothing counts. Collected once per rollout
+        (see filing.py for how) and kept on the trace with the reason, so the metrics and
+        the reward score the same bytes and a reader of the trace sees why a film scored."""
+        if "report_status" not in trace.info:
+            filing: Filing = (
+                filed_in_reply(trace.last_reply)
+                if self.config.report_source == "reply"
+                else await filed_in_workspace(runtime)
+            )
+            trace.info["report_status"] = filing.status
+            trace.info["report_lesions"] = filing.lesions
+        lesions = trace.info["report_lesions"]
+        return None if lesions is None else {"lesions": lesions}
 
     async def film_score(self, trace: vf.Trace, runtime: vf.Runtime) -> Score:
         return score(self.data.lesions, await self.filed_report(trace, runtime))
