@@ -37,15 +37,17 @@ class Rollout:
 
 
 def rollout_from(trace: dict) -> Rollout:
+    """One agent trace as vf-eval writes it: `rewards` maps each reward to its score and
+    weight (None when scoring did not run); the total is their weighted sum."""
     data = trace.get("task", {}).get("data", {})
     errors = trace.get("errors") or []
-    scored = trace.get("ok") and not errors and trace.get("reward") is not None
-    error = "; ".join(f"{e.get('type')}: {e.get('message')}" for e in errors) or (
-        None if scored else "not scored"
-    )
+    rewards = trace.get("rewards") or {}
+    scored = bool(trace.get("ok")) and not errors and bool(rewards)
+    scored = scored and all(r is not None for r in rewards.values())
+    error = "; ".join(f"{e.get('type')}: {e.get('message')}" for e in errors) or "not scored"
     return Rollout(
         film=str(data.get("film_id")),
-        reward=float(trace["reward"]) if scored else None,
+        reward=sum(r["score"] * r.get("weight", 1.0) for r in rewards.values()) if scored else None,
         error=None if scored else error,
         revision=data.get("dataset_revision"),
     )
