@@ -118,7 +118,10 @@ def report_file_bytes(path: str) -> bytes:
     with os.fdopen(descriptor, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise NoReport("is not a regular file, and only a regular file counts as the report")
-        return handle.read(MAX_REPORT_BYTES + 1)
+        try:
+            return handle.read(MAX_REPORT_BYTES + 1)
+        except OSError as error:
+            raise NoReport(f"cannot read the report: {error.strerror}") from None
 
 
 def parse_report(data: bytes) -> tuple[dict | None, list[str]]:
