@@ -12,9 +12,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2
 import pyarrow.parquet as pq
 import yaml
-from huggingface_hub import snapshot_download
+from huggingface_hub import HfApi, snapshot_download
+from huggingface_hub.errors import HfHubHTTPError
 
 
 class DatasetError(ValueError):
@@ -92,6 +94,23 @@ def read_split(folder: Path, split: str) -> list[Film]:
         raise DatasetError(
             f"{path}: a row does not follow the dataset schema: {error!r}"
         ) from error
+
+
+def current_revision(dataset: str) -> str:
+    """The commit the dataset's main branch points at now, asked of the Hub once."""
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    try:
+        sha = HfApi(endpoint=endpoint).dataset_info(dataset, revision="main").sha
+    except (HfHubHTTPError, httpx2.HTTPError, OSError) as error:  # httpx2: the client's transport
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DatasetError(
+            f"Cannot find the current revision of {dataset} at "
+            f"{endpoint or 'the Hugging Face Hub'} ({reason}), so pin one with "
+            "revision=<40-hex commit sha> or pass data_dir=<local dataset build>."
+        ) from None
+    if sha is None:
+        raise DatasetError(f"The Hub gave no commit sha for {dataset}, so pin a revision.")
+    return sha
 
 
 def hub_snapshot(dataset: str, revision: str, split: str) -> Path:

@@ -3,16 +3,29 @@
 Validates a periapical findings report and prints one line per problem. Exit status 0 means
 the report is valid, 1 means it is not. It only reads the report: it records no submission
 and changes no file. Standard library only; runs on Python 3.8 and later.
+
+This file is also the scorer's one definition of a report: which file counts (a regular file,
+not a link, FIFO or device), how much of it is read, and what parses and validates. The
+environment imports it, so the check the agent runs and the score cannot disagree.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 import sys
 
 LESION_GRADES = (3, 4, 5)
+MAX_REPORT_BYTES = 1_000_000
+"""A report longer than this is not a report: at most this many bytes (plus one, to tell an
+exact fit from an overflow) are ever read."""
 USAGE = "usage: python3 radreport.py report.json"
+
+
+class NoReport(Exception):
+    """The path does not hold a report file that may be read (missing, a link, a FIFO...)."""
 
 
 def _is_real(value: object) -> bool:
@@ -80,6 +93,56 @@ def report_problems(report: object) -> list[str]:
     return problems
 
 
+def report_file_bytes(path: str) -> bytes:
+    """The first MAX_REPORT_BYTES + 1 bytes of the regular file at `path`.
+
+    Only a regular file counts: a symbolic link could lead out of the workspace, and a FIFO or
+    device would block or never end. The link check uses lstat and O_NOFOLLOW; the
+    non-blocking open and the fstat recheck also cover a file swapped for a FIFO after the
+    lstat. Raises NoReport with the reason otherwise."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        raise NoReport("no such file") from None
+    except OSError as error:
+        raise NoReport(f"cannot read the report: {error.strerror}") from None
+    if stat.S_ISLNK(mode):
+        raise NoReport("is a symbolic link, and only a regular file counts as the report")
+    if not stat.S_ISREG(mode):
+        raise NoReport("is not a regular file, and only a regular file counts as the report")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        raise NoReport(f"cannot read the report: {error.strerror}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise NoReport("is not a regular file, and only a regular file counts as the report")
+        try:
+            return handle.read(MAX_REPORT_BYTES + 1)
+        except OSError as error:
+            raise NoReport(f"cannot read the report: {error.strerror}") from None
+
+
+def parse_report(data: bytes) -> tuple[dict | None, list[str]]:
+    """The valid report in `data`, or None with every problem (one readable line each).
+
+    The size limit comes first, so nothing larger is ever parsed; a document nested too
+    deeply for the parser is a problem like any other malformed JSON, not a crash."""
+    if len(data) > MAX_REPORT_BYTES:
+        return None, [f"the report is over the {MAX_REPORT_BYTES} byte limit"]
+    try:
+        report = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        return None, [f"not UTF-8 text: {error.reason} at byte {error.start}"]
+    except RecursionError:
+        return None, ["not a report: the JSON nests too deeply"]
+    except ValueError as error:
+        return None, [f"not valid JSON: {error}"]
+    problems = report_problems(report)
+    return (None if problems else report), problems
+
+
 def normalized_lesions(report: dict) -> list[dict]:
     """The lesions of a valid report with grades as ints and box corners as floats."""
     return [
@@ -94,20 +157,12 @@ def main(argv: list[str]) -> int:
         return 2
     path = argv[0]
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        print(f"{path}: cannot read the report: {error}")
-        return 1
-    try:
-        report = json.loads(text)
-    except ValueError as error:
-        print(f"{path}: not valid JSON: {error}")
-        return 1
-    problems = report_problems(report)
+        report, problems = parse_report(report_file_bytes(path))
+    except NoReport as reason:
+        report, problems = None, [str(reason)]
     for problem in problems:
         print(f"{path}: {problem}")
-    if problems:
+    if report is None:
         return 1
     print(f"{path}: valid report with {len(report['lesions'])} lesion(s); ready to file")
     return 0

@@ -20,7 +20,7 @@ def parse_reply(text: str) -> dict | None:
     while position != -1:
         try:
             value, end = _DECODER.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):  # a document nested too deeply is no report
             position = text.find("{", position + 1)
             continue
         if isinstance(value, dict) and "lesions" in value:

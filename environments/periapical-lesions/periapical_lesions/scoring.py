@@ -4,6 +4,10 @@ Matching is one-to-one at IoU >= 0.3 and maximum-cardinality: among all one-to-o
 reported and reference boxes that overlap enough, it takes one with the most pairs, and among
 those one with the most grade agreements. The score is then a property of the two sets of
 boxes, not of the order a greedy pass happens to visit them (see the README for why).
+
+The curation toolkit imports this module, so it needs nothing beyond the standard library and
+numpy (for the bootstrap): the assignment is solved here in exact integer arithmetic rather
+than with scipy, and nothing from the agent stack (verifiers) is imported.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from periapical_lesions.radreport import normalized_lesions, report_problems
 
@@ -51,20 +54,74 @@ def iou(a: Sequence[float], b: Sequence[float]) -> float:
     return inter / union
 
 
+def max_weight_assignment(weights: list[list[int]]) -> list[tuple[int, int]]:
+    """A one-to-one assignment of every row to a distinct column with the largest total weight
+    (rows <= columns), by the Hungarian method with potentials: O(rows^2 x columns), exact
+    on integers. Returns (row, column) pairs."""
+    rows, cols = len(weights), len(weights[0])
+    row_potential = [0] * (rows + 1)
+    col_potential = [0] * (cols + 1)
+    owner = [0] * (cols + 1)  # owner[j]: the 1-based row assigned to column j, 0 for none
+    previous = [0] * (cols + 1)
+    for row in range(1, rows + 1):
+        owner[0], free_col = row, 0
+        slack = [float("inf")] * (cols + 1)
+        visited = [False] * (cols + 1)
+        while owner[free_col]:
+            visited[free_col] = True
+            current, delta, next_col = owner[free_col], float("inf"), 0
+            for col in range(1, cols + 1):
+                if visited[col]:
+                    continue
+                reduced = (
+                    -weights[current - 1][col - 1] - row_potential[current] - col_potential[col]
+                )
+                if reduced < slack[col]:
+                    slack[col], previous[col] = reduced, free_col
+                if slack[col] < delta:
+                    delta, next_col = slack[col], col
+            for col in range(cols + 1):
+                if visited[col]:
+                    row_potential[owner[col]] += delta
+                    col_potential[col] -= delta
+                else:
+                    slack[col] -= delta
+            free_col = next_col
+        while free_col:
+            owner[free_col] = owner[previous[free_col]]
+            free_col = previous[free_col]
+    return [(owner[col] - 1, col - 1) for col in range(1, cols + 1) if owner[col]]
+
+
 def match(reported: list[dict], reference: list[dict]) -> list[tuple[int, int]]:
     """Index pairs (reported, reference) of a maximum-cardinality one-to-one matching at
     IoU >= 0.3, breaking ties towards more grade agreements. Integer weights make the
-    lexicographic order exact: each pair is worth `bonus` > any count of agreements."""
-    if not reported or not reference:
+    lexicographic order exact: each pair is worth `bonus` > any count of agreements.
+    Boxes that overlap nothing enough are left out before solving, so a long report of
+    stray boxes costs little."""
+    eligible = {
+        (i, j): int(found["pai"] == truth["pai"])
+        for i, found in enumerate(reported)
+        for j, truth in enumerate(reference)
+        if iou(found["box"], truth["box"]) >= IOU_THRESHOLD
+    }
+    if not eligible:
         return []
-    bonus = min(len(reported), len(reference)) + 1
-    weights = np.zeros((len(reported), len(reference)), dtype=np.int64)
-    for i, found in enumerate(reported):
-        for j, truth in enumerate(reference):
-            if iou(found["box"], truth["box"]) >= IOU_THRESHOLD:
-                weights[i, j] = bonus + int(found["pai"] == truth["pai"])
-    rows, cols = linear_sum_assignment(weights, maximize=True)
-    return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True) if weights[i, j] > 0]
+    found_ids = sorted({i for i, _ in eligible})
+    truth_ids = sorted({j for _, j in eligible})
+    bonus = min(len(found_ids), len(truth_ids)) + 1
+    weights = [
+        [bonus + eligible[i, j] if (i, j) in eligible else 0 for j in truth_ids] for i in found_ids
+    ]
+    transposed = len(found_ids) > len(truth_ids)
+    if transposed:
+        weights = [list(column) for column in zip(*weights, strict=True)]
+    pairs = []
+    for row, col in max_weight_assignment(weights):
+        a, b = (col, row) if transposed else (row, col)
+        if weights[row][col] > 0:
+            pairs.append((found_ids[a], truth_ids[b]))
+    return sorted(pairs)
 
 
 def f1(hits: int, n_reported: int, n_reference: int) -> float:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import re
+import sys
 from importlib.resources import files
 from pathlib import Path
 from typing import Literal
@@ -12,13 +12,9 @@ import verifiers.v1 as vf
 from pydantic import field_validator
 
 from periapical_lesions import pinned
-from periapical_lesions.data import Film, hub_snapshot, read_split
-from periapical_lesions.reply import parse_reply
+from periapical_lesions.data import Film, current_revision, hub_snapshot, read_split
+from periapical_lesions.filing import Filing, filed_in_reply, filed_in_workspace
 from periapical_lesions.scoring import Score, score
-
-REPORT_FILE = "report.json"
-MAX_REPORT_BYTES = 1_000_000
-"""A report longer than this is not a report; reading stops there and it counts as invalid."""
 
 WORKSPACE_FILES = ("pantomograph.jpg", "referral.txt", "findings-codebook.md", "radreport.py")
 
@@ -41,6 +37,11 @@ class FilmData(vf.TaskData):
     lesions: list[dict]
     """The reference findings; never shown to the agent."""
     referral_text: str
+    dataset: str | None = None
+    """The Hub dataset the film was read from (None for a local build)."""
+    dataset_revision: str | None = None
+    """The exact dataset commit the film was read at, so every trace says which data it
+    scored against, pinned or resolved at load time."""
 
 
 class FilmTaskConfig(vf.TaskConfig):
@@ -77,16 +78,19 @@ class FilmTask(vf.Task[FilmData, vf.State, FilmTaskConfig]):
             await runtime.write(name, content)
 
     async def filed_report(self, trace: vf.Trace, runtime: vf.Runtime) -> dict | None:
-        """The report as filed, or None when there is none that parses. The file is read
-        through the runtime's file API, never by running a command in the workspace, so
-        nothing the agent leaves there (a fake `cat`, `python3`) can change what is read."""
-        if self.config.report_source == "reply":
-            return parse_reply(trace.last_reply)
-        try:
-            raw = await runtime.read(REPORT_FILE, max_bytes=MAX_REPORT_BYTES)
-            return json.loads(raw.decode("utf-8"))
-        except (vf.SandboxError, OSError, ValueError):
-            return None
+        """The valid filed report, or None when nothing counts. Collected once per rollout
+        (see filing.py for how) and kept on the trace with the reason, so the metrics and
+        the reward score the same bytes and a reader of the trace sees why a film scored."""
+        if "report_status" not in trace.info:
+            filing: Filing = (
+                filed_in_reply(trace.last_reply)
+                if self.config.report_source == "reply"
+                else await filed_in_workspace(runtime)
+            )
+            trace.info["report_status"] = filing.status
+            trace.info["report_lesions"] = filing.lesions
+        lesions = trace.info["report_lesions"]
+        return None if lesions is None else {"lesions": lesions}
 
     async def film_score(self, trace: vf.Trace, runtime: vf.Runtime) -> Score:
         return score(self.data.lesions, await self.filed_report(trace, runtime))
@@ -105,7 +109,8 @@ class PeriapicalLesionsConfig(vf.TasksetConfig):
     dataset: str = pinned.DATASET
     """Hub dataset repo id."""
     revision: str | None = pinned.REVISION
-    """The dataset commit (40 hex digits) the tasks are read at."""
+    """The dataset commit (40 hex digits) the tasks are read at. None or "" means unpinned:
+    the current commit is looked up once at load time, printed and recorded on every task."""
     split: Literal["train", "validation", "test"] = "test"
     data_dir: Path | None = None
     """A local dataset build to read instead of the Hub (offline use)."""
@@ -113,24 +118,33 @@ class PeriapicalLesionsConfig(vf.TasksetConfig):
     @field_validator("revision")
     @classmethod
     def _full_sha(cls, revision: str | None) -> str | None:
+        if revision == "":
+            return None
         if revision is not None and not re.fullmatch(r"[0-9a-f]{40}", revision):
             raise ValueError(f"revision must be a full 40-hex-digit commit sha, got {revision!r}")
         return revision
 
 
 class PeriapicalLesionsTaskset(vf.Taskset[FilmTask, PeriapicalLesionsConfig]):
-    def films(self) -> list[Film]:
+    def source(self) -> tuple[Path, str | None, str | None]:
+        """The dataset folder to read, with the Hub repo and exact commit it came from."""
         config = self.config
         if config.data_dir is not None:
-            return read_split(config.data_dir, config.split)
-        if config.revision is None:
-            raise ValueError(
-                "No dataset revision is pinned yet, so pass revision=<40-hex commit sha> "
-                "or data_dir=<local dataset build> to load the periapical-lesions tasks."
+            return config.data_dir, None, None
+        revision = config.revision
+        if revision is None:
+            revision = current_revision(config.dataset)
+            print(
+                f"periapical-lesions: no dataset revision is pinned, so the tasks come from "
+                f"{config.dataset} at its current commit {revision}; to rerun exactly these "
+                f"tasks pass --env.taskset.revision {revision} (or set revision in the config).",
+                file=sys.stderr,
             )
-        return read_split(hub_snapshot(config.dataset, config.revision, config.split), config.split)
+        return hub_snapshot(config.dataset, revision, config.split), config.dataset, revision
 
     def load(self) -> list[FilmTask]:
+        folder, dataset, revision = self.source()
+        films: list[Film] = read_split(folder, self.config.split)
         return [
             FilmTask(
                 FilmData(
@@ -142,9 +156,11 @@ class PeriapicalLesionsTaskset(vf.Taskset[FilmTask, PeriapicalLesionsConfig]):
                     height=film.height,
                     lesions=film.lesions,
                     referral_text=film.referral_text,
+                    dataset=dataset,
+                    dataset_revision=revision,
                 ),
                 self.config.task,
                 image=film.image,
             )
-            for film in self.films()
+            for film in films
         ]

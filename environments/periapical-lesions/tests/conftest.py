@@ -133,6 +133,7 @@ class ScriptedHarness(vf.Harness[vf.HarnessConfig]):
 
 
 Step = Callable[[vf.Runtime], Awaitable[object]]
+ROLLOUT_WATCHDOG_SECONDS = 300
 
 
 def write_file(name: str, content: bytes | str) -> Step:
@@ -167,7 +168,10 @@ async def _rollouts(
         for task, steps in runs:
             harness = ScriptedHarness(agent.config.harness, steps)
             agent.harness = harness
-            results.append((await agent.run(task), harness.observed))
+            # A watchdog, not a timing check: a hanging scorer fails the test instead of
+            # stalling the suite.
+            trace = await asyncio.wait_for(agent.run(task), ROLLOUT_WATCHDOG_SECONDS)
+            results.append((trace, harness.observed))
     return results
 
 

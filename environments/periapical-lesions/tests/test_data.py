@@ -43,11 +43,6 @@ def test_missing_shard_names_the_path(
         data.read_split(folder, "validation")
 
 
-def test_no_revision_and_no_data_dir_fails_in_one_sentence() -> None:
-    with pytest.raises(ValueError, match=r"^No dataset revision is pinned yet, .*\.$"):
-        list(PeriapicalLesionsTaskset(PeriapicalLesionsConfig(revision=None)))
-
-
 @pytest.mark.parametrize("revision", ["main", SHA[:12], SHA.upper(), SHA + "0"])
 def test_revision_must_be_a_full_sha(revision: str) -> None:
     with pytest.raises(ValueError, match="40-hex-digit commit sha"):

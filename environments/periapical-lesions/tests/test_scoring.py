@@ -1,8 +1,11 @@
 import json
+import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from periapical_lesions.scoring import bootstrap_ci, iou, score
+from periapical_lesions.scoring import bootstrap_ci, iou, match, score
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -96,3 +99,55 @@ def test_bootstrap_interval() -> None:
     assert (constant.mean, constant.low, constant.high) == (1.0, 1.0, 1.0)
     with pytest.raises(ValueError, match="at least one value"):
         bootstrap_ci([])
+
+
+def best_by_enumeration(reported: list[dict], reference: list[dict]) -> tuple[int, int]:
+    """(pairs, grade agreements) of the best one-to-one matching, by trying every injective
+    assignment of reported boxes to reference boxes or to nothing."""
+    best = (0, 0)
+
+    def extend(i: int, used: frozenset, pairs: int, agreed: int) -> None:
+        nonlocal best
+        if i == len(reported):
+            best = max(best, (pairs, agreed))
+            return
+        extend(i + 1, used, pairs, agreed)
+        for j, truth in enumerate(reference):
+            if j not in used and iou(reported[i]["box"], truth["box"]) >= 0.3:
+                same = int(reported[i]["pai"] == truth["pai"])
+                extend(i + 1, used | {j}, pairs + 1, agreed + same)
+
+    extend(0, frozenset(), 0, 0)
+    return best
+
+
+def test_matching_is_the_lexicographic_optimum_on_random_films() -> None:
+    """Against brute force on crowded little films, where greedy and optimal often differ."""
+    rng = random.Random(7)
+
+    def box() -> list[float]:
+        x, y = rng.uniform(0, 0.3), rng.uniform(0, 0.3)
+        return [x, y, x + rng.uniform(0.1, 0.3), y + rng.uniform(0.1, 0.3)]
+
+    for _ in range(300):
+        reference = [lesion(box(), rng.choice((3, 4, 5))) for _ in range(rng.randint(0, 5))]
+        reported = [lesion(box(), rng.choice((3, 4, 5))) for _ in range(rng.randint(0, 6))]
+        pairs = match(reported, reference)
+        agreed = sum(reported[i]["pai"] == reference[j]["pai"] for i, j in pairs)
+        assert len({i for i, _ in pairs}) == len({j for _, j in pairs}) == len(pairs)
+        assert all(iou(reported[i]["box"], reference[j]["box"]) >= 0.3 for i, j in pairs)
+        assert (len(pairs), agreed) == best_by_enumeration(reported, reference)
+
+
+def test_importing_the_scorer_imports_no_agent_stack() -> None:
+    """The curation toolkit imports the scorer; it must not pull verifiers, scipy or the
+    dataset readers with it."""
+    code = (
+        "import sys\n"
+        "from periapical_lesions.scoring import Interval, bootstrap_ci, score\n"
+        "heavy = {'verifiers', 'scipy', 'pyarrow', 'huggingface_hub', 'pydantic', 'openai'}\n"
+        "print(sorted(heavy & {name.split('.')[0] for name in sys.modules}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
