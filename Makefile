@@ -5,13 +5,20 @@ UV ?= $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 BUILD ?= build
 SAMPLE_ZIP := $(BUILD)/sample/periapical-sample.zip
 SOURCE ?=
-PERICURATE = $(UV) run --frozen pericurate
+PERICURATE = $(UV) run --frozen --no-sync pericurate
 
-.PHONY: setup splits test bench clean
+.PHONY: uv setup setup-dev splits test bench clean
 
-setup:
+# `make splits` needs the toolkit alone (no dev tools, no extras); `make test` needs them all.
+# --inexact leaves what a `make test` installed in place, so switching costs nothing.
+uv:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet uv
+
+setup: uv
+	$(UV) sync --frozen --inexact --no-dev
+
+setup-dev: uv
 	$(UV) sync --frozen --all-extras
 
 $(SAMPLE_ZIP): | setup
@@ -32,14 +39,14 @@ splits: setup
 	$(PERICURATE) agreement --build $(BUILD)
 endif
 
-test: setup
+test: setup-dev
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen pytest -n 2
 
 # Speed and memory figures (not part of `make test`): builds a 4,000-film synthetic corpus
 # first (slow), then writes bench/results.json and bench/RESULTS.md.
-bench: setup
+bench: setup-dev
 	$(UV) run --frozen python -m bench.run
 
 clean:
