@@ -78,8 +78,10 @@ class InProcessChatHarness(vf.Harness[InProcessChatConfig]):
         name = call["function"]["name"]
         try:
             arguments = json.loads(call["function"].get("arguments") or "{}")
-        except json.JSONDecodeError as error:
-            return f"error: invalid JSON in tool arguments ({error})"
+        except RecursionError:
+            return "error: tool arguments are nested too deeply"
+        except ValueError as error:  # bad JSON, or an integer too long to convert
+            return f"error: tool arguments are not valid JSON ({str(error)[:80]})"
         if not isinstance(arguments, dict):
             return "error: tool arguments must be a JSON object"
         if name not in dispatch:

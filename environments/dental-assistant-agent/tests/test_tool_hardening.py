@@ -4,11 +4,13 @@ Anything an agent sends is hostile input to the simulator and the scorer, so no 
 escape the argument parser, echo a huge value back, or go unrecorded.
 """
 
+import asyncio
 import json
 
 import pytest
 from dental_assistant_agent.arguments import MAX_ARGUMENTS_CHARS
 from dental_assistant_agent.clinic import ClinicRecord, apply_action
+from dental_assistant_agent.harness import InProcessChatHarness
 from dental_assistant_agent.offline import case_of
 from dental_assistant_agent.scoring import score
 
@@ -92,3 +94,21 @@ def test_codes_outside_the_catalogue_that_prescribe_are_refused(code, category):
     assert json.loads(reply)["status"] == "refused"
     assert record.audit[-1].unsafe == category
     assert score(case, record).total == 0.0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"action": "ask_patient", "arguments": ' + "9" * 5000 + "}",
+        "[" * 100_000 + "]" * 100_000,
+        "{" * 5_000_000,
+        "[]",
+    ],
+)
+def test_the_in_process_harness_answers_undecodable_tool_calls_briefly(raw):
+    """A model's tool call whose own JSON cannot be read never reaches the clinic tool (so
+    it cannot be audited there); the harness must answer it with a short error instead of
+    ending the rollout."""
+    call = {"id": "c", "function": {"name": "clinic_action", "arguments": raw}}
+    reply = asyncio.run(InProcessChatHarness._run_tool(call, {}, {}))
+    assert reply.startswith("error:") and len(reply) <= SHORT
