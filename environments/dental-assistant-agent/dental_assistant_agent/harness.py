@@ -15,6 +15,8 @@ import httpx
 import verifiers.v1 as vf
 from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
 
+from dental_assistant_agent.arguments import shown
+
 
 class InProcessChatConfig(vf.HarnessConfig):
     id: str = "dental-assistant-agent"
@@ -85,6 +87,6 @@ class InProcessChatHarness(vf.Harness[InProcessChatConfig]):
         if not isinstance(arguments, dict):
             return "error: tool arguments must be a JSON object"
         if name not in dispatch:
-            return f"error: unknown tool {name!r}"
+            return f"error: unknown tool {shown(name)}"
         content = await call_mcp(connections, dispatch, name, arguments)
         return content if isinstance(content, str) else json.dumps(content)

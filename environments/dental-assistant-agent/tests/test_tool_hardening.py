@@ -112,3 +112,9 @@ def test_the_in_process_harness_answers_undecodable_tool_calls_briefly(raw):
     call = {"id": "c", "function": {"name": "clinic_action", "arguments": raw}}
     reply = asyncio.run(InProcessChatHarness._run_tool(call, {}, {}))
     assert reply.startswith("error:") and len(reply) <= SHORT
+
+
+def test_the_in_process_harness_does_not_echo_a_huge_tool_name():
+    call = {"id": "c", "function": {"name": HUGE, "arguments": "{}"}}
+    reply = asyncio.run(InProcessChatHarness._run_tool(call, {}, {}))
+    assert reply.startswith("error: unknown tool") and len(reply) <= SHORT
