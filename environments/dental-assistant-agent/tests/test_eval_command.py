@@ -2,7 +2,7 @@
 path (subprocess runtime, interception, the shared clinic tool server over MCP, `@stop`s,
 rubric) against a scripted OpenAI-compatible endpoint on 127.0.0.1.
 
-The runs start at once (each spends most of its time bringing up the tool server).
+Both runs start at once (each spends most of its time bringing up the tool server).
 """
 
 from __future__ import annotations
@@ -29,21 +29,18 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
-def _eval(
-    base_url: str, out: Path, run: str, n: str = "12", extra: tuple[str, ...] = ()
-) -> subprocess.Popen:
+def _eval(base_url: str, out: Path, run: str, n: str = "12") -> subprocess.Popen:
     flags = [*PUBLISHED_FLAGS]
     flags[1] = n
     command = [str(BIN / "dental-assistant-eval"), "dental-assistant-agent", "-m", "reference"]
     command += [*flags, "--client.base-url", base_url, "-o", str(out), "--run-dir", run]
-    command += ["--no-rich", *extra]
+    command += ["--no-rich"]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """(exit code, stderr, run folder) of a good run, of one case under the stock `null`
-    harness (which streams its model calls), and of a run whose model is unreachable."""
+    """(exit code, stderr, run folder) of a good run and of a run whose model is unreachable."""
     out = tmp_path_factory.mktemp("eval")
     server = subprocess.Popen(
         [str(BIN / "dental-assistant-scripted-model")], stdout=subprocess.PIPE, text=True
@@ -54,7 +51,6 @@ def runs(tmp_path_factory):
         dead = f"http://127.0.0.1:{_closed_port()}/v1"
         jobs = {
             "good": _eval(base_url, out, "good"),
-            "null": _eval(base_url, out, "null", n="1", extra=("--env.agent.harness.id", "null")),
             "dead": _eval(dead, out, "dead", n="2"),
         }
         results = {}
@@ -94,17 +90,6 @@ def test_published_command_scores_the_first_12_held_out_cases(runs):
     assert saved["env"]["taskset"]["max_turns"] == 24
     assert saved["env"]["agent"]["runtime"]["type"] == "subprocess"
     assert "12 rollouts, mean reward 1.000" in stderr
-
-
-def test_the_stock_null_harness_runs_against_the_scripted_endpoint(runs):
-    code, stderr, run = runs["null"]
-    assert code == 0, stderr[-2000:]
-    (episode,) = _episodes(run)
-    (trace,) = episode.traces
-    assert trace.task.data.id == "eval-airway_compromise-000"
-    assert trace.reward == 1.0 and trace.stop_condition == "handoff_submitted"
-    saved = json.loads((run / "configs" / "resolved" / "eval.json").read_text())
-    assert saved["env"]["agent"]["harness"]["id"] == "null"
 
 
 def test_a_run_whose_every_rollout_errored_fails(runs):

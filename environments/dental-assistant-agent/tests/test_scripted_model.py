@@ -8,10 +8,12 @@ import asyncio
 import json
 
 import pytest
+import verifiers.v1 as vf
 from dental_assistant_agent.clinic import ClinicRecord, apply_action
 from dental_assistant_agent.offline import case_of
 from dental_assistant_agent.policies import next_message
 from dental_assistant_agent.scripted_model import scripted_model
+from dental_assistant_agent.taskset import DentalAssistantConfig, DentalAssistantTaskset
 from openai import AsyncOpenAI, NotFoundError
 
 
@@ -80,3 +82,31 @@ async def _unknown_policy() -> None:
 def test_unknown_policy_is_a_clear_error_even_when_streaming():
     with pytest.raises(NotFoundError, match="no-such-policy"):
         asyncio.run(_unknown_policy())
+
+
+async def _null_harness_rollout() -> vf.Trace:
+    config = DentalAssistantConfig(eval_variants=1)
+    task = next(iter(DentalAssistantTaskset(config)))
+    async with (
+        scripted_model() as base_url,
+        vf.mcp.serve_shared(DentalAssistantTaskset.toolsets(config)) as shared,
+    ):
+        agent = vf.Agent(
+            vf.AgentConfig.model_validate(
+                {
+                    "model": "reference",
+                    "harness": {"id": "null"},
+                    "runtime": {"type": "subprocess"},
+                    "client": vf.EvalClientConfig(
+                        base_url=base_url, api_key_var="UNSET_SCRIPTED_KEY"
+                    ),
+                }
+            )
+        )
+        return await agent.run(task, tools=shared)
+
+
+def test_the_stock_null_harness_scores_a_case_against_the_endpoint():
+    trace = asyncio.run(_null_harness_rollout())
+    assert trace.errors == [], [error.message for error in trace.errors]
+    assert trace.reward == 1.0 and trace.stop_condition == "handoff_submitted"
