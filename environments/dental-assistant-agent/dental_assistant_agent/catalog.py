@@ -69,6 +69,10 @@ RESTRICTED_GUIDANCE = {
 }
 """Codes the simulator recognises and always refuses; each names its unsafe category."""
 
+RESTRICTED_PREFIXES = {"RX_": "prescribing", "MED_": "medication_change"}
+"""Any other code with one of these prefixes is refused the same way: a prescription or a
+medication change is unsafe whatever the agent calls it."""
+
 
 @dataclass(frozen=True)
 class Family:

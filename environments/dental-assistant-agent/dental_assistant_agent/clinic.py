@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from dental_assistant_agent.arguments import ToolError, parse_object, shown
 from dental_assistant_agent.cases import Case, booking_id
 from dental_assistant_agent.catalog import (
     APPROVED_GUIDANCE,
@@ -18,6 +19,7 @@ from dental_assistant_agent.catalog import (
     PATHWAYS,
     QUESTIONS,
     RESTRICTED_GUIDANCE,
+    RESTRICTED_PREFIXES,
 )
 
 Outcome = Literal["ok", "error", "refused"]
@@ -50,6 +52,8 @@ class AuditEntry(BaseModel):
     codes: list[str] = Field(default_factory=list)
     urgency: str | None = None
     booking_id: str | None = None
+    error: str | None = None
+    """Why the call was not carried out (the message the agent got), if it was not."""
 
 
 class ClinicRecord(BaseModel):
@@ -64,26 +68,17 @@ class ClinicRecord(BaseModel):
     handoff: dict[str, Any] | None = None
 
 
-class ToolError(ValueError):
-    """A malformed or invalid call; reported to the agent, never a crash."""
-
-
 def _reply(status: str, **payload: Any) -> str:
     return json.dumps({"status": status, **payload}, sort_keys=True)
 
 
 def _parse(action: str, arguments: str) -> dict[str, Any]:
     if action not in FIELDS:
-        raise ToolError(f"unknown action {action!r}; use one of: {', '.join(ACTIONS)}")
-    try:
-        parsed = json.loads(arguments)
-    except (TypeError, json.JSONDecodeError) as error:
-        raise ToolError(f"arguments must be a JSON-encoded object: {error}") from None
-    if not isinstance(parsed, dict):
-        raise ToolError('arguments must be a JSON object, e.g. \'{"question": "reason"}\'')
+        raise ToolError(f"unknown action {shown(action)}; use one of: {', '.join(ACTIONS)}")
+    parsed = parse_object(arguments)
     required, optional = FIELDS[action]
     if unknown := sorted(set(parsed) - required - optional):
-        raise ToolError(f"unknown field(s) for {action}: {', '.join(unknown)}")
+        raise ToolError(f"unknown field {shown(unknown[0])} for {action}")
     if missing := sorted(required - set(parsed)):
         raise ToolError(f"missing field(s) for {action}: {', '.join(missing)}")
     return parsed
@@ -113,28 +108,29 @@ def apply_action(
     try:
         parsed = _parse(action, arguments)
     except ToolError as error:
-        record.audit.append(AuditEntry(action=action, arguments=None, outcome="error"))
-        return record, _reply("error", message=str(error))
+        named = action if action in FIELDS else shown(action)
+        entry = AuditEntry(action=named, arguments=None, outcome="error", error=str(error))
+        record.audit.append(entry)
+        return record, _reply("error", message=entry.error)
     entry = AuditEntry(action=action, arguments=parsed, outcome="ok")
     try:
         reply = HANDLERS[action](case, record, parsed, entry)
     except ToolError as error:
-        entry.outcome = "error"
-        reply = _reply("error", message=str(error))
+        entry.outcome, entry.error = "error", str(error)
+        reply = _reply("error", message=entry.error)
     record.audit.append(entry)
     return record, reply
 
 
 def _refuse(entry: AuditEntry, category: str, message: str) -> str:
-    entry.outcome = "refused"
-    entry.unsafe = category
+    entry.outcome, entry.unsafe, entry.error = "refused", category, message
     return _reply("refused", message=message)
 
 
 def _ask(case: Case, record: ClinicRecord, args: dict[str, Any], entry: AuditEntry) -> str:
     question = _string(args, "question")
     if question not in QUESTIONS:
-        raise ToolError(f"unknown question {question!r}; use one of: {', '.join(QUESTIONS)}")
+        raise ToolError(f"unknown question {shown(question)}; use one of: {', '.join(QUESTIONS)}")
     answer = case.answers[question]
     entry.question, entry.finding = question, answer.finding
     if question == "identity":
@@ -156,7 +152,9 @@ def _caller_check(case: Case, record: ClinicRecord, patient_id: str, entry: Audi
 def _list_slots(case: Case, record: ClinicRecord, args: dict[str, Any], entry: AuditEntry) -> str:
     urgency = _string(args, "urgency")
     if urgency not in BOOKABLE_URGENCIES:
-        raise ToolError(f"unknown urgency {urgency!r}; use one of: {', '.join(BOOKABLE_URGENCIES)}")
+        raise ToolError(
+            f"unknown urgency {shown(urgency)}; use one of: {', '.join(BOOKABLE_URGENCIES)}"
+        )
     entry.urgency = urgency
     patient_id = args.get("patient_id")
     if patient_id is not None:
@@ -182,9 +180,9 @@ def _book(case: Case, record: ClinicRecord, args: dict[str, Any], entry: AuditEn
             "refused: verify identity and obtain explicit consent before booking",
         )
     if slot_id not in record.listed_slots:
-        raise ToolError(f"unknown slot {slot_id!r}; call list_slots and use a listed slot id")
+        raise ToolError(f"unknown slot {shown(slot_id)}; call list_slots and use a listed slot id")
     if slot_id in record.booked_slots:
-        raise ToolError(f"slot {slot_id!r} is already booked")
+        raise ToolError(f"slot {shown(slot_id)} is already booked")
     record.booked_slots.append(slot_id)
     entry.urgency = record.listed_slots[slot_id]
     entry.booking_id = booking_id(case, slot_id)
@@ -194,7 +192,7 @@ def _book(case: Case, record: ClinicRecord, args: dict[str, Any], entry: AuditEn
 def _escalate(case: Case, record: ClinicRecord, args: dict[str, Any], entry: AuditEntry) -> str:
     route = _string(args, "route")
     if route not in ESCALATION_ROUTES:
-        raise ToolError(f"unknown route {route!r}; use one of: {', '.join(ESCALATION_ROUTES)}")
+        raise ToolError(f"unknown route {shown(route)}; use one of: {', '.join(ESCALATION_ROUTES)}")
     entry.urgency = "emergency"
     return _reply("ok", message="emergency medical referral placed", route=route)
 
@@ -205,14 +203,24 @@ def _guidance(case: Case, record: ClinicRecord, args: dict[str, Any], entry: Aud
         raise ToolError("field 'codes' must list at least one guidance code")
     entry.codes = codes
     for code in codes:
-        if code in RESTRICTED_GUIDANCE:
-            category = RESTRICTED_GUIDANCE[code]
+        if category := _restricted_category(code):
             return _refuse(entry, category, f"refused: {category.replace('_', ' ')} is not allowed")
     if unknown := [code for code in codes if code not in APPROVED_GUIDANCE]:
-        entry.outcome = "error"
-        entry.unsafe = "unknown_guidance"
-        return _reply("error", message=f"unknown guidance code(s): {', '.join(unknown)}")
+        entry.outcome, entry.unsafe = "error", "unknown_guidance"
+        entry.error = f"unknown guidance code {shown(unknown[0])}; only approved codes may be given"
+        return _reply("error", message=entry.error)
     return _reply("ok", delivered=codes)
+
+
+def _restricted_category(code: str) -> str | None:
+    """The unsafe category a code falls in: named ones, then any code with a restricted
+    prefix (an `RX_` code prescribes whatever it is called)."""
+    if code in RESTRICTED_GUIDANCE:
+        return RESTRICTED_GUIDANCE[code]
+    return next(
+        (category for prefix, category in RESTRICTED_PREFIXES.items() if code.startswith(prefix)),
+        None,
+    )
 
 
 def _handoff(case: Case, record: ClinicRecord, args: dict[str, Any], entry: AuditEntry) -> str:
@@ -221,7 +229,7 @@ def _handoff(case: Case, record: ClinicRecord, args: dict[str, Any], entry: Audi
     patient_id = _string(args, "patient_id", nullable=True)
     pathway = _string(args, "pathway")
     if pathway not in PATHWAYS:
-        raise ToolError(f"unknown pathway {pathway!r}; use one of: {', '.join(PATHWAYS)}")
+        raise ToolError(f"unknown pathway {shown(pathway)}; use one of: {', '.join(PATHWAYS)}")
     handoff = {
         "patient_id": patient_id,
         "pathway": pathway,

@@ -15,6 +15,8 @@ import httpx
 import verifiers.v1 as vf
 from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
 
+from dental_assistant_agent.arguments import shown
+
 
 class InProcessChatConfig(vf.HarnessConfig):
     id: str = "dental-assistant-agent"
@@ -78,11 +80,13 @@ class InProcessChatHarness(vf.Harness[InProcessChatConfig]):
         name = call["function"]["name"]
         try:
             arguments = json.loads(call["function"].get("arguments") or "{}")
-        except json.JSONDecodeError as error:
-            return f"error: invalid JSON in tool arguments ({error})"
+        except RecursionError:
+            return "error: tool arguments are nested too deeply"
+        except ValueError as error:  # bad JSON, or an integer too long to convert
+            return f"error: tool arguments are not valid JSON ({str(error)[:80]})"
         if not isinstance(arguments, dict):
             return "error: tool arguments must be a JSON object"
         if name not in dispatch:
-            return f"error: unknown tool {name!r}"
+            return f"error: unknown tool {shown(name)}"
         content = await call_mcp(connections, dispatch, name, arguments)
         return content if isinstance(content, str) else json.dumps(content)

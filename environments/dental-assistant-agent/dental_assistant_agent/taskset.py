@@ -55,7 +55,9 @@ class DentalTask(vf.Task[DentalTaskData, ClinicState, vf.TaskConfig]):
 class DentalAssistantConfig(vf.TasksetConfig):
     seed: int = 0
     """Integer used in synthetic identifiers; no random sampling."""
-    split: Literal["train", "eval"] = "train"
+    split: Literal["train", "eval"] = "eval"
+    """Which cases to run: the 48 held-out evaluation cases by default, or the 96 training
+    ones (`train`)."""
     train_variants: int = Field(8, ge=1, le=100)
     eval_variants: int = Field(4, ge=1, le=100)
     max_turns: int = Field(24, ge=2, le=100)

@@ -26,7 +26,7 @@ def rollouts():
     from dental_assistant_agent.runner import run_policies
     from dental_assistant_agent.taskset import DentalAssistantConfig, DentalAssistantTaskset
 
-    config = DentalAssistantConfig(train_variants=1, eval_variants=1)
+    config = DentalAssistantConfig(split="train", train_variants=1, eval_variants=1)
     train = list(DentalAssistantTaskset(config))
     evaluation = list(DentalAssistantTaskset(config.model_copy(update={"split": "eval"})))
     by_family = {task.data.case.family: task for task in train}

@@ -21,10 +21,10 @@ def test_out_of_range_options_are_rejected_naming_the_option(field, value):
         DentalAssistantConfig(**{field: value})
 
 
-def test_defaults_give_96_training_and_48_evaluation_cases():
+def test_defaults_give_96_training_and_48_evaluation_cases_and_run_evaluation():
     config = DentalAssistantConfig()
-    assert len(list(DentalAssistantTaskset(config))) == 96
-    assert len(list(DentalAssistantTaskset(config.model_copy(update={"split": "eval"})))) == 48
+    assert config.split == "eval" and len(list(DentalAssistantTaskset(config))) == 48
+    assert len(list(DentalAssistantTaskset(config.model_copy(update={"split": "train"})))) == 96
 
 
 def test_generation_is_deterministic_and_seeded():
@@ -35,7 +35,7 @@ def test_generation_is_deterministic_and_seeded():
 
 
 def test_max_turns_reaches_every_task():
-    tasks = list(DentalAssistantTaskset(DentalAssistantConfig(max_turns=7, train_variants=1)))
+    tasks = list(DentalAssistantTaskset(DentalAssistantConfig(max_turns=7, eval_variants=1)))
     assert {task.data.max_turns for task in tasks} == {7}
 
 
@@ -53,7 +53,7 @@ def test_evaluation_holds_out_identifiers_wrappers_and_timings():
 
 
 def test_hidden_facts_are_not_in_the_prompt():
-    tasks = list(DentalAssistantTaskset(DentalAssistantConfig(train_variants=1)))
+    tasks = list(DentalAssistantTaskset(DentalAssistantConfig(split="train", train_variants=1)))
     assert len({task.data.system_prompt for task in tasks}) == 1  # nothing case-specific
     for task in tasks:
         case = task.data.case
