@@ -154,8 +154,10 @@ Every step is recorded in `curation.json`; the curation code is `pericurate` (ha
 
 1. Index all {counts["source_files"]} source files; {rejected} images that cannot be used
    (no annotation, undecodable, duplicate stems, ...) were rejected with a reason.
-2. Keep original films only: {_count(summary, "image", "dropped", "augmented copy")
-   - _count(summary, "image", "dropped", "augmented copy among")} augmented copies were
+2. Keep original films only: {
+        _count(summary, "image", "dropped", "augmented copy")
+        - _count(summary, "image", "dropped", "augmented copy among")
+    } augmented copies were
    dropped by folder and name.
 3. Hash each film (512-bit average hash, in every orientation), confirm same-picture
    candidates (Hamming distance <= {params["same_picture_distance"]} in some orientation) in
