@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import faiss
-import imagehash
 import networkx as nx
 import numpy as np
 import pyarrow as pa
@@ -37,7 +36,7 @@ from rich.console import Console
 from curation.audit_referrals import Association, HintHit, associations, find_hints
 from curation.audit_report import hashing_progress, print_summary, write_report
 from curation.audit_turned import TurnedPair, turned_same_picture
-from curation.hashing import HASH_BYTES, AverageHash512, Decode, View
+from curation.hashing import HASH_BYTES, AverageHash512, Decode, View, short_hashes
 from curation.lookalikes import LOOKALIKE_DISTANCE
 from curation.pairs import as_codes, range_pairs, self_pairs
 
@@ -218,10 +217,6 @@ def _image_bytes(value: Any, where: str) -> bytes:
     return bytes(value)
 
 
-def _short_code(hashed: imagehash.ImageHash) -> bytes:
-    return bytes.fromhex(str(hashed))
-
-
 def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> dict[str, Any]:
     """sha256 of the bytes, sha256 of the decoded pixels and each method's code."""
     with Image.open(io.BytesIO(data)) as image:
@@ -232,10 +227,9 @@ def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> 
     views = hasher.hash_grey_views(grey)
     codes = {"ahash": views[View.identity]}
     turned = {v.value: code for v, code in views.items() if v is not View.identity}
-    if "phash" in methods:
-        codes["phash"] = _short_code(imagehash.phash(grey))
-    if "dhash" in methods:
-        codes["dhash"] = _short_code(imagehash.dhash(grey))
+    if {"phash", "dhash"} & set(methods):
+        short = short_hashes(grey)
+        codes.update({m: short[m] for m in ("phash", "dhash") if m in methods})
     return {
         "sha256": hashlib.sha256(data).hexdigest(),
         "pixels": pixels,
