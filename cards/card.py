@@ -172,7 +172,8 @@ Every step is recorded in `curation.json`; the curation code is `pericurate` (ha
    original), and films naming one patient number, into look-alike components:
    {counts["lookalike_edges"]} hash links ({counts["lookalike_edges_turned"]} only in a turned
    orientation), {counts["short_hash_links"]} links by imagehash's 64-bit phash or dhash within
-   4 bits (what reviewers' near-duplicate tools flag), {counts["patient_links"]} patient links, {counts["clusters"]} components
+   4 bits (what reviewers' near-duplicate tools flag), {counts["patient_links"]} patient links,
+   {counts["clusters"]} components
    ({counts["multi_film_clusters"]} with more than one film); the largest is {largest_text}.
 5. Assign whole components to splits with fractions {params["fractions"]} and seed
    {params["seed"]}: {kept} original films kept.
