@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from curation.audit import Film
+    from curation.audit_target import Film
 
 ALPHA = 0.01
 PERMUTATION_CELLS = 2_000_000  # permuted label values held at once

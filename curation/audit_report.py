@@ -23,7 +23,8 @@ from rich.table import Table
 from curation.atomic import write_bytes, write_json
 
 if TYPE_CHECKING:
-    from curation.audit import Audit, Film, Pair
+    from curation.audit_checks import Audit, Pair
+    from curation.audit_target import Film
 
 LISTED = 1000  # pairs and hints listed in report.json (all are counted)
 SHOWN = 48  # flagged pairs shown in the HTML page

@@ -38,7 +38,7 @@ LAZY_COMMANDS = {
     "audit": ("curation.audit", "audit_command"),
     "card": ("cards.card", "card_command"),
     "agreement": ("curation.agreement", "agreement_command"),
-    "push": ("curation.push", "push_command"),
+    "push": ("cards.push", "push_command"),
 }
 
 

@@ -31,7 +31,6 @@ from curation.hash_films import (
 from curation.hashing import AverageHash512, Decode
 from curation.index import (
     FileFacts,
-    RawBox,
     data_checked,
     file_facts,
     file_kind,
@@ -39,6 +38,7 @@ from curation.index import (
 )
 from curation.originals import drop_augmented_by_name
 from curation.records import Kind, SourceRecord, pending_images
+from curation.voc import RawBox
 
 
 def index_and_hash_local(

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import math
 import os
 import re
 import time
@@ -31,19 +30,17 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
 import simplejpeg
-from defusedxml import DefusedXmlException
-from defusedxml.ElementTree import ParseError
-from defusedxml.ElementTree import parse as parse_xml
 from PIL import Image, UnidentifiedImageError
 
 if TYPE_CHECKING:
-    from xml.etree.ElementTree import Element
+    pass
 
 from curation.atomic import settled
 from curation.cache import read_cache, write_cache
 from curation.originals import named_original
 from curation.parallel import ordered_map
 from curation.records import Fate, Kind, Lesion, SourceRecord
+from curation.voc import GRADES, AnnotationError, RawBox, read_voc
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg"}
 ANNOTATION_FOLDER = "image annots"
@@ -52,27 +49,9 @@ ACCEPTED_MODES = {"L", "RGB"}
 MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a bomb
 # The hash and the pixel check look at a film at 256 x 128; a smaller one is not a film.
 MIN_FILM_WIDTH, MIN_FILM_HEIGHT = 256, 128
-MAX_BOXES_PER_FILM = 50  # real films carry a handful of lesions
 EXIF_ORIENTATION = 0x0112
-GRADES = {"3": 3, "4": 4, "5": 5}
-PATIENT_NUMBER = re.compile(r"PN\d+")
 FACTS_VERSION = "facts-v2"  # bump when what is read from one file changes
 CHUNK = 64
-
-
-class AnnotationError(ValueError):
-    """An XML that cannot give trustworthy lesions; the message names the problem."""
-
-
-@dataclass(frozen=True)
-class RawBox:
-    """A VOC box as written: pixel coordinates, maybe reversed, maybe outside the frame."""
-
-    xmin: float
-    ymin: float
-    xmax: float
-    ymax: float
-    grade: str
 
 
 @dataclass(frozen=True)
@@ -86,57 +65,6 @@ class FileFacts:
     height: int = 0
     boxes: tuple[RawBox, ...] = ()
     patient_number: str | None = field(default=None, repr=False)  # never cached nor shown
-
-
-@dataclass(frozen=True)
-class VocAnnotation:
-    boxes: list[RawBox]
-    patient_number: str | None
-
-
-def parse_voc(source: Path | BinaryIO) -> list[RawBox]:
-    """Objects of a VOC file; raises ``AnnotationError`` on anything untrustworthy."""
-    return read_voc(source).boxes
-
-
-def read_voc(source: Path | BinaryIO) -> VocAnnotation:
-    """Boxes and patient number of a VOC file; ``AnnotationError`` on anything untrustworthy:
-    malformed or unsafe XML (DTDs, entities), another document than a VOC annotation."""
-    try:
-        root = parse_xml(source, forbid_dtd=True)
-    except ParseError as error:
-        raise AnnotationError(f"malformed XML ({error})") from None
-    except DefusedXmlException:
-        raise AnnotationError("unsafe XML: DTDs and entities are not allowed") from None
-    root = root.getroot()
-    if root.tag != "annotation":
-        raise AnnotationError(f"not a VOC annotation: its root element is <{root.tag[:40]}>")
-    found = PATIENT_NUMBER.search(root.findtext("filename") or "")
-    return VocAnnotation(_voc_boxes(root), found.group() if found else None)
-
-
-def _voc_boxes(root: Element) -> list[RawBox]:
-    boxes = []
-    for obj in root.iter("object"):
-        grade = (obj.findtext("name") or "").strip()
-        if grade not in GRADES:
-            raise AnnotationError(f"unknown grade {grade!r} (expected 3, 4 or 5)")
-        coords = []
-        for tag in ("xmin", "ymin", "xmax", "ymax"):
-            text = obj.findtext(f"bndbox/{tag}")
-            try:
-                value = float(text) if text is not None else math.nan
-            except ValueError:
-                raise AnnotationError(f"{tag} {text!r} is not a number") from None
-            if not math.isfinite(value):
-                raise AnnotationError(f"{tag} is {text!r}, not a finite number")
-            if value < 0:
-                raise AnnotationError(f"{tag} {value:g} is negative")
-            coords.append(value)
-        boxes.append(RawBox(*coords, grade=grade))
-        if len(boxes) > MAX_BOXES_PER_FILM:
-            raise AnnotationError(f"too many boxes: more than {MAX_BOXES_PER_FILM} on one film")
-    return boxes
 
 
 def to_lesions(boxes: list[RawBox], width: int, height: int) -> tuple[Lesion, ...]:

@@ -16,7 +16,7 @@ import typer
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation import audit as audit_module
+from curation import audit_target
 from curation.audit import audit_command
 from curation.audit_referrals import find_hints, permutation_test
 from curation.referrals import referral_for
@@ -218,7 +218,7 @@ def test_hub_target_is_read_at_its_revision(tmp_path: Path, monkeypatch: pytest.
         shutil.copytree(source.parent, local)
         return str(local)
 
-    monkeypatch.setattr(audit_module, "snapshot_download", fake_snapshot_download)
+    monkeypatch.setattr(audit_target, "snapshot_download", fake_snapshot_download)
     result = run("someone/periapical@3f2c1a9", "--out", tmp_path / "out")
 
     assert result.exit_code == 0, result.output
@@ -243,7 +243,7 @@ def test_errors_exit_2_with_one_sentence(tmp_path: Path):
 
 
 def test_hint_lexicon_flags_clinical_terms_but_not_the_clean_slip():
-    film = audit_module.Film("1", "test", 0, 0, "", "", {})
+    film = audit_target.Film("1", "test", 0, 0, "", "", {})
     clean = referral_for("00011").as_row()
     clean["text"] += "Patient code: PT-ABCD36\nAge: 36\n"
     film.referral = clean

@@ -5,8 +5,9 @@ import pytest
 from PIL import Image
 
 from curation import index
-from curation.index import AnnotationError, RawBox, parse_voc, to_lesions
+from curation.index import to_lesions
 from curation.records import Fate, Kind
+from curation.voc import MAX_BOXES_PER_FILM, AnnotationError, RawBox, parse_voc
 from tests.hostile_films import (
     bit_flipped_jpeg,
     film_bytes,
@@ -198,7 +199,7 @@ def test_a_film_with_an_exif_orientation_is_rejected(tmp_path):
 
 
 def test_limits_on_film_size_box_count_and_duplicate_boxes(tmp_path):
-    many = [(3, 2 * k, 0, 2 * k + 1, 1) for k in range(index.MAX_BOXES_PER_FILM + 1)]
+    many = [(3, 2 * k, 0, 2 * k + 1, 1) for k in range(MAX_BOXES_PER_FILM + 1)]
     fates = _film_fates(
         tmp_path,
         {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.sample import encoders
+import curation.sample.encoders as encoders
 from curation.sample.annotations import annotation_xml, apply_xml_quirks
 from curation.sample.bad_inputs import plan_bad_inputs
 from curation.sample.copies import (

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from curation.sample import anatomy, encoders
+import curation.sample.anatomy as anatomy
+import curation.sample.encoders as encoders
 from curation.sample.annotations import Annotation, objects_of
 from curation.sample.layout import (
     ANNOTS_DIR,

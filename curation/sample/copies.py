@@ -4,7 +4,7 @@ gives them away. Every copy carries the augmentation script's encoder signature.
 
 from __future__ import annotations
 
-from curation.sample import encoders
+import curation.sample.encoders as encoders
 from curation.sample.annotations import Annotation, objects_of
 from curation.sample.geometry import mirror_box, rotate_box, scale_box
 from curation.sample.layout import (

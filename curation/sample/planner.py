@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from curation.sample import anatomy
+import curation.sample.anatomy as anatomy
 from curation.sample.annotations import Annotation, objects_of
 from curation.sample.geometry import disagree, jitter
 from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER, Box

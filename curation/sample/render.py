@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-from curation.sample import encoders
+import curation.sample.encoders as encoders
 
 GRAIN_SIGMA = 1.5
 _TILE_SHAPE = (1500, 2900)
