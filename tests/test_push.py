@@ -107,7 +107,7 @@ def test_unchanged_push_makes_no_commit_and_changed_build_moves_the_pin(workspac
 
 
 def test_moved_branch_is_refused_in_one_sentence(workspace: dict, monkeypatch) -> None:
-    from curation import push as push_module
+    from cards import push as push_module
 
     real_info = push_module.HfApi.repo_info
 
