@@ -7,7 +7,7 @@ neighbour by hash): the same figures. A limit is sound when it keeps a quarter o
 from the largest value on the copy side and the smallest on the distinct side.
 
     uv run python -m bench.margins --films 200 --seed 0            # the default sample
-    uv run python -m bench.margins --films 4000 --seed 7 --all-copies  # the bench corpus
+    uv run python -m bench.margins --zip bench/corpus/sample-4000-seed7-allcopies.zip --all-copies
     uv run python -m bench.margins --kit                           # real-size test films
 
 Figures from this script describe the synthetic sample only, never the real archive.
@@ -167,11 +167,13 @@ def markdown(result: dict[str, object], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(films: int, seed: int, all_copies: bool) -> dict[str, object]:
+def run(films: int, seed: int, all_copies: bool, archive: Path | None = None) -> dict[str, object]:
+    """Margins on a sample written for the occasion, or on ``archive`` (with its truth file)."""
     with tempfile.TemporaryDirectory(prefix="pericurate-margins-") as folder:
-        archive = Path(folder) / "sample.zip"
-        options = {"all_copies_among_originals": True} if all_copies else {}
-        write_sample_archive(archive, seed=seed, films=films, **options)
+        if archive is None:
+            archive = Path(folder) / "sample.zip"
+            options = {"all_copies_among_originals": True} if all_copies else {}
+            write_sample_archive(archive, seed=seed, films=films, **options)
         truth = SampleTruth.from_json(truth_path(archive).read_text())
         with zipfile.ZipFile(archive) as zipped:
             zipped.extractall(Path(folder) / "root")
@@ -209,14 +211,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--all-copies", action="store_true")
     parser.add_argument("--kit", action="store_true", help="the real-size test films instead")
+    parser.add_argument("--zip", type=Path, help="an existing sample zip (truth file beside it)")
     args = parser.parse_args()
     if args.kit:
         result, title = margins(kit_measures()), "real-size test films (tests/film_kit.py)"
     else:
-        result = run(args.films, args.seed, args.all_copies)
-        title = f"sample, {args.films} films, seed {args.seed}" + (
-            ", every copy also among the originals" if args.all_copies else ""
-        )
+        result = run(args.films, args.seed, args.all_copies, args.zip)
+        title = f"sample {args.zip.name}" if args.zip else f"sample, {args.films} films"
+        title += "" if args.zip else f", seed {args.seed}"
+        title += ", every copy also among the originals" if args.all_copies else ""
     print(json.dumps(result, indent=1))
     print(markdown(result, title))
 
