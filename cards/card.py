@@ -171,8 +171,7 @@ Every step is recorded in `curation.json`; the curation code is `pericurate` (ha
    superset of "within {params["lookalike_distance"]} bits": a turned copy stays with its
    original), and films naming one patient number, into look-alike components:
    {counts["lookalike_edges"]} hash links ({counts["lookalike_edges_turned"]} only in a turned
-   orientation), {counts["short_hash_links"]} links by imagehash's 64-bit phash or dhash within
-   4 bits (what reviewers' near-duplicate tools flag), {counts["patient_links"]} patient links,
+   orientation), {counts["patient_links"]} patient links,
    {counts["clusters"]} components
    ({counts["multi_film_clusters"]} with more than one film); the largest is {largest_text}.
 5. Assign whole components to splits with fractions {params["fractions"]} and seed

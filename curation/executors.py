@@ -20,15 +20,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from curation.hash_films import (
-    CODE_NAMES,
-    Hashes,
-    cache_version,
-    hash_films,
-    read_cache,
-    write_cache,
-)
-from curation.hashing import AverageHash512, Decode
+from curation.hash_films import Hashes, hash_films, read_cache, write_cache
+from curation.hashing import AverageHash512, Decode, View
 from curation.index import (
     FileFacts,
     data_checked,
@@ -52,16 +45,16 @@ def index_and_hash_local(
 def _hash_batch(batch: dict[str, Any], decode: Decode) -> dict[str, list]:
     """Ray Data batch function: file bytes in, sha256 and the five views out (failures empty)."""
     hasher = AverageHash512(decode)
-    out: dict[str, list] = {"sha256": [], "ok": [], **{name: [] for name in CODE_NAMES}}
+    out: dict[str, list] = {"sha256": [], "ok": [], **{v.value: [] for v in View}}
     for data in batch["bytes"]:
         out["sha256"].append(hashlib.sha256(data).hexdigest())
         try:
-            codes = hasher.hash_codes(io.BytesIO(data))
+            views = hasher.hash_views(io.BytesIO(data))
         except Exception:  # the local step re-decodes this film and records why it failed
-            codes = dict.fromkeys(CODE_NAMES, b"")
-        out["ok"].append(all(codes.values()))
-        for name in CODE_NAMES:
-            out[name].append(codes[name])
+            views = dict.fromkeys(View, b"")
+        out["ok"].append(all(views.values()))
+        for view in View:
+            out[view.value].append(views[view])
     return out
 
 
@@ -77,7 +70,7 @@ def ray_hashes(paths: list[str], decode: Decode, batch_size: int = 8) -> dict[st
     by_sha: dict[str, dict] = {}
     for row in dataset.iter_rows():
         if row["ok"]:
-            by_sha[row["sha256"]] = {name: bytes(row[name]) for name in CODE_NAMES}
+            by_sha[row["sha256"]] = {v: bytes(row[v.value]) for v in View}
     return by_sha
 
 
@@ -136,7 +129,7 @@ def index_and_hash_ray(
     records = drop_augmented_by_name(
         index_source(root, cache_path=facts_path, reader=_read_facts_on_ray)
     )
-    version = cache_version(decode)
+    version = AverageHash512(decode).version
     cache = read_cache(cache_path, version)
     todo = sorted({f.path for f in pending_images(records) if f.sha256 not in cache})
     cache.update(ray_hashes([str(root / p) for p in todo], decode))

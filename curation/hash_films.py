@@ -14,46 +14,33 @@ from pathlib import Path
 import pyarrow as pa
 
 from curation import cache as cache_file
-from curation.hashing import SHORT_HASH_BYTES, SHORT_HASHES, AverageHash512, Decode, View
+from curation.hashing import AverageHash512, Decode, View
 from curation.parallel import ordered_map
 from curation.records import Fate, SourceRecord, pending_images
 
-# film_id -> code name -> bytes: the five views (``View`` is a ``str``) and the short hashes
-Hashes = dict[str, dict[str, bytes]]
-CACHE_SCHEMA = pa.schema(
-    [("sha256", pa.string())]
-    + [(view.value, pa.binary(64)) for view in View]
-    + [(name, pa.binary(SHORT_HASH_BYTES)) for name in SHORT_HASHES]
-)
-CODE_NAMES = (*(view.value for view in View), *SHORT_HASHES)
-
-
-def cache_version(decode: Decode) -> str:
-    """The hash cache holds the average hash's views and the short hashes."""
-    return f"{AverageHash512(decode).version}+{'+'.join(SHORT_HASHES)}"
-
-
+Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
+CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
 CHUNK = 16
 
 
-def _hash_one(args: tuple[str, Decode]) -> tuple[dict[str, bytes] | None, str]:
+def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
     path, decode = args
     try:
-        return AverageHash512(decode).hash_codes(path), ""
+        return AverageHash512(decode).hash_views(path), ""
     except Exception as error:  # any decode failure is a property of the file: record it
         return None, f"image does not decode: {type(error).__name__}: {error}"
 
 
-def read_cache(path: Path, version: str) -> dict[str, dict[str, bytes]]:
+def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
     table = cache_file.read_cache(path, version, CACHE_SCHEMA)
     rows = table.to_pylist() if table is not None else []
-    return {r["sha256"]: {name: r[name] for name in CODE_NAMES} for r in rows}
+    return {r["sha256"]: {v: r[v.value] for v in View} for r in rows}
 
 
-def write_cache(path: Path, version: str, by_sha: dict[str, dict[str, bytes]]) -> None:
+def write_cache(path: Path, version: str, by_sha: dict[str, dict[View, bytes]]) -> None:
     rows = [
-        {"sha256": sha, **{name: codes[name] for name in CODE_NAMES}}
-        for sha, codes in sorted(by_sha.items())
+        {"sha256": sha, **{v.value: views[v] for v in View}}
+        for sha, views in sorted(by_sha.items())
     ]
     cache_file.write_cache(path, version, pa.Table.from_pylist(rows, schema=CACHE_SCHEMA))
 
@@ -68,7 +55,7 @@ def hash_films(
     on_progress: Callable[[int], None] | None = None,
 ) -> tuple[list[SourceRecord], Hashes]:
     """Hash every pending film; return the records (undecodable films rejected) and hashes."""
-    version = cache_version(decode)
+    version = AverageHash512(decode).version
     cache = read_cache(cache_path, version) if cache_path else {}
     cached = len(cache)
     films = pending_images(records)

@@ -101,21 +101,10 @@ class AverageHash512:
         """The film's hash in each orientation of ``View``."""
         return self.hash_grey_views(self.open_grey(path))
 
-    def hash_codes(self, path: str | BinaryIO) -> dict[str, bytes]:
-        """Every code the chain keeps for a film, from one decode: the five views (keyed by
-        ``View``, a ``str``) and the short ``phash`` and ``dhash`` (``short_hashes``)."""
-        grey = self.open_grey(path)
-        return {**self.hash_grey_views(grey), **short_hashes(grey)}
-
-
-SHORT_HASHES = ("phash", "dhash")
-SHORT_HASH_BYTES = 8
-
 
 def short_hashes(grey: Image.Image) -> dict[str, bytes]:
-    """imagehash's 64-bit perceptual and difference hashes of a decoded grayscale film: the
-    hashes reviewers' near-duplicate tools use, kept so the chain links what they would flag
-    (``curation.lookalikes``) and the audit checks the same codes."""
+    """imagehash's 64-bit perceptual and difference hashes of a decoded grayscale film (the
+    audit's ``--method phash/dhash``)."""
     return {
         "phash": bytes.fromhex(str(imagehash.phash(grey))),
         "dhash": bytes.fromhex(str(imagehash.dhash(grey))),

@@ -3,10 +3,7 @@ of one patient's films) can cross a split.
 
 Two films are linked when one of them, in any orientation (``View``), is within Hamming
 distance 30 of 512 of the other: a superset of "within 30 bits", so that even a turned copy
-the pixel check missed stays with its original. They are linked too when imagehash's 64-bit
-perceptual or difference hash is within the same share of its bits (4 of 64): the codes
-reviewers' near-duplicate tools (and ``pericurate audit --method phash/dhash``) compare, which
-on the sample caught visits of one patient 30+ bits apart in the average hash. Films dropped as
+the pixel check missed stays with its original. Films dropped as
 copies of a kept film pass their links on to it. Films whose annotations name the same patient
 number are linked, unless implausibly many films share that number (``MAX_FILMS_PER_PATIENT``:
 a copied template, not a patient). Clusters are the connected components (networkx).
@@ -18,15 +15,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import networkx as nx
-import numpy as np
 
 from curation.hash_films import Hashes
-from curation.hashing import HASH_BYTES, SHORT_HASH_BYTES, SHORT_HASHES, View
+from curation.hashing import View
 from curation.pairs import as_codes, range_pairs, self_pairs
 
 LOOKALIKE_DISTANCE = 30
-# The same share of a 64-bit code's bits: round(30 * 64 / 512).
-SHORT_HASH_DISTANCE = round(LOOKALIKE_DISTANCE * SHORT_HASH_BYTES * 8 / (HASH_BYTES * 8))
 # A panoramic series of one patient rarely passes a handful of films; a number on more films
 # than this is treated as a template left in the annotation tool and ignored.
 MAX_FILMS_PER_PATIENT = 12
@@ -39,7 +33,7 @@ class Link:
 
     first: str
     second: str
-    method: str  # "ahash", "phash", "dhash" or "patient"
+    method: str  # "ahash" or "patient"
     view: View | None = None  # the average hash's orientation
     distance: int | None = None  # None for a patient link
 
@@ -76,18 +70,6 @@ def lookalike_links(hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE) -> l
                 if i != j:
                     offer(i, j, distance, view)
     return [Link(a, b, "ahash", view, d) for (a, b), (d, _, view) in sorted(best.items())]
-
-
-def short_hash_links(hashes: Hashes, max_distance: int = SHORT_HASH_DISTANCE) -> list[Link]:
-    """Pairs within ``max_distance`` bits in imagehash's phash or dhash (exact search)."""
-    ids = sorted(hashes)
-    links = []
-    for method in SHORT_HASHES:
-        codes = np.frombuffer(b"".join(hashes[i][method] for i in ids), dtype=np.uint8)
-        codes = codes.reshape(len(ids), SHORT_HASH_BYTES)
-        for i, j, distance in self_pairs(codes, max_distance).tolist():
-            links.append(Link(ids[i], ids[j], method, None, distance))
-    return links
 
 
 def patient_links(numbers: dict[str, str]) -> tuple[list[Link], int]:

@@ -23,7 +23,6 @@ from curation.lookalikes import (
     lookalike_components,
     lookalike_links,
     patient_links,
-    short_hash_links,
 )
 from curation.originals import drop_augmented_by_name
 from curation.pixels import ComparisonCache
@@ -220,7 +219,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
             return Outcome(records, {})
         films_by_id = {r.film_id: r for r in pending_images(records)}
         compared = {k: v for k, v in hashes.items() if k in films_by_id or k in same.kept_as}
-        links = lookalike_links(compared, settings.lookalike_distance) + short_hash_links(compared)
+        links = lookalike_links(compared, settings.lookalike_distance)
         patients, templated = patient_links(
             {
                 f: r.patient_number
@@ -313,7 +312,6 @@ def _summary(source, settings, records, same, clusters, links, patients, templat
             "lookalike_edges_turned": sum(
                 1 for link in links if link.method == "ahash" and link.view != "identity"
             ),
-            "short_hash_links": sum(1 for link in links if link.method != "ahash"),
             "patient_links": len(patients),
             "films_with_template_patient_number": templated,
             "clusters": len(clusters),

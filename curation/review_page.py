@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.lookalikes import SHORT_HASH_DISTANCE, Cluster, Link
+from curation.lookalikes import Cluster, Link
 from curation.pixels import SAME_PICTURE_LIMIT
 from curation.records import Fate, Kind, SourceRecord
 from curation.review import (
@@ -45,7 +45,6 @@ def review_clusters(
     links: list[Link],
     kept_as: dict[str, str],
     limit: int,
-    short_limit: int = SHORT_HASH_DISTANCE,
 ) -> list[ReviewCluster]:
     """Every multi-film cluster with the links (between kept films) that joined it."""
     cluster_of = {f: c.cluster_id for c in clusters for f in c.film_ids}
@@ -56,13 +55,10 @@ def review_clusters(
             continue
         inherited = " (through a dropped copy)" if (a, b) != (link.first, link.second) else ""
         if link.method == "patient":
-            reason, bound = "same patient number", limit
-        elif link.method == "ahash":
-            reason, bound = f"hash distance {link.distance} ({link.view}){inherited}", limit
+            reason = "same patient number"
         else:
-            reason = f"{link.method} distance {link.distance} of 64 bits{inherited}"
-            bound = short_limit
-        joined[cluster_of[a]].append(ReviewLink(a, b, reason, link.distance, bound))
+            reason = f"hash distance {link.distance} ({link.view}){inherited}"
+        joined[cluster_of[a]].append(ReviewLink(a, b, reason, link.distance, limit))
     return [
         ReviewCluster(c.cluster_id, c.film_ids, tuple(joined[c.cluster_id]))
         for c in clusters

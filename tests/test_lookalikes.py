@@ -6,12 +6,10 @@ from curation.hashing import View
 from curation.lookalikes import (
     LOOKALIKE_DISTANCE,
     MAX_FILMS_PER_PATIENT,
-    SHORT_HASH_DISTANCE,
     Link,
     lookalike_components,
     lookalike_links,
     patient_links,
-    short_hash_links,
 )
 
 
@@ -71,24 +69,3 @@ def test_films_naming_one_patient_are_linked_unless_the_number_is_a_template():
     assert len(links) == MAX_FILMS_PER_PATIENT - 1 and templated == 0
     clusters = lookalike_components(sorted(at_limit), links)
     assert len(clusters) == 1
-
-
-def test_films_within_the_short_hash_limit_are_linked_by_phash_or_dhash():
-    rng = np.random.default_rng(4)
-
-    def short() -> bytes:
-        return rng.integers(0, 256, 8, dtype=np.uint8).tobytes()
-
-    def flip(code: bytes, bits: int) -> bytes:
-        array = np.unpackbits(np.frombuffer(code, np.uint8))
-        array[:bits] ^= 1
-        return np.packbits(array).tobytes()
-
-    hashes = {f: {"phash": short(), "dhash": short()} for f in ("a", "b", "c")}
-    hashes["b"]["phash"] = flip(hashes["a"]["phash"], SHORT_HASH_DISTANCE)
-    hashes["c"]["dhash"] = flip(hashes["a"]["dhash"], SHORT_HASH_DISTANCE + 1)  # too far
-    links = short_hash_links(hashes)
-    assert [(x.first, x.second, x.method, x.distance) for x in links] == [
-        ("a", "b", "phash", SHORT_HASH_DISTANCE)
-    ]
-    assert SHORT_HASH_DISTANCE == 4  # 30 of 512 bits, as a share of 64
