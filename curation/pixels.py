@@ -23,6 +23,7 @@ the README and ``bench/RESULTS.md``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -85,17 +86,20 @@ def _grid_size(width: int, height: int) -> tuple[int, int]:
     return COMPARE_SIZE if width >= height else COMPARE_SIZE[::-1]
 
 
+@functools.lru_cache(maxsize=32)
 def reduced(path: Path, size: tuple[int, int], draft: bool) -> np.ndarray:
     """Film at ``path`` as float grey levels on a ``size`` grid, over exactly its picture area;
-    decoded at reduced scale (JPEG draft) when ``draft``."""
+    decoded at reduced scale (JPEG draft) when ``draft``. A worker remembers its last few
+    films: a film with several copies is compared several times in a row. Read-only."""
     with Image.open(path) as image:
         # A draft at the film's own size decodes straight to grey at full scale (no colour).
         request = (size[0] * 2, size[1] * 2) if draft else image.size
         drafted = image.draft("L", request)
         box = drafted[1] if drafted else (0, 0, *image.size)
         grey = image.convert("L")
-    cells = grey.convert("F").resize(size, Image.Resampling.BOX, box=box)
-    return np.asarray(cells, dtype=np.float64)
+    cells = np.asarray(grey.convert("F").resize(size, Image.Resampling.BOX, box=box), np.float64)
+    cells.flags.writeable = False
+    return cells
 
 
 def fit_exposure(a: np.ndarray, b: np.ndarray) -> tuple[Exposure, float]:

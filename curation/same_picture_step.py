@@ -75,7 +75,7 @@ def run_same_picture(
 
         return cache.compare_many([paths(*job) for job in jobs], workers, on_progress)
 
-    pairs = confirmed_pairs(candidates, compare)
+    pairs = confirmed_pairs(candidates, compare, on_progress)
     cache.save()
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(root, records) if in_pairs else EncoderEvidence({})

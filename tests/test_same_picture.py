@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curation import pixels
+from curation import pixels, same_picture
 from curation.hashing import AverageHash512, View, hamming
 from curation.pixels import SAME_PICTURE_LIMIT, Comparison, ComparisonCache, Exposure, compare
 from curation.records import Lesion
@@ -308,3 +308,21 @@ def test_a_truncated_pixel_cache_is_discarded_with_a_warning_and_rebuilt(
         again = ComparisonCache(path)
     assert again.known == {} and str(path) in caplog.text
     assert again.compare_many(jobs, workers=1) == first
+
+
+def test_a_candidate_inside_an_existing_group_is_not_compared(monkeypatch):
+    monkeypatch.setattr(same_picture, "CONFIRM_BATCH", 1)
+    candidates = [
+        ("a", "b", View.identity, 1),
+        ("b", "c", View.mirror, 2),
+        ("a", "c", View.mirror, 3),
+    ]
+    asked, skipped = [], []
+
+    def compare_many(jobs):
+        asked.extend(jobs)
+        return [Comparison(0.1, None, True)] * len(jobs)
+
+    pairs = confirmed_pairs(candidates, compare_many, skipped.append)
+    assert asked == [("a", "b", View.identity), ("b", "c", View.mirror)]
+    assert sum(skipped) == 1 and len(pairs) == 2
