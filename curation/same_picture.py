@@ -115,16 +115,21 @@ def confirmed_pairs(
 ) -> list[SamePicture]:
     """The candidates whose pixels agree; a pair confirmed in several views keeps the first.
 
-    Candidates go closest first, ``CONFIRM_BATCH`` at a time; a candidate whose two films are
-    already joined by confirmed pairs is not compared (``on_skipped`` counts it): it could
-    only add an edge inside a group, so the groups are the same as comparing every pair, at
-    a fraction of the decoding when a film has several copies."""
+    Candidates go closest first, ``CONFIRM_BATCH`` at a time; a turned candidate whose two
+    films are already joined by confirmed pairs is not compared (``on_skipped`` counts it): it
+    could only add an edge inside a group, so the groups are the same as comparing every pair,
+    at a fraction of the full-size decoding when a film has several copies. Upright pairs are
+    always compared: a re-filing is told from a copy by its direct comparison."""
     order = {view: n for n, view in enumerate(View)}
     ranked = sorted(candidates, key=lambda c: (c[3], order[c[2]], c[0], c[1]))
     joined = nx.utils.UnionFind()
     found: dict[tuple[str, str], SamePicture] = {}
     for start in range(0, len(ranked), CONFIRM_BATCH):
-        batch = [c for c in ranked[start : start + CONFIRM_BATCH] if joined[c[0]] != joined[c[1]]]
+        batch = [
+            c
+            for c in ranked[start : start + CONFIRM_BATCH]
+            if c[2] is View.identity or joined[c[0]] != joined[c[1]]
+        ]
         if on_skipped:
             on_skipped(min(CONFIRM_BATCH, len(ranked) - start) - len(batch))
         results = compare_many([(a, b, view) for a, b, view, _ in batch])

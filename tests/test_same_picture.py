@@ -316,6 +316,7 @@ def test_a_candidate_inside_an_existing_group_is_not_compared(monkeypatch):
         ("a", "b", View.identity, 1),
         ("b", "c", View.mirror, 2),
         ("a", "c", View.mirror, 3),
+        ("c", "b", View.identity, 4),  # upright pairs are always compared
     ]
     asked, skipped = [], []
 
@@ -324,5 +325,5 @@ def test_a_candidate_inside_an_existing_group_is_not_compared(monkeypatch):
         return [Comparison(0.1, None, True)] * len(jobs)
 
     pairs = confirmed_pairs(candidates, compare_many, skipped.append)
-    assert asked == [("a", "b", View.identity), ("b", "c", View.mirror)]
+    assert asked == [("a", "b", View.identity), ("b", "c", View.mirror), ("c", "b", View.identity)]
     assert sum(skipped) == 1 and len(pairs) == 2
