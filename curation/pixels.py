@@ -39,7 +39,7 @@ from curation.parallel import ordered_map
 SAME_PICTURE_LIMIT = 0.65  # mean absolute grey-level difference after exposure correction
 # Grain is measured only for pairs within the limit, so the limit is part of the version.
 PIXEL_CHECK_VERSION = (
-    "pixels-v3/256x128-box-turn-after-full-unless-aligned/offset-gain-gamma-stride4/box3-mad/"
+    "pixels-v3/256x128-box-turn-after-full-unless-aligned/offset-gain-gamma-stride4-unclipped/box3-mad/"
     "grain-8bands/"
     f"limit-{SAME_PICTURE_LIMIT}"
 )
@@ -48,6 +48,7 @@ MAX_ASPECT_CHANGE = 0.05
 GRAIN_BANDS = 8
 GAMMAS = tuple(float(g) for g in np.geomspace(0.7, 1 / 0.7, 25))
 FIT_STRIDE = 4
+CLIPPED = 8  # grey levels from black or white
 
 _TRANSPOSE = {
     View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
@@ -105,10 +106,17 @@ def reduced(path: Path, size: tuple[int, int], draft: bool) -> np.ndarray:
 def fit_exposure(a: np.ndarray, b: np.ndarray) -> tuple[Exposure, float]:
     """The offset, gain and gamma mapping ``a`` onto ``b`` best, and the difference left
     after it. Least squares in closed form for every gamma of a fixed grid at once, on every
-    fourth cell (the fit needs no more; deterministic), then the residual on all cells."""
+    fourth cell (the fit needs no more; deterministic), then the residual on all cells.
+
+    Cells clipped to black or white in either film (``CLIPPED``) say nothing about the
+    picture: a darker re-export clips the dark corners, so they are left out of the fit and
+    of the difference (unless nearly all cells are clipped)."""
+    informative = (a > CLIPPED) & (a < 255 - CLIPPED) & (b > CLIPPED) & (b < 255 - CLIPPED)
+    if informative.mean() < 0.1:
+        informative = np.ones_like(informative)
     base = np.clip(a, 0, 255) / 255.0
-    target = b.ravel()[::FIT_STRIDE]
-    curves = 255.0 * base.ravel()[::FIT_STRIDE][None, :] ** np.asarray(GAMMAS)[:, None]
+    target = b[informative][::FIT_STRIDE]
+    curves = 255.0 * base[informative][::FIT_STRIDE][None, :] ** np.asarray(GAMMAS)[:, None]
     curve_mean = curves.mean(axis=1)
     centred = curves - curve_mean[:, None]
     target_centred = target - target.mean()
@@ -120,17 +128,18 @@ def fit_exposure(a: np.ndarray, b: np.ndarray) -> tuple[Exposure, float]:
     offset = float(target.mean() - gain * curve_mean[best])
     exposure = Exposure(offset, gain, GAMMAS[best])
     mapped = exposure.offset + exposure.gain * 255.0 * base**exposure.gamma
-    return exposure, smoothed_difference(b - mapped)
+    return exposure, smoothed_difference(np.where(informative, b - mapped, 0.0), informative)
 
 
-def smoothed_difference(residual: np.ndarray) -> float:
-    """Mean absolute value of the residual averaged over 3 x 3 cells. Grain and added noise
-    are independent from cell to cell and average out; a moved or different picture does not
-    (on the sample this doubled the gap between noised copies and the closest visits)."""
+def smoothed_difference(residual: np.ndarray, informative: np.ndarray) -> float:
+    """Mean absolute value, over the informative cells, of the residual averaged over 3 x 3
+    cells. Grain and added noise are independent from cell to cell and average out; a moved
+    or different picture does not (on the sample this doubled the gap between noised copies
+    and the closest visits)."""
     padded = np.pad(residual, 1, mode="edge")
     height, width = residual.shape
     total = sum(padded[dy : dy + height, dx : dx + width] for dy in range(3) for dx in range(3))
-    return float(np.mean(np.abs(total / 9.0)))
+    return float(np.mean(np.abs(total[informative] / 9.0)))
 
 
 def grain(image: Image.Image) -> float:
