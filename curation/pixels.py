@@ -87,11 +87,17 @@ def _grid_size(width: int, height: int) -> tuple[int, int]:
     return COMPARE_SIZE if width >= height else COMPARE_SIZE[::-1]
 
 
-@functools.lru_cache(maxsize=32)
 def reduced(path: Path, size: tuple[int, int], draft: bool) -> np.ndarray:
     """Film at ``path`` as float grey levels on a ``size`` grid, over exactly its picture area;
-    decoded at reduced scale (JPEG draft) when ``draft``. A worker remembers its last few
-    films: a film with several copies is compared several times in a row. Read-only."""
+    decoded at reduced scale (JPEG draft) when ``draft``. A process remembers its last few
+    films (a film with several copies is compared several times in a row), keyed by the
+    file's size and modification time too, so a rewritten file is read again. Read-only."""
+    facts = path.stat()
+    return _reduced(path, facts.st_size, facts.st_mtime_ns, size, draft)
+
+
+@functools.lru_cache(maxsize=32)
+def _reduced(path: Path, _bytes: int, _mtime_ns: int, size: tuple[int, int], draft: bool):
     with Image.open(path) as image:
         # A draft at the film's own size decodes straight to grey at full scale (no colour).
         request = (size[0] * 2, size[1] * 2) if draft else image.size

@@ -6,6 +6,7 @@ the real archive's range; copies are made as a script or a re-export would make 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -327,3 +328,11 @@ def test_a_candidate_inside_an_existing_group_is_not_compared(monkeypatch):
     pairs = confirmed_pairs(candidates, compare_many, skipped.append)
     assert asked == [("a", "b", View.identity), ("b", "c", View.mirror), ("c", "b", View.identity)]
     assert sum(skipped) == 1 and len(pairs) == 2
+
+
+def test_a_rewritten_film_is_decoded_again_not_taken_from_memory(tmp_path):
+    first = kit.save(kit.film(5), tmp_path / "a.jpg", 90)
+    before = pixels.reduced(first, (256, 128), True)
+    kit.save(kit.film(6, kit.film(5).shape[::-1]), first, 90)  # another picture, same path
+    os.utime(first, ns=(first.stat().st_atime_ns, first.stat().st_mtime_ns + 10**9))
+    assert not np.array_equal(before, pixels.reduced(first, (256, 128), True))
