@@ -25,7 +25,7 @@ from curation.lookalikes import (
     patient_links,
 )
 from curation.originals import drop_augmented_by_name
-from curation.pixels import ComparisonCache
+from curation.pixel_cache import ComparisonCache
 from curation.records import (
     Fate,
     Kind,

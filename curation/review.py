@@ -28,6 +28,7 @@ from networkx.utils import UnionFind
 from PIL import Image
 
 from curation.atomic import write_bytes
+from curation.parallel import ordered_map
 
 
 @dataclass(frozen=True)
@@ -311,19 +312,23 @@ def write_review_page(
     *,
     title: str,
     synthetic: bool,
+    workers: int = 0,
 ) -> Path:
     """Write ``out_dir/index.html`` and its thumbnails; return the page's path.
 
     Groups are ordered by their largest difference/limit, clusters by their weakest needed
     link's distance/limit (clusters held by patient links alone last), closest call first,
     ties by id. Thumbnails are written before the page and stale ones removed after it, each
-    file atomically, so a reader never meets a page pointing at a missing thumbnail."""
+    file atomically, so a reader never meets a page pointing at a missing thumbnail.
+    Thumbnails are made over ``workers`` processes (0: one per core)."""
     groups = sorted(groups, key=lambda g: (-_group_ratio(g), g.kept))
     decided = [(c, _deciding_link(c)) for c in clusters if len(c.film_ids) > 1]
     decided.sort(key=lambda c: (-_link_ratio(c[1]) if c[1] else 0.0, c[1] is None, c[0].cluster_id))
     films = [g.kept for g in groups] + [m.film_id for g in groups for m in g.members]
     films += [film for c, _ in decided for film in c.film_ids]
-    thumbs = {film: _thumbnail(image_path(film)) for film in dict.fromkeys(films)}
+    shown = list(dict.fromkeys(films))
+    made = ordered_map(_thumbnail, [image_path(film) for film in shown], workers)
+    thumbs = dict(zip(shown, made, strict=True))
     thumb_dir = out_dir / "thumbs"
     for film, thumb in thumbs.items():
         if not isinstance(thumb, str):

@@ -12,8 +12,9 @@ Which film is kept is decided by evidence, strongest first, and the evidence is 
 2. orientation: in a group with a landscape film, a portrait film is a quarter-turned copy;
 3. size: of films of different sizes, the height further from the archive's typical film
    height is a rescaled copy;
-4. fine grain, for a pair already known to be a noised copy (by 1, or by annotations that
-   repeat the other film's boxes exactly, as a script copies them): the grainier film;
+4. fine grain, among films that 1-3 leave tied and whose annotations repeat each other's
+   boxes exactly (as a script copies them): the grainier film (measured only then, since it
+   costs a full-size decode: ``films_needing_grain``);
 5. fallback when nothing in the files separates them: the lower film number is kept.
 
 Grain alone does not decide that a pair is a copy: on test films, noise of sigma 4 raised
@@ -27,6 +28,7 @@ radiograph filed twice with its own annotation: inter-annotator evidence).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -41,7 +43,6 @@ from curation.provenance import scripted
 from curation.records import Lesion
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
-CONFIRM_BATCH = 256  # candidates compared in parallel between two checks of the groups
 
 # Copies reach 16 bits in their best orientation on real films (issue 11's measurements) and
 # 15 on the sample; distinct films start at 61 bits on real films and at 50 on the sample
@@ -108,78 +109,122 @@ def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
     return candidates
 
 
-def confirmed_pairs(
-    candidates: list[Candidate],
-    compare_many: Callable[[list[tuple[str, str, View]]], list[Comparison]],
-    on_skipped: Callable[[int], None] | None = None,
-) -> list[SamePicture]:
-    """The candidates whose pixels agree; a pair confirmed in several views keeps the first.
-
-    Candidates go closest first, ``CONFIRM_BATCH`` at a time; a turned candidate whose two
-    films are already joined by confirmed pairs is not compared (``on_skipped`` counts it): it
-    could only add an edge inside a group, so the groups are the same as comparing every pair,
-    at a fraction of the full-size decoding when a film has several copies. Upright pairs are
-    always compared: a re-filing is told from a copy by its direct comparison."""
+def candidate_components(candidates: list[Candidate]) -> list[list[Candidate]]:
+    """The candidates split by connected component of the films they join, each closest
+    first (then by view, then by ids), components in order of their lowest film id.
+    Confirmation in one component never depends on another, so they can run anywhere."""
+    graph = nx.Graph((a, b) for a, b, _, _ in candidates)
+    components = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: c[0])
+    number = {film: n for n, films in enumerate(components) for film in films}
     order = {view: n for n, view in enumerate(View)}
-    ranked = sorted(candidates, key=lambda c: (c[3], order[c[2]], c[0], c[1]))
+    grouped: list[list[Candidate]] = [[] for _ in components]
+    for candidate in sorted(candidates, key=lambda c: (c[3], order[c[2]], c[0], c[1])):
+        grouped[number[candidate[0]]].append(candidate)
+    return grouped
+
+
+def confirm_component(
+    candidates: list[Candidate], compare: Callable[[str, str, View], Comparison]
+) -> tuple[list[SamePicture], int]:
+    """The candidates of one component whose pixels agree, and how many were not compared.
+
+    A pair confirmed in several views keeps the first. Candidates go closest first; a turned
+    candidate whose two films are already joined by confirmed pairs is not compared: it could
+    only add an edge inside a group, so the groups are the same as comparing every pair, at a
+    fraction of the full-size decoding when a film has several copies. Upright pairs are
+    always compared: a re-filing is told from a copy by its direct comparison."""
     joined = nx.utils.UnionFind()
     found: dict[tuple[str, str], SamePicture] = {}
-    for start in range(0, len(ranked), CONFIRM_BATCH):
-        batch = [
-            c
-            for c in ranked[start : start + CONFIRM_BATCH]
-            if c[2] is View.identity or joined[c[0]] != joined[c[1]]
-        ]
-        if on_skipped:
-            on_skipped(min(CONFIRM_BATCH, len(ranked) - start) - len(batch))
-        results = compare_many([(a, b, view) for a, b, view, _ in batch])
-        for (a, b, view, distance), result in zip(batch, results, strict=True):
-            key = (min(a, b), max(a, b))
-            if key not in found and result.same_picture:
-                found[key] = SamePicture(a, b, view, distance, result)
-                joined.union(a, b)
-    return [found[k] for k in sorted(found)]
+    skipped = 0
+    for a, b, view, distance in candidates:
+        if view is not View.identity and joined[a] == joined[b]:
+            skipped += 1
+            continue
+        result = compare(a, b, view)
+        key = (min(a, b), max(a, b))
+        if key not in found and result.same_picture:
+            found[key] = SamePicture(a, b, view, distance, result)
+            joined.union(a, b)
+    return [found[k] for k in sorted(found)], skipped
 
 
-def _grains(pairs: list[SamePicture]) -> dict[str, float]:
-    grains: dict[str, float] = {}
-    for pair in pairs:
-        if pair.comparison.grain is not None:
-            grains[pair.a], grains[pair.b] = pair.comparison.grain
-    return grains
-
-
-def _keeper_key(
-    film: str,
-    group: set[str],
-    facts: Mapping[str, FilmFacts],
-    grains: dict[str, float],
-    typical: float,
+def _strong_evidence(
+    film: str, group: set[str], facts: Mapping[str, FilmFacts], typical: float
 ) -> tuple[tuple[float, str], ...]:
-    """Evidence that ``film`` is a copy, strongest first (lower = more original), each with
-    the sentence that explains it when it decides."""
+    """Evidence from the files that ``film`` is a copy (lower = more original), each with the
+    sentence that explains it when it decides: signature, orientation, height."""
     fact = facts[film]
     by_script = scripted(fact.script_share, (facts[f].script_share for f in group))
     has_landscape = any(facts[f].width >= facts[f].height for f in group)
     portrait = fact.height > fact.width and has_landscape
-    same_size = [
-        grains[f]
-        for f in group
-        if f in grains and (facts[f].width, facts[f].height) == (fact.width, fact.height)
-    ]
-    grainier = film in grains and grains[film] > min(same_size, default=grains[film])
-    copied = _copied_boxes(film, group, facts)
     sizes = {(facts[f].width, facts[f].height) for f in group}
     off_height = abs(fact.height - typical) if len(sizes) > 1 else 0.0
     return (
         (float(by_script), "its encoder signature is that of the archive's augmented copies"),
         (float(portrait), "it is portrait: a quarter-turned copy of a landscape film"),
         (off_height, "its height is further from the archive's typical film height"),
+    )
+
+
+def _grain_contest(group: set[str], facts: Mapping[str, FilmFacts], typical: float) -> set[str]:
+    """The films whose grain decides which is kept: tied on the stronger evidence, of one
+    size, and repeating each other's boxes exactly (as a script copies them). A re-filing,
+    annotated anew, never enters one."""
+    strong = {f: [k for k, _ in _strong_evidence(f, group, facts, typical)] for f in group}
+    best = min(strong.values())
+    tied = {f for f in group if strong[f] == best}
+    copies = Counter(_frame(facts[f]) for f in tied)
+    return {f for f in tied if facts[f].lesions and copies[_frame(facts[f])] > 1}
+
+
+def _frame(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
+    return fact.width, fact.height, fact.lesions
+
+
+def _keeper_key(
+    film: str,
+    group: set[str],
+    facts: Mapping[str, FilmFacts],
+    contest: set[str],
+    grains: Mapping[str, float],
+    typical: float,
+) -> tuple[tuple[float, str], ...]:
+    """All the evidence that ``film`` is a copy, strongest first; grain only in a contest."""
+    rivals = [grains[f] for f in contest if _frame(facts[f]) == _frame(facts[film])]
+    grainier = film in contest and grains[film] > min(rivals)
+    return (
+        *_strong_evidence(film, group, facts, typical),
         (
-            float(grainier and copied),
+            float(grainier),
             f"it repeats the other film's boxes and is grainier ({grains.get(film, 0):.2f})",
         ),
         (0.0, "fallback: nothing in the files separates them, the lower number is kept"),
+    )
+
+
+def _typical(facts: Mapping[str, FilmFacts], typical_height: float | None) -> float:
+    if typical_height is not None:
+        return typical_height
+    return float(np.median([f.height for f in facts.values()] or [0]))
+
+
+def _graph(pairs: list[SamePicture]) -> nx.Graph:
+    graph = nx.Graph()
+    for pair in pairs:
+        graph.add_edge(pair.a, pair.b, pair=pair)
+    return graph
+
+
+def films_needing_grain(
+    pairs: list[SamePicture], facts: Mapping[str, FilmFacts], typical_height: float | None = None
+) -> list[str]:
+    """The films whose grain ``same_picture_groups`` will read: grain costs a full-size
+    decode, so it is measured only where nothing stronger decides."""
+    typical = _typical(facts, typical_height)
+    return sorted(
+        film
+        for component in nx.connected_components(_graph(pairs))
+        for film in _grain_contest(component, facts, typical)
     )
 
 
@@ -211,18 +256,21 @@ def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str) ->
 
 
 def same_picture_groups(
-    pairs: list[SamePicture], facts: Mapping[str, FilmFacts], typical_height: float | None = None
+    pairs: list[SamePicture],
+    facts: Mapping[str, FilmFacts],
+    typical_height: float | None = None,
+    grains: Mapping[str, float] | None = None,
 ) -> list[SamePictureGroup]:
-    """Group confirmed pairs and pick each group's keeper by evidence (module docstring)."""
-    graph = nx.Graph()
-    for pair in pairs:
-        graph.add_edge(pair.a, pair.b, pair=pair)
-    heights = [f.height for f in facts.values()]
-    typical = typical_height if typical_height is not None else float(np.median(heights or [0]))
-    grains = _grains(pairs)
+    """Group confirmed pairs and pick each group's keeper by evidence (module docstring);
+    ``grains`` holds the grain of every film ``films_needing_grain`` names."""
+    graph = _graph(pairs)
+    typical = _typical(facts, typical_height)
     groups = []
     for component in nx.connected_components(graph):
-        keys = {f: _keeper_key(f, component, facts, grains, typical) for f in component}
+        contest = _grain_contest(component, facts, typical)
+        keys = {
+            f: _keeper_key(f, component, facts, contest, grains or {}, typical) for f in component
+        }
         kept = min(component, key=lambda f: ([k for k, _ in keys[f]], f))
         dropped = []
         for film in sorted(component - {kept}):

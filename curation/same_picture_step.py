@@ -4,24 +4,32 @@ links. Kept apart from ``curation.same_picture`` so that the rules there read wi
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from curation import pixels
 from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.near_identical import AgreementPair, settle_same_picture
 from curation.originals import ORIGINALS_FOLDER
-from curation.pixels import Comparison, ComparisonCache
+from curation.parallel import ordered_map
+from curation.pixel_cache import ComparisonCache, PairKey
+from curation.pixels import Comparison
 from curation.provenance import EncoderEvidence, encoder_signature
 from curation.records import Fate, Kind, SourceRecord, pending_images
 from curation.same_picture import (
+    Candidate,
     FilmFacts,
+    SamePicture,
     SamePictureGroup,
+    candidate_components,
     candidate_pairs,
-    confirmed_pairs,
+    confirm_component,
+    films_needing_grain,
     same_picture_groups,
 )
 
@@ -36,9 +44,9 @@ class SamePictureOutcome:
     agreement: list[AgreementPair]
     candidates: int
 
-    @property
+    @functools.cached_property
     def kept_as(self) -> dict[str, str]:
-        """Dropped film -> the film kept in its place."""
+        """Dropped film -> the film kept in its place (worked out once: it is read per film)."""
         return {d.film_id: g.kept for g in self.groups for d in g.dropped}
 
 
@@ -54,6 +62,59 @@ def learn_encoders(root: Path, records: list[SourceRecord]) -> EncoderEvidence:
     return EncoderEvidence.learn(root / p for p in _evenly(augmented, SIGNATURE_SAMPLE))
 
 
+@dataclass(frozen=True)
+class ComponentJob:
+    """One candidate component to confirm in a worker: its candidates closest first, each
+    film's path and sha256, and the comparisons already known for its pairs."""
+
+    candidates: list[Candidate]
+    films: dict[str, tuple[str, str]]
+    known: dict[PairKey, Comparison]
+
+
+def confirm_job(job: ComponentJob) -> tuple[list[SamePicture], dict[PairKey, Comparison]]:
+    """Confirm one component (worker side): the confirmed pairs and what was newly measured.
+    Its films are decoded once each, since the per-process memory of ``pixels.reduced``
+    holds a component's films while it is compared."""
+    measured: dict[PairKey, Comparison] = {}
+
+    def compare(a: str, b: str, view: View) -> Comparison:
+        key = (job.films[a][1], job.films[b][1], view.value)
+        if key not in job.known and key not in measured:
+            measured[key] = pixels.compare(Path(job.films[a][0]), Path(job.films[b][0]), view)
+        return job.known.get(key) or measured[key]
+
+    pairs, _ = confirm_component(job.candidates, compare)
+    return pairs, measured
+
+
+def _component_jobs(
+    root: Path, films: dict[str, SourceRecord], candidates: list[Candidate], cache: ComparisonCache
+) -> list[ComponentJob]:
+    jobs = []
+    for component in candidate_components(candidates):
+        ids = sorted({f for a, b, _, _ in component for f in (a, b)})
+        located = {f: (str(root / films[f].path), films[f].sha256) for f in ids}
+        keys = sorted({(located[a][1], located[b][1], v.value) for a, b, v, _ in component})
+        known = {k: cache.comparisons[k] for k in keys if k in cache.comparisons}
+        jobs.append(ComponentJob(component, located, known))
+    return jobs
+
+
+def _grains(
+    root: Path,
+    films: dict[str, SourceRecord],
+    wanted: list[str],
+    cache: ComparisonCache,
+    workers: int,
+) -> dict[str, float]:
+    """Grain of the ``wanted`` films, measured over ``workers`` processes unless cached."""
+    todo = [f for f in wanted if films[f].sha256 not in cache.grains]
+    measured = ordered_map(pixels.film_grain, [str(root / films[f].path) for f in todo], workers)
+    cache.add_grains({films[f].sha256: g for f, g in zip(todo, measured, strict=True)})
+    return {f: cache.grains[films[f].sha256] for f in wanted}
+
+
 def run_same_picture(
     root: Path,
     records: list[SourceRecord],
@@ -67,16 +128,13 @@ def run_same_picture(
     films = {r.film_id: r for r in pending_images(records)}
     candidates = candidate_pairs({k: v for k, v in hashes.items() if k in films}, radius)
     on_total(len(candidates))
-
-    def compare(jobs: list[tuple[str, str, View]]) -> list[Comparison]:
-        def paths(a: str, b: str, view: View) -> tuple[Path, str, Path, str, View]:
-            fa, fb = films[a], films[b]
-            return root / fa.path, fa.sha256, root / fb.path, fb.sha256, view
-
-        return cache.compare_many([paths(*job) for job in jobs], workers, on_progress)
-
-    pairs = confirmed_pairs(candidates, compare, on_progress)
-    cache.save()
+    jobs = _component_jobs(root, films, candidates, cache)
+    pairs: list[SamePicture] = []
+    results = ordered_map(confirm_job, jobs, workers, 4)
+    for job, (confirmed, measured) in zip(jobs, results, strict=True):
+        pairs.extend(confirmed)
+        cache.add_comparisons(measured)
+        on_progress(len(job.candidates))
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(root, records) if in_pairs else EncoderEvidence({})
     facts = {
@@ -89,6 +147,9 @@ def run_same_picture(
         for f in in_pairs
     }
     typical_height = float(np.median([r.height for r in films.values()])) if films else 0.0
-    groups = same_picture_groups(pairs, facts, typical_height)
+    wanted = films_needing_grain(pairs, facts, typical_height)
+    grains = _grains(root, films, wanted, cache, workers)
+    cache.save()
+    groups = same_picture_groups(pairs, facts, typical_height, grains)
     settled, agreement = settle_same_picture(records, groups)
     return SamePictureOutcome(settled, groups, agreement, len(candidates))

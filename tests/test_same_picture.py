@@ -12,18 +12,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curation import pixels, same_picture
+from curation import pixels
 from curation.hashing import AverageHash512, View, hamming
-from curation.pixels import SAME_PICTURE_LIMIT, Comparison, ComparisonCache, Exposure, compare
+from curation.parallel import ordered_map
+from curation.pixel_cache import ComparisonCache
+from curation.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
 from curation.records import Lesion
 from curation.same_picture import (
     SAME_PICTURE_RADIUS,
     FilmFacts,
     SamePicture,
+    candidate_components,
     candidate_pairs,
-    confirmed_pairs,
+    confirm_component,
+    films_needing_grain,
     same_picture_groups,
 )
+from curation.same_picture_step import ComponentJob, confirm_job
 from tests import film_kit as kit
 
 # Issue 11's measurement on real panoramic films: distinct films were at least 61 bits apart
@@ -180,32 +185,59 @@ def test_a_pair_confirmed_in_several_views_keeps_the_first_and_unconfirmed_pairs
         ("a", "b", View.rot180, 6),
         ("a", "c", View.rot180, 9),
     ]
-    pairs = confirmed_pairs(candidates, lambda jobs: [same, same, other])
+    results = {View.mirror: same, View.rot180: same}
+    pairs, _ = confirm_component(
+        candidates, lambda a, b, view: other if "c" in (a, b) else results[view]
+    )
     assert [(p.a, p.b, p.view, p.distance) for p in pairs] == [("b", "a", View.mirror, 4)]
+
+
+def test_candidates_split_into_independent_components_each_closest_first():
+    candidates = [
+        ("d", "e", View.identity, 9),
+        ("a", "b", View.mirror, 7),
+        ("b", "c", View.identity, 2),
+        ("a", "b", View.identity, 5),
+    ]
+    assert candidate_components(candidates) == [
+        [("b", "c", View.identity, 2), ("a", "b", View.identity, 5), ("a", "b", View.mirror, 7)],
+        [("d", "e", View.identity, 9)],
+    ]
+
+
+def _kit_job(kit_films, known=None) -> ComponentJob:
+    seed = SEEDS[0]
+    films = {"o": kit_films[(seed, "")], **{how: kit_films[(seed, how)] for how in KIT_HOWS}}
+    candidates = [
+        ("o", "rot180", View.rot180, 3),
+        ("o", "noise:4", View.identity, 4),
+        ("o", "other", View.identity, 40),
+    ]
+    located = {f: (str(path), f"sha-{f}") for f, path in films.items()}
+    return ComponentJob(candidates, located, known or {})
+
+
+KIT_HOWS = ("rot180", "noise:4", "other")
 
 
 def test_comparisons_in_worker_processes_equal_the_serial_ones_and_are_cached(
     kit_films, tmp_path, monkeypatch
 ):
-    seed = SEEDS[0]
-    jobs = [
-        (kit_films[(seed, "")], "o", kit_films[(seed, how)], how, view)
-        for how, view in (
-            ("rot180", View.rot180),
-            ("noise:4", View.identity),
-            ("other", View.identity),
-        )
-    ]
-    serial = ComparisonCache(None).compare_many(jobs, workers=1)
+    job = _kit_job(kit_films)
+    serial = confirm_job(job)
+    assert list(ordered_map(confirm_job, [job, job], workers=2)) == [serial, serial]
+    assert {(p.a, p.b) for p in serial[0]} == {("o", "rot180"), ("o", "noise:4")}
+    assert len(serial[1]) == 3  # the distinct film was compared and its difference kept
     cache = ComparisonCache(tmp_path / "pixels.parquet")
-    assert cache.compare_many(jobs, workers=2) == serial
+    cache.add_comparisons(serial[1])
     cache.save()
 
     def no_decoding(*args):
         raise AssertionError("a cached comparison was computed again")
 
     monkeypatch.setattr(pixels, "compare", no_decoding)
-    assert ComparisonCache(tmp_path / "pixels.parquet").compare_many(jobs, workers=1) == serial
+    again = ComparisonCache(tmp_path / "pixels.parquet")
+    assert confirm_job(_kit_job(kit_films, again.comparisons)) == (serial[0], {})
 
 
 # --- groups and the keeper -----------------------------------------------------------------
@@ -225,8 +257,8 @@ def _facts(**films: dict) -> dict[str, FilmFacts]:
     }
 
 
-def _pair(a: str, b: str, view: View = View.identity, same_size: bool = True, grain=None):
-    return SamePicture(a, b, view, 3, Comparison(0.4, Exposure(0, 1, 1), same_size, grain))
+def _pair(a: str, b: str, view: View = View.identity, same_size: bool = True):
+    return SamePicture(a, b, view, 3, Comparison(0.4, Exposure(0, 1, 1), same_size))
 
 
 def test_a_mirrored_copy_under_a_lower_number_is_dropped_by_its_encoder_signature():
@@ -262,18 +294,22 @@ def test_a_rescaled_copy_is_the_film_whose_height_is_further_from_typical():
 
 
 def test_a_same_frame_pair_is_a_copy_only_on_evidence_and_the_grainier_film_is_the_copy():
-    grainy_second = _pair("0101", "0701", grain=(1.8, 3.6))
+    pair = _pair("0101", "0701")
     bare = _facts(**{"0101": {}, "0701": {}})
-    [group] = same_picture_groups([grainy_second], bare)
+    assert films_needing_grain([pair], bare) == []  # without copied boxes grain decides nothing
+    [group] = same_picture_groups([pair], bare)
     assert (group.kept, group.dropped[0].kind) == ("0101", "re-filing")
     boxes = (Lesion((0.1, 0.2, 0.3, 0.4), 4),)
     copied = _facts(**{"0101": {"lesions": boxes}, "0701": {"lesions": boxes}})
-    grainy_first = _pair("0101", "0701", grain=(3.6, 1.8))
-    [group] = same_picture_groups([grainy_first], copied)
+    assert films_needing_grain([pair], copied) == ["0101", "0701"]
+    [group] = same_picture_groups([pair], copied, grains={"0101": 3.6, "0701": 1.8})
     assert (group.kept, group.dropped[0].kind) == ("0701", "noised")
     assert "grainier" in group.dropped[0].evidence
-    scripted = _facts(**{"0101": {"share": 0.97}, "0701": {}})
-    [group] = same_picture_groups([grainy_second], scripted)
+    [group] = same_picture_groups([pair], copied, grains={"0101": 1.8, "0701": 3.6})
+    assert (group.kept, group.dropped[0].kind) == ("0101", "noised")
+    scripted = _facts(**{"0101": {"share": 0.97, "lesions": boxes}, "0701": {"lesions": boxes}})
+    assert films_needing_grain([pair], scripted) == []  # the signature decides first
+    [group] = same_picture_groups([pair], scripted)
     assert (group.kept, group.dropped[0].kind) == ("0701", "noised")
 
 
@@ -298,36 +334,36 @@ def test_chains_of_copies_form_one_group_with_one_film_kept():
 def test_a_truncated_pixel_cache_is_discarded_with_a_warning_and_rebuilt(
     kit_films, tmp_path, caplog
 ):
-    seed = SEEDS[0]
-    jobs = [(kit_films[(seed, "")], "o", kit_films[(seed, "mirror")], "m", View.mirror)]
     path = tmp_path / "pixels.parquet"
     cache = ComparisonCache(path)
-    first = cache.compare_many(jobs, workers=1)
+    measured = confirm_job(_kit_job(kit_films))[1]
+    cache.add_comparisons(measured)
+    cache.add_grains({"sha-o": 1.5})
     cache.save()
+    assert ComparisonCache(path).comparisons == measured
+    assert ComparisonCache(path).grains == {"sha-o": 1.5}
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with caplog.at_level("WARNING", "pericurate"):
         again = ComparisonCache(path)
-    assert again.known == {} and str(path) in caplog.text
-    assert again.compare_many(jobs, workers=1) == first
+    assert again.comparisons == {} and str(path) in caplog.text
 
 
-def test_a_candidate_inside_an_existing_group_is_not_compared(monkeypatch):
-    monkeypatch.setattr(same_picture, "CONFIRM_BATCH", 1)
+def test_a_candidate_inside_an_existing_group_is_not_compared():
     candidates = [
         ("a", "b", View.identity, 1),
         ("b", "c", View.mirror, 2),
         ("a", "c", View.mirror, 3),
         ("c", "b", View.identity, 4),  # upright pairs are always compared
     ]
-    asked, skipped = [], []
+    asked = []
 
-    def compare_many(jobs):
-        asked.extend(jobs)
-        return [Comparison(0.1, None, True)] * len(jobs)
+    def compare(a, b, view):
+        asked.append((a, b, view))
+        return Comparison(0.1, None, True)
 
-    pairs = confirmed_pairs(candidates, compare_many, skipped.append)
+    pairs, skipped = confirm_component(candidates, compare)
     assert asked == [("a", "b", View.identity), ("b", "c", View.mirror), ("c", "b", View.identity)]
-    assert sum(skipped) == 1 and len(pairs) == 2
+    assert skipped == 1 and len(pairs) == 2
 
 
 def test_a_rewritten_film_is_decoded_again_not_taken_from_memory(tmp_path):
