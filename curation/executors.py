@@ -24,7 +24,6 @@ from curation.hash_films import Hashes, hash_films, read_cache, write_cache
 from curation.hashing import AverageHash512, Decode, View
 from curation.index import (
     FileFacts,
-    data_checked,
     file_facts,
     file_kind,
     index_source,
@@ -49,7 +48,7 @@ def _hash_batch(batch: dict[str, Any], decode: Decode) -> dict[str, list]:
     for data in batch["bytes"]:
         out["sha256"].append(hashlib.sha256(data).hexdigest())
         try:
-            views = hasher.hash_views(io.BytesIO(data))
+            views = hasher.hash_views(io.BytesIO(data), strict=True)
         except Exception:  # the local step re-decodes this film and records why it failed
             views = dict.fromkeys(View, b"")
         out["ok"].append(all(views.values()))
@@ -79,7 +78,7 @@ def _facts_batch(batch: dict[str, Any]) -> dict[str, list]:
     out: dict[str, list] = {"path": [], "sha256": [], "size": [], "problem": []}
     out.update({"width": [], "height": [], "boxes": [], "patient_number": []})
     for data, path in zip(batch["bytes"], batch["path"], strict=True):
-        facts = file_facts(bytes(data), file_kind(str(path)), check_data=data_checked(str(path)))
+        facts = file_facts(bytes(data), file_kind(str(path)))
         out["path"].append(path)
         for name in ("sha256", "size", "problem", "width", "height"):
             out[name].append(getattr(facts, name))

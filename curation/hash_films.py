@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from curation import cache as cache_file
-from curation.hashing import AverageHash512, Decode, View
+from curation.hashing import AverageHash512, CorruptJpeg, Decode, View
 from curation.parallel import ordered_map
 from curation.records import Fate, SourceRecord, pending_images
 
@@ -26,7 +26,9 @@ CHUNK = 16
 def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
     path, decode = args
     try:
-        return AverageHash512(decode).hash_views(path), ""
+        return AverageHash512(decode).hash_views(path, strict=True), ""
+    except CorruptJpeg as error:
+        return None, str(error)
     except Exception as error:  # any decode failure is a property of the file: record it
         return None, f"image does not decode: {type(error).__name__}: {error}"
 

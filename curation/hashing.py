@@ -22,19 +22,27 @@ half-turned (a 32 x 16 grid of a portrait picture), so a film costs two resizes,
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import BinaryIO, Literal
 
 import imagehash
 import numpy as np
+import simplejpeg
 from PIL import Image
 
 GRID = (32, 16)
 DRAFT_REQUEST = (GRID[0] * 8, GRID[1] * 8)
 HASH_BYTES = GRID[0] * GRID[1] // 8
+JPEG_START = b"\xff\xd8"  # start-of-image marker
 
 Decode = Literal["draft", "full"]
+
+
+class CorruptJpeg(ValueError):
+    """A JPEG whose data is corrupt or ends early: libjpeg warned while decoding it."""
 
 
 class View(StrEnum):
@@ -62,8 +70,31 @@ class AverageHash512:
     def version(self) -> str:
         return hash_version(self.decode)
 
-    def open_grey(self, path: str | BinaryIO) -> Image.Image:
-        """Decode a film to grayscale, at reduced scale when ``decode == "draft"``."""
+    def open_grey(self, path: str | Path | BinaryIO, *, strict: bool = False) -> Image.Image:
+        """Decode a film to grayscale, at reduced scale when ``decode == "draft"``.
+
+        ``strict``: a JPEG is decoded by ``simplejpeg`` with libjpeg's warnings as errors
+        (``CorruptJpeg``), since Pillow decodes a truncated or corrupt film "with warnings"
+        and keeps it. Its reduced-scale pixels are Pillow's draft pixels exactly (one
+        libjpeg-turbo scaled IDCT; ``tests/test_hashing.py`` checks), so the check costs no
+        second decode."""
+        if not strict:
+            return self._pillow_grey(path)
+        data = path.read() if hasattr(path, "read") else Path(path).read_bytes()
+        if not data.startswith(JPEG_START):  # not a JPEG: Pillow decodes it as before
+            return self._pillow_grey(io.BytesIO(data))
+        smallest = DRAFT_REQUEST if self.decode == "draft" else (1, 1)
+        try:
+            pixels = simplejpeg.decode_jpeg(
+                data, colorspace="GRAY", strict=True, min_width=smallest[0], min_height=smallest[1]
+            )
+        except ValueError as error:
+            raise CorruptJpeg(f"corrupt JPEG data: {error}") from None
+        if self.decode == "draft":
+            return Image.fromarray(pixels[:, :, 0])
+        return self._pillow_grey(io.BytesIO(data))
+
+    def _pillow_grey(self, path: str | Path | BinaryIO) -> Image.Image:
         with Image.open(path) as image:
             if self.decode == "draft":
                 image.draft("L", DRAFT_REQUEST)
@@ -97,9 +128,9 @@ class AverageHash512:
         }
         return {view: self.bits(grids[view]) for view in View}
 
-    def hash_views(self, path: str | BinaryIO) -> dict[View, bytes]:
-        """The film's hash in each orientation of ``View``."""
-        return self.hash_grey_views(self.open_grey(path))
+    def hash_views(self, path: str | Path | BinaryIO, *, strict: bool = False) -> dict[View, bytes]:
+        """The film's hash in each orientation of ``View`` (``strict``: see ``open_grey``)."""
+        return self.hash_grey_views(self.open_grey(path, strict=strict))
 
 
 def short_hashes(grey: Image.Image) -> dict[str, bytes]:

@@ -1,8 +1,7 @@
 """Step 2, index: one record per source file, with the problems that settle its fate early.
 
-Images are checked from their header (format, mode, size, EXIF orientation) and their data
-is decoded once, strictly (``simplejpeg``: a libjpeg warning is an error), since Pillow
-decodes a truncated or corrupt film "with warnings" and keeps it. Annotations are Pascal VOC
+Images are checked from their header (format, mode, size, EXIF orientation); their data is
+decoded, strictly, by the hash step, the first that needs the pixels. Annotations are Pascal VOC
 XML read with ``defusedxml``; their ``<filename>`` only gives the patient number it may carry,
 held in memory and never written anywhere. Boxes become fractions of the true image size, read
 from the image and never from the XML. The limits (film size, boxes per film, duplicate
@@ -29,7 +28,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
-import simplejpeg
 from PIL import Image, UnidentifiedImageError
 
 if TYPE_CHECKING:
@@ -50,7 +48,7 @@ MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a
 # The hash and the pixel check look at a film at 256 x 128; a smaller one is not a film.
 MIN_FILM_WIDTH, MIN_FILM_HEIGHT = 256, 128
 EXIF_ORIENTATION = 0x0112
-FACTS_VERSION = "facts-v2"  # bump when what is read from one file changes
+FACTS_VERSION = "facts-v3"  # bump when what is read from one file changes
 CHUNK = 64
 
 
@@ -122,16 +120,6 @@ def _header_problem(image: Image.Image, width: int, height: int) -> str:
     return next((problem for found, problem in problems if found), "")
 
 
-def jpeg_data_problem(data: bytes) -> str:
-    """Why a JPEG's data is corrupt or ends early ("" when it decodes without a warning). One
-    strict decode at the smallest DCT scale: the entropy data is read whole, the IDCT is cheap."""
-    try:
-        simplejpeg.decode_jpeg(data, colorspace="GRAY", strict=True, min_width=1, min_height=1)
-    except ValueError as error:
-        return f"corrupt JPEG data: {error}"
-    return ""
-
-
 def _name_parts(rel: str) -> tuple[str, str, str]:
     """``(folder name, stem, lower-case suffix)`` of a posix path, without ``pathlib``'s cost
     (an index makes tens of thousands of these)."""
@@ -150,22 +138,12 @@ def file_kind(rel: str) -> Kind:
     return Kind.other
 
 
-def data_checked(path: str) -> bool:
-    """Whether a film's JPEG data is decoded strictly: named originals only, since the others
-    are dropped by name (step 3) before any step decodes them."""
-    folder, stem, _ = _name_parts(path)
-    return named_original(folder, stem)
-
-
-def file_facts(data: bytes, kind: Kind, *, check_data: bool = True) -> FileFacts:
-    """What an image (digest, header, with ``check_data`` its JPEG data) or annotation
-    (digest, boxes) file's bytes say. Bytes, not a path, so that any executor can read the
-    file where it lives (``curation.executors``)."""
+def file_facts(data: bytes, kind: Kind) -> FileFacts:
+    """What an image (digest, header) or annotation (digest, boxes) file's bytes say. Bytes,
+    not a path, so that any executor can read the file where it lives (``curation.executors``)."""
     sha256, size = hashlib.sha256(data).hexdigest(), len(data)
     if kind is Kind.image:
         problem, width, height = image_header_problem(io.BytesIO(data))
-        if not problem and check_data:
-            problem = jpeg_data_problem(data)
         return FileFacts(sha256, size, problem, width, height)
     try:
         voc = read_voc(io.BytesIO(data))
@@ -176,7 +154,7 @@ def file_facts(data: bytes, kind: Kind, *, check_data: bool = True) -> FileFacts
 
 def _facts_job(args: tuple[str, Kind]) -> FileFacts:
     path, kind = args
-    return file_facts(Path(path).read_bytes(), kind, check_data=data_checked(path))
+    return file_facts(Path(path).read_bytes(), kind)
 
 
 FactsReader = Callable[[list[tuple[str, Kind]]], Iterable[FileFacts]]

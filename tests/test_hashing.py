@@ -1,8 +1,22 @@
+import io
+
 import numpy as np
 import pytest
 from PIL import Image
 
-from curation.hashing import AverageHash512, View, hamming, hash_version
+from curation.hash_films import hash_films
+from curation.hashing import AverageHash512, CorruptJpeg, View, hamming, hash_version
+from curation.index import index_source
+from curation.originals import drop_augmented_by_name
+from curation.records import Fate, Kind
+from tests import film_kit as kit
+from tests.hostile_films import (
+    bit_flipped_jpeg,
+    film_bytes,
+    truncated_header_jpeg,
+    voc,
+    write_source,
+)
 
 
 def _save(array: np.ndarray, path, mode: str = "L") -> str:
@@ -75,3 +89,37 @@ def test_version_names_decoding():
 )
 def test_hamming(a, b, d):
     assert hamming(a, b) == d
+
+
+@pytest.mark.parametrize(
+    "jpeg",
+    [truncated_header_jpeg(), bit_flipped_jpeg(), film_bytes(3)[:-600]],
+    ids=["truncated header", "flipped bits", "ends early"],
+)
+def test_the_hash_step_rejects_a_film_whose_data_is_corrupt_or_ends_early(tmp_path, jpeg):
+    with Image.open(io.BytesIO(jpeg)) as image:  # what the header check sees: a usable JPEG
+        assert image.format == "JPEG" and image.mode == "L"
+    root = write_source(tmp_path / "source", {"00011": (jpeg, voc("00011", []))})
+    records = drop_augmented_by_name(index_source(root, workers=1))
+    settled, hashes = hash_films(root, records, workers=1)
+    [film] = [r for r in settled if r.kind is Kind.image]
+    assert film.fate is Fate.rejected and film.reason.startswith("corrupt JPEG data")
+    assert hashes == {}
+    with pytest.raises(CorruptJpeg):
+        AverageHash512().hash_views(io.BytesIO(jpeg), strict=True)
+
+
+def test_the_strict_decode_sees_exactly_the_pixels_of_pillows_draft(tmp_path):
+    """The hash step decodes strictly with simplejpeg; the audit and the docs use Pillow's
+    draft: both must give the same pixels, or a hash would depend on who computed it."""
+    films = [kit.film(seed, size) for seed, size in ((1, (2457, 1263)), (2, (1271, 2403)))]
+    for number, picture in enumerate(films):
+        path = kit.save(picture, tmp_path / f"{number}.jpg", 85)
+        for decode in ("draft", "full"):
+            hasher = AverageHash512(decode)
+            strict = np.asarray(hasher.open_grey(path, strict=True))
+            assert np.array_equal(strict, np.asarray(hasher.open_grey(path)))
+        rgb = tmp_path / f"{number}-rgb.jpg"
+        Image.open(path).convert("RGB").save(rgb, quality=80, subsampling=2)
+        hasher = AverageHash512()
+        assert hasher.hash_views(rgb, strict=True) == hasher.hash_views(rgb)
