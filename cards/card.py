@@ -20,6 +20,7 @@ from cards.licenses import write_license_files
 from curation.agreement import AGREEMENT_FILE, agreement, describe
 from curation.atomic import write_bytes
 from curation.schema import SPLITS, features, shard_name
+from splits.figures import STAT_NAMES
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
@@ -108,7 +109,7 @@ def _count(summary: dict, kind: str, fate: str, reason_start: str) -> int:
 
 
 def _splits_table(summary: dict) -> str:
-    columns = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
+    columns = STAT_NAMES
     lines = [
         "| split | films | lesions | PAI 3 | PAI 4 | PAI 5 | lesion-free films |",
         "|---|---:|---:|---:|---:|---:|---:|",

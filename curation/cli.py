@@ -13,7 +13,6 @@ with its code (2 for usage and source errors).
 from __future__ import annotations
 
 import importlib
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -24,13 +23,15 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
-from curation.atomic import write_json
-from curation.download import DEFAULT_URL, fetch_source
-from curation.errors import PericurateError, SourceError
+from curation.download import fetch_source
+from curation.errors import PericurateError
 from curation.records import fate_counts
+from curation.source import DEFAULT_URL, Source
+from curation.vocabulary import LOOKALIKE_DISTANCE, Decode
+from splits.figures import SPLITS, STAT_NAMES
 
 if TYPE_CHECKING:
-    from curation.pipeline import Outcome, Settings, Source
+    from curation.pipeline import Outcome, Settings
 
 # Commands whose modules import heavy libraries (datasets, scipy, pandas, the Hub client):
 # imported only when run, so the other commands start in a fraction of a second.
@@ -83,29 +84,7 @@ def _source_file(build: Path) -> Path:
 
 
 def _load_source(build: Path) -> Source:
-    path = _source_file(build)
-    if not path.exists():
-        raise SourceError(f"{path}: no source yet; run `pericurate download` first.")
-    from curation.pipeline import Source
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        source = Source(
-            Path(data["root"]),
-            str(data["origin"]),
-            data["sha256"],
-            data["size"],
-            tuple(data["skipped"]),
-            str(data["comment"]),
-        )
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise SourceError(
-            f"{path}: not a valid source record ({type(error).__name__}); "
-            "run `pericurate download` again."
-        ) from None
-    if not all(isinstance(name, str) for name in source.skipped):
-        raise SourceError(f"{path}: not a valid source record; run `pericurate download` again.")
-    return source
+    return Source.load(_source_file(build))
 
 
 @app.command()
@@ -135,30 +114,18 @@ def download(
 ) -> None:
     """Step 1: fetch (resumable), check against the lock, extract safely."""
     fetched = fetch_source(source, build, lock)
-    write_json(
-        _source_file(build),
-        {
-            "root": str(fetched.root),
-            "origin": fetched.origin,
-            "sha256": fetched.sha256,
-            "size": fetched.size,
-            "skipped": list(fetched.skipped),
-            "comment": fetched.comment,
-        },
-    )
+    fetched.save(_source_file(build))
     console.print(f"source ready at {fetched.root}")
 
 
-def _settings(seed: int, decode: str, workers: int) -> Settings:
+def _settings(seed: int, decode: Decode, workers: int) -> Settings:
     from curation.pipeline import Settings
 
-    if decode not in ("draft", "full"):
-        raise typer.BadParameter("decode must be 'draft' or 'full'")
-    return Settings(seed=seed, decode=decode, workers=workers)  # type: ignore[arg-type]
+    return Settings(seed=seed, decode=decode, workers=workers)
 
 
 def _run(
-    step: str, build: Path, seed: int, decode: str, workers: int, fail_on_rejected: bool
+    step: str, build: Path, seed: int, decode: Decode, workers: int, fail_on_rejected: bool
 ) -> None:
     from curation.pipeline import curate
 
@@ -193,9 +160,9 @@ def _print_summary(outcome: Outcome, step: str) -> None:
     if not splits:
         return
     targets = outcome.summary["targets"]
-    goal = " / ".join(str(targets[s]) for s in ("train", "validation", "test"))
+    goal = " / ".join(str(targets[s]) for s in SPLITS)
     table = Table(title=f"Splits (film targets {goal})")
-    columns = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
+    columns = STAT_NAMES
     table.add_column("split")
     for column in columns:
         table.add_column(column, justify="right")
@@ -218,7 +185,9 @@ def _step_command(step: str, doc: str) -> None:
     def command(
         build: BuildDir = DEFAULT_BUILD,
         seed: Annotated[int, typer.Option(help="Split assignment seed.")] = 0,
-        decode: Annotated[str, typer.Option(help="Hash decoding: draft or full.")] = "draft",
+        decode: Annotated[
+            Decode, typer.Option(help="Hash decoding: draft or full.")
+        ] = Decode.draft,
         workers: Annotated[int, typer.Option(help="Hash worker processes (0 = all cores).")] = 0,
         fail_on_rejected: Annotated[
             bool, typer.Option(help=f"Exit {EXIT_REJECTED} when any source file was rejected.")
@@ -235,7 +204,7 @@ STEP_HELP = {
     "originals": "Step 3: keep original films only (folder and stem rule).",
     "hash": "Step 4: 512-bit average hashes, parallel and cached.",
     "near-identical": "Step 5: drop augmented copies and near-identical films (pixel-confirmed).",
-    "lookalikes": "Step 6: look-alike components at Hamming distance <= 30.",
+    "lookalikes": f"Step 6: look-alike components at Hamming distance <= {LOOKALIKE_DISTANCE}.",
     "assign": "Step 7: whole components to train / validation / test.",
     "build": "Steps 2-9: the whole chain, writing the dataset, manifest and curation.json.",
 }

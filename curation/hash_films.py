@@ -49,7 +49,7 @@ def hash_films(
     root: Path,
     records: list[SourceRecord],
     *,
-    decode: Decode = "draft",
+    decode: Decode = Decode.draft,
     workers: int = 0,
     cache_path: Path | None = None,
     on_progress: Callable[[int], None] | None = None,

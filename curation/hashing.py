@@ -24,17 +24,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
 import imagehash
 import numpy as np
 from PIL import Image
 
+from curation.vocabulary import Decode
+
 GRID = (32, 16)
 DRAFT_REQUEST = (GRID[0] * 8, GRID[1] * 8)
 HASH_BYTES = GRID[0] * GRID[1] // 8
-
-Decode = Literal["draft", "full"]
 
 
 class View(StrEnum):
@@ -56,7 +56,7 @@ def hash_version(decode: Decode) -> str:
 class AverageHash512:
     """One public way in: ``AverageHash512(decode).hash_views(path)``."""
 
-    decode: Decode = "draft"
+    decode: Decode = Decode.draft
 
     @property
     def version(self) -> str:
@@ -65,7 +65,7 @@ class AverageHash512:
     def open_grey(self, path: str | BinaryIO) -> Image.Image:
         """Decode a film to grayscale, at reduced scale when ``decode == "draft"``."""
         with Image.open(path) as image:
-            if self.decode == "draft":
+            if self.decode == Decode.draft:
                 image.draft("L", DRAFT_REQUEST)
             return image.convert("L")
 

@@ -19,8 +19,8 @@ import networkx as nx
 from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.pairs import as_codes, range_pairs, self_pairs
+from curation.vocabulary import LOOKALIKE_DISTANCE
 
-LOOKALIKE_DISTANCE = 30
 # A panoramic series of one patient rarely passes a handful of films; a number on more films
 # than this is treated as a template left in the annotation tool and ignored.
 MAX_FILMS_PER_PATIENT = 12

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from curation import build
 from curation.atomic import write_json
 from curation.hash_films import hash_films
-from curation.hashing import AverageHash512, Decode
+from curation.hashing import AverageHash512
 from curation.index import index_source
 from curation.lookalikes import (
     LOOKALIKE_DISTANCE,
@@ -42,14 +42,11 @@ from curation.review_page import write_review
 from curation.same_picture import SAME_PICTURE_RADIUS
 from curation.same_picture_step import run_same_picture
 from curation.sample import SAMPLE_COMMENT
+from curation.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
+from curation.vocabulary import Decode
 from splits.assign import Group, assign_groups, target_counts
+from splits.figures import SPLITS, Figures
 
-SOURCE_CITATION = (
-    "Do et al. (2024). Panoramic radiographs with periapical lesions. Mendeley Data, V3. "
-    "doi:10.17632/kx52tk2ddj.3"
-)
-SOURCE_DOI = "10.17632/kx52tk2ddj.3"
-SOURCE_LICENSE = "CC BY 4.0"
 STEPS = ("index", "originals", "hash", "near-identical", "lookalikes", "assign", "build")
 VERSIONED_PACKAGES = (
     "pericurate",
@@ -71,21 +68,9 @@ class Settings:
     fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
     lookalike_distance: int = LOOKALIKE_DISTANCE
     same_picture_distance: int = SAME_PICTURE_RADIUS
-    decode: Decode = "draft"
+    decode: Decode = Decode.draft
     referral_salt: str = DEFAULT_SALT
     workers: int = 0
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where the films come from (what ``curation.download.fetch_source`` returns)."""
-
-    root: Path
-    origin: str
-    sha256: str | None = None
-    size: int | None = None
-    skipped: tuple[str, ...] = field(default=())
-    comment: str = ""
 
 
 @dataclass
@@ -119,39 +104,19 @@ def _skipped_records(source: Source) -> list[SourceRecord]:
     ]
 
 
+def _figures(films: list[SourceRecord]) -> Figures:
+    return Figures.of((lesion.pai for lesion in film.lesions) for film in films)
+
+
 def _groups(clusters: list[Cluster], films: dict[str, SourceRecord]) -> list[Group]:
-    groups = []
-    for cluster in clusters:
-        lesions = [les for f in cluster.film_ids for les in films[f].lesions]
-        grades = Counter(les.pai for les in lesions)
-        groups.append(
-            Group(
-                cluster.cluster_id,
-                len(cluster.film_ids),
-                len(lesions),
-                grades[3],
-                grades[4],
-                grades[5],
-                sum(1 for f in cluster.film_ids if not films[f].lesions),
-            )
-        )
-    return groups
+    return [
+        Group(c.cluster_id, **asdict(_figures([films[f] for f in c.film_ids]))) for c in clusters
+    ]
 
 
 def split_figures(kept: dict[str, list[SourceRecord]]) -> dict[str, dict[str, int]]:
     """Per split: films, lesions, grade counts, lesion-free films."""
-    figures = {}
-    for split, films in kept.items():
-        grades = Counter(les.pai for f in films for les in f.lesions)
-        figures[split] = {
-            "films": len(films),
-            "lesions": sum(grades.values()),
-            "pai3": grades[3],
-            "pai4": grades[4],
-            "pai5": grades[5],
-            "lesion_free": sum(1 for f in films if not f.lesions),
-        }
-    return figures
+    return {split: asdict(_figures(films)) for split, films in kept.items()}
 
 
 def _versions() -> dict[str, str]:
@@ -244,8 +209,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         if checkpoint("assign", records):
             return Outcome(records, {})
         kept = {
-            s: [films_by_id[f] for f in sorted(film_split) if film_split[f] == s]
-            for s in ("train", "validation", "test")
+            s: [films_by_id[f] for f in sorted(film_split) if film_split[f] == s] for s in SPLITS
         }
         task = progress.add_task("write dataset", total=len(films_by_id))
         build.write_dataset(
