@@ -5,7 +5,6 @@ so the card cannot drift from the data it describes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +18,9 @@ from rich.console import Console
 from cards.licenses import write_license_files
 from curation.agreement import AGREEMENT_FILE, agreement, describe
 from curation.atomic import write_bytes
+from curation.errors import PericurateError
 from curation.schema import SPLITS, features, shard_name
+from curation.summary import Summary, SummaryError
 from splits.figures import STAT_NAMES
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
@@ -31,7 +32,7 @@ SYNTHETIC_NOTE = (
 )
 
 
-class CardError(ValueError):
+class CardError(PericurateError):
     """The build lacks what the card is made from."""
 
 
@@ -42,14 +43,11 @@ class SplitFile:
     bytes: int
 
 
-def read_summary(build: Path) -> dict:
-    path = build / "curation.json"
-    if not path.is_file():
-        raise CardError(f"{path}: no curation summary; run `pericurate build` first.")
+def read_summary(build: Path) -> Summary:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise CardError(f"{path}: not valid JSON ({error}).") from error
+        return Summary.load(build / "curation.json")
+    except SummaryError as error:
+        raise CardError(str(error)) from None
 
 
 def split_files(build: Path) -> list[SplitFile]:
@@ -62,16 +60,11 @@ def split_files(build: Path) -> list[SplitFile]:
     return files
 
 
-def is_synthetic(summary: dict) -> bool:
-    """The sample archive says so in its zip comment, which the build records."""
-    return bool(summary["source"].get("synthetic"))
-
-
 def _size_category(films: int) -> str:
     return next((name for limit, name in SIZE_CATEGORIES if films < limit), "100K<n<1M")
 
 
-def front_matter(summary: dict, files: list[SplitFile]) -> dict:
+def front_matter(summary: Summary, files: list[SplitFile]) -> dict:
     total = sum(f.rows for f in files)
     size = sum(f.bytes for f in files)
     return {
@@ -80,7 +73,7 @@ def front_matter(summary: dict, files: list[SplitFile]) -> dict:
         "task_categories": ["object-detection"],
         "tags": ["medical", "dental", "radiology", "panoramic-radiograph", "periapical-lesion"],
         "size_categories": [_size_category(total)],
-        "source_datasets": [f"https://doi.org/{summary['source']['doi']}"],
+        "source_datasets": [f"https://doi.org/{summary.source.doi}"],
         "configs": [
             {
                 "config_name": "default",
@@ -100,33 +93,25 @@ def front_matter(summary: dict, files: list[SplitFile]) -> dict:
     }
 
 
-def _count(summary: dict, kind: str, fate: str, reason_start: str) -> int:
-    return sum(
-        row["files"]
-        for row in summary["counts"]["by_reason"]
-        if row["kind"] == kind and row["fate"] == fate and row["reason"].startswith(reason_start)
-    )
-
-
-def _splits_table(summary: dict) -> str:
-    columns = STAT_NAMES
+def _splits_table(summary: Summary) -> str:
     lines = [
         "| split | films | lesions | PAI 3 | PAI 4 | PAI 5 | lesion-free films |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for split in SPLITS:
-        figures = summary["splits"][split]
-        lines.append(f"| {split} | " + " | ".join(str(figures[c]) for c in columns) + " |")
+        figures = summary.splits[split]
+        cells = " | ".join(str(getattr(figures, name)) for name in STAT_NAMES)
+        lines.append(f"| {split} | {cells} |")
     return "\n".join(lines)
 
 
-def body(summary: dict, agreement_line: str, revision: str | None) -> str:
-    source, params, counts = summary["source"], summary["parameters"], summary["counts"]
-    kept = counts["by_kind_and_fate"].get("image/kept", 0)
-    rejected = counts["by_kind_and_fate"].get("image/rejected", 0)
-    largest = counts["largest_clusters"][0] if counts["largest_clusters"] else None
-    largest_text = f"`{largest['cluster_id']}` with {largest['films']} films" if largest else "none"
-    synthetic = f"\n{SYNTHETIC_NOTE}\n" if is_synthetic(summary) else ""
+def body(summary: Summary, agreement_line: str, revision: str | None) -> str:
+    source, params, counts = summary.source, summary.parameters, summary.counts
+    kept = counts.by_kind_and_fate.get("image/kept", 0)
+    rejected = counts.by_kind_and_fate.get("image/rejected", 0)
+    largest = counts.largest_clusters[0] if counts.largest_clusters else None
+    largest_text = f"`{largest.cluster_id}` with {largest.films} films" if largest else "none"
+    synthetic = f"\n{SYNTHETIC_NOTE}\n" if source.synthetic else ""
     pin = (
         f"The periapical-lesions environment is pinned to commit `{revision}` of this "
         "dataset; load exactly that revision."
@@ -144,39 +129,39 @@ and test splits that share no film and no look-alike of a film.
 
 ## Source
 
-{source["citation"].rsplit(" doi:", 1)[0]} DOI: [{source["doi"]}](https://doi.org/{source["doi"]}),
-licensed {source["license"]}. Archive sha256 `{source["archive_sha256"]}`
-({source["archive_size"]} bytes).
+{source.citation.rsplit(" doi:", 1)[0]} DOI: [{source.doi}](https://doi.org/{source.doi}),
+licensed {source.license}. Archive sha256 `{source.archive_sha256}`
+({source.archive_size} bytes).
 
 ## How it was made
 
 Every step is recorded in `curation.json`; the curation code is `pericurate` (hash
-`{summary["hash_version"]}`).
+`{summary.hash_version}`).
 
-1. Index all {counts["source_files"]} source files; {rejected} images that cannot be used
+1. Index all {counts.source_files} source files; {rejected} images that cannot be used
    (no annotation, undecodable, duplicate stems, ...) were rejected with a reason.
 2. Keep original films only: {
-        _count(summary, "image", "dropped", "augmented copy")
-        - _count(summary, "image", "dropped", "augmented copy among")
+        counts.files("image", "dropped", "augmented copy")
+        - counts.files("image", "dropped", "augmented copy among")
     } augmented copies were
    dropped by folder and name.
 3. Hash each film (512-bit average hash, in every orientation), confirm same-picture
-   candidates (Hamming distance <= {params["same_picture_distance"]} in some orientation) in
+   candidates (Hamming distance <= {params.same_picture_distance} in some orientation) in
    pixels after removing exposure differences, and keep one film of each same-picture group,
-   chosen by evidence from the files: {counts["same_picture_groups"]} groups;
-   {_count(summary, "image", "dropped", "augmented copy among")} copies filed among the
-   originals and {_count(summary, "image", "dropped", "near-identical")} re-filings were
-   dropped ({counts["agreement_pairs"]} pairs of one radiograph filed twice feed the agreement
+   chosen by evidence from the files: {counts.same_picture_groups} groups;
+   {counts.files("image", "dropped", "augmented copy among")} copies filed among the
+   originals and {counts.files("image", "dropped", "near-identical")} re-filings were
+   dropped ({counts.agreement_pairs} pairs of one radiograph filed twice feed the agreement
    figure).
-4. Join films at Hamming distance <= {params["lookalike_distance"]} in any orientation (a
-   superset of "within {params["lookalike_distance"]} bits": a turned copy stays with its
+4. Join films at Hamming distance <= {params.lookalike_distance} in any orientation (a
+   superset of "within {params.lookalike_distance} bits": a turned copy stays with its
    original), and films naming one patient number, into look-alike components:
-   {counts["lookalike_edges"]} hash links ({counts["lookalike_edges_turned"]} only in a turned
-   orientation), {counts["patient_links"]} patient links,
-   {counts["clusters"]} components
-   ({counts["multi_film_clusters"]} with more than one film); the largest is {largest_text}.
-5. Assign whole components to splits with fractions {params["fractions"]} and seed
-   {params["seed"]}: {kept} original films kept.
+   {counts.lookalike_edges} hash links ({counts.lookalike_edges_turned} only in a turned
+   orientation), {counts.patient_links} patient links,
+   {counts.clusters} components
+   ({counts.multi_film_clusters} with more than one film); the largest is {largest_text}.
+5. Assign whole components to splits with fractions {list(params.fractions)} and seed
+   {params.seed}: {kept} original films kept.
 
 ## Splits
 
@@ -200,7 +185,7 @@ the same radiograph filed twice, and repeat visits of one patient that look alik
 are removed and every look-alike component goes to a single split, so no test film has a
 copy or a look-alike in train. To audit without trusting us, run
 `pericurate audit OWNER/NAME@REVISION`: it recomputes every hash from the stored image bytes,
-lists every cross-split pair within distance {params["lookalike_distance"]}, checks the
+lists every cross-split pair within distance {params.lookalike_distance}, checks the
 `cluster_id` column against the recomputed components and tests the referrals for hints.
 `audit/clusters.parquet` maps each film to its component and split, and
 `audit/manifest.parquet` gives every source file's fate and reason.
@@ -208,7 +193,7 @@ lists every cross-split pair within distance {params["lookalike_distance"]}, che
 ## Referrals
 
 Each film carries a referral slip with a patient code, age, sex and reason, generated from a
-salted hash of the film id (salt `{params["referral_salt"]}`). They are synthetic: they are
+salted hash of the film id (salt `{params.referral_salt}`). They are synthetic: they are
 drawn without looking at the film or its annotations, so they carry no hint of the findings.
 
 ## Inter-annotator agreement
@@ -230,7 +215,7 @@ environment's scorer: {agreement_line}.
 ## Licences
 
 The data are under CC BY 4.0 (see `LICENSE` and `NOTICE`, with attribution to Do et al.
-2024, DOI {source["doi"]}); the curation code is under Apache-2.0.
+2024, DOI {source.doi}); the curation code is under Apache-2.0.
 """
 
 
@@ -249,11 +234,11 @@ def render_card(build: Path, revision: str | None = None) -> str:
 
 def write_card(build: Path, revision: str | None = None) -> Path:
     """README.md plus the LICENSE and NOTICE files into ``build/dataset``."""
-    summary = read_summary(build)
+    source = read_summary(build).source
     dataset_dir = build / "dataset"
     card = dataset_dir / "README.md"
     write_bytes(card, render_card(build, revision).encode("utf-8"))
-    write_license_files(dataset_dir, summary["source"]["citation"], summary["source"]["doi"])
+    write_license_files(dataset_dir, source.citation, source.doi)
     return card
 
 

@@ -147,37 +147,31 @@ def _print_summary(outcome: Outcome, step: str) -> None:
         fates.add_row(kind, fate, str(n))
     fates.add_row("all", "", str(sum(counts.values())), style="bold")
     console.print(fates)
-    reasons = outcome.summary.get("counts", {}).get("by_reason", [])
-    if reasons:
-        why = Table(title="Why files were dropped, rejected or ignored")
-        for column in ("kind", "fate", "reason", "files"):
-            why.add_column(column, justify="right" if column == "files" else "left")
-        for row in reasons:
-            if row["fate"] != "kept":
-                why.add_row(row["kind"], row["fate"], row["reason"], str(row["files"]))
-        console.print(why)
-    splits = outcome.summary.get("splits")
-    if not splits:
+    summary = outcome.summary
+    if summary is None:
         return
-    targets = outcome.summary["targets"]
-    goal = " / ".join(str(targets[s]) for s in SPLITS)
+    why = Table(title="Why files were dropped, rejected or ignored")
+    for column in ("kind", "fate", "reason", "files"):
+        why.add_column(column, justify="right" if column == "files" else "left")
+    for row in summary.counts.by_reason:
+        if row.fate != "kept":
+            why.add_row(row.kind, row.fate, row.reason, str(row.files))
+    console.print(why)
+    goal = " / ".join(str(summary.targets[s]) for s in SPLITS)
     table = Table(title=f"Splits (film targets {goal})")
-    columns = STAT_NAMES
     table.add_column("split")
-    for column in columns:
+    for column in STAT_NAMES:
         table.add_column(column, justify="right")
-    for split, figures in splits.items():
-        table.add_row(split, *(str(figures[c]) for c in columns))
+    for split in SPLITS:
+        figures = summary.splits[split]
+        table.add_row(split, *(str(getattr(figures, name)) for name in STAT_NAMES))
     console.print(table)
-    counts_summary = outcome.summary["counts"]
-    largest = ", ".join(
-        f"{c['cluster_id']} ({c['films']})" for c in counts_summary["largest_clusters"]
-    )
+    done = summary.counts
+    largest = ", ".join(f"{c.cluster_id} ({c.films})" for c in done.largest_clusters)
     console.print(
-        f"clusters: {counts_summary['clusters']} ({counts_summary['multi_film_clusters']} with "
-        f"look-alikes); largest: {largest}; same-picture groups: "
-        f"{counts_summary['same_picture_groups']}, dropped by kind: "
-        f"{counts_summary['same_picture_dropped']}"
+        f"clusters: {done.clusters} ({done.multi_film_clusters} with look-alikes); "
+        f"largest: {largest}; same-picture groups: {done.same_picture_groups}, dropped by "
+        f"kind: {done.same_picture_dropped}"
     )
 
 

@@ -13,13 +13,13 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from curation import build
-from curation.atomic import write_json
 from curation.hash_films import hash_films
 from curation.hashing import AverageHash512
 from curation.index import index_source
 from curation.lookalikes import (
     LOOKALIKE_DISTANCE,
     Cluster,
+    Link,
     lookalike_components,
     lookalike_links,
     patient_links,
@@ -40,9 +40,10 @@ from curation.records import (
 from curation.referrals import DEFAULT_SALT
 from curation.review_page import write_review
 from curation.same_picture import SAME_PICTURE_RADIUS
-from curation.same_picture_step import run_same_picture
+from curation.same_picture_step import SamePictureOutcome, run_same_picture
 from curation.sample import SAMPLE_COMMENT
 from curation.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
+from curation.summary import ClusterSize, Counts, Parameters, ReasonCount, SourceFacts, Summary
 from curation.vocabulary import Decode
 from splits.assign import Group, assign_groups, target_counts
 from splits.figures import SPLITS, Figures
@@ -78,7 +79,7 @@ class Outcome:
     """What a run produced, for the summary table and the exit status."""
 
     records: list[SourceRecord]
-    summary: dict[str, object]
+    summary: Summary | None  # only when the run built the dataset
 
     @property
     def rejected(self) -> int:
@@ -114,9 +115,8 @@ def _groups(clusters: list[Cluster], films: dict[str, SourceRecord]) -> list[Gro
     ]
 
 
-def split_figures(kept: dict[str, list[SourceRecord]]) -> dict[str, dict[str, int]]:
-    """Per split: films, lesions, grade counts, lesion-free films."""
-    return {split: asdict(_figures(films)) for split, films in kept.items()}
+def _size(cluster: Cluster) -> ClusterSize:
+    return ClusterSize(cluster.cluster_id, len(cluster.film_ids))
 
 
 def _versions() -> dict[str, str]:
@@ -152,10 +152,10 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
             workers=settings.workers,
         )
         if checkpoint("index", records):
-            return Outcome(records, {})
+            return Outcome(records, None)
         records = drop_augmented_by_name(records)
         if checkpoint("originals", records):
-            return Outcome(records, {})
+            return Outcome(records, None)
         films = pending_images(records)
         task = progress.add_task("hash films", total=len(films))
         records, hashes = hash_films(
@@ -167,7 +167,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
             on_progress=lambda n: progress.advance(task, n),
         )
         if checkpoint("hash", records):
-            return Outcome(records, {})
+            return Outcome(records, None)
         task = progress.add_task("compare pixels", total=None)
         same = run_same_picture(
             root,
@@ -181,7 +181,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         )
         records, agreement = same.records, same.agreement
         if checkpoint("near-identical", records):
-            return Outcome(records, {})
+            return Outcome(records, None)
         films_by_id = {r.film_id: r for r in pending_images(records)}
         compared = {k: v for k, v in hashes.items() if k in films_by_id or k in same.kept_as}
         links = lookalike_links(compared, settings.lookalike_distance)
@@ -195,7 +195,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         clusters = lookalike_components(sorted(films_by_id), links + patients, same.kept_as)
         hashes = {k: v for k, v in hashes.items() if k in films_by_id}
         if checkpoint("lookalikes", records):
-            return Outcome(records, {})
+            return Outcome(records, None)
         split_of = assign_groups(_groups(clusters, films_by_id), settings.fractions, settings.seed)
         film_split = {f: split_of[c.cluster_id] for c in clusters for f in c.film_ids}
         records = settle_many(
@@ -207,7 +207,7 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         )
         records = settle_annotations(records)
         if checkpoint("assign", records):
-            return Outcome(records, {})
+            return Outcome(records, None)
         kept = {
             s: [films_by_id[f] for f in sorted(film_split) if film_split[f] == s] for s in SPLITS
         }
@@ -237,53 +237,66 @@ def curate(source: Source, out: Path, settings: Settings, stop_after: str = "bui
         summary = _summary(
             source, settings, records, same, clusters, links, patients, templated, kept
         )
-        write_json(out / "curation.json", summary)
+        summary.save(out / "curation.json")
         checkpoint("build", records)
     return Outcome(records, summary)
 
 
-def _summary(source, settings, records, same, clusters, links, patients, templated, kept) -> dict:
-    counts = fate_counts(records)
+def _summary(
+    source: Source,
+    settings: Settings,
+    records: list[SourceRecord],
+    same: SamePictureOutcome,
+    clusters: list[Cluster],
+    links: list[Link],
+    patients: list[Link],
+    templated: int,
+    kept: dict[str, list[SourceRecord]],
+) -> Summary:
+    """What ``curation.json`` records of the run."""
     reasons = Counter((r.kind.value, r.fate.value, reason_class(r.reason)) for r in records)
-    return {
-        "source": {
-            "origin": source.origin,
-            "archive_sha256": source.sha256,
-            "archive_size": source.size,
-            "archive_comment": source.comment,
-            "synthetic": source.comment == SAMPLE_COMMENT,
-            "citation": SOURCE_CITATION,
-            "doi": SOURCE_DOI,
-            "license": SOURCE_LICENSE,
-        },
-        "parameters": {**asdict(settings), "fractions": list(settings.fractions), "workers": None},
-        "hash_version": AverageHash512(settings.decode).version,
-        "targets": target_counts(sum(len(v) for v in kept.values()), settings.fractions),
-        "counts": {
-            "source_files": len(records),
-            "by_kind_and_fate": {f"{k}/{f}": n for (k, f), n in sorted(counts.items())},
-            "by_reason": [
-                {"kind": k, "fate": f, "reason": why, "files": n}
-                for (k, f, why), n in sorted(reasons.items())
-            ],
-            "same_picture_candidates": same.candidates,
-            "same_picture_groups": len(same.groups),
-            "same_picture_dropped": dict(
+    hash_links = [link for link in links if link.method == "ahash"]
+    return Summary(
+        source=SourceFacts(
+            source.origin,
+            source.sha256,
+            source.size,
+            source.comment,
+            source.comment == SAMPLE_COMMENT,
+            SOURCE_CITATION,
+            SOURCE_DOI,
+            SOURCE_LICENSE,
+        ),
+        parameters=Parameters(
+            settings.seed,
+            settings.fractions,
+            settings.lookalike_distance,
+            settings.same_picture_distance,
+            settings.decode,
+            settings.referral_salt,
+        ),
+        hash_version=AverageHash512(settings.decode).version,
+        targets=target_counts(sum(len(v) for v in kept.values()), settings.fractions),
+        counts=Counts(
+            source_files=len(records),
+            by_kind_and_fate={f"{k}/{f}": n for (k, f), n in sorted(fate_counts(records).items())},
+            by_reason=tuple(ReasonCount(*key, n) for key, n in sorted(reasons.items())),
+            same_picture_candidates=same.candidates,
+            same_picture_groups=len(same.groups),
+            same_picture_dropped=dict(
                 sorted(Counter(d.kind for g in same.groups for d in g.dropped).items())
             ),
-            "agreement_pairs": len(same.agreement),
-            "lookalike_edges": sum(1 for link in links if link.method == "ahash"),
-            "lookalike_edges_turned": sum(
-                1 for link in links if link.method == "ahash" and link.view != "identity"
+            agreement_pairs=len(same.agreement),
+            lookalike_edges=len(hash_links),
+            lookalike_edges_turned=sum(1 for link in hash_links if link.view != "identity"),
+            patient_links=len(patients),
+            films_with_template_patient_number=templated,
+            clusters=len(clusters),
+            multi_film_clusters=sum(1 for c in clusters if len(c.film_ids) > 1),
+            largest_clusters=tuple(
+                ClusterSize(c.cluster_id, len(c.film_ids)) for c in clusters[:5]
             ),
-            "patient_links": len(patients),
-            "films_with_template_patient_number": templated,
-            "clusters": len(clusters),
-            "multi_film_clusters": sum(1 for c in clusters if len(c.film_ids) > 1),
-            "largest_clusters": [
-                {"cluster_id": c.cluster_id, "films": len(c.film_ids)} for c in clusters[:5]
-            ],
-        },
-        "splits": split_figures(kept),
-        "versions": _versions(),
-    }
+        ),
+        splits={split: _figures(films) for split, films in kept.items()},
+        versions=_versions(),
+    )
