@@ -19,6 +19,7 @@ from cards.licenses import write_license_files
 from curation.agreement import AGREEMENT_FILE, agreement, describe
 from curation.atomic import write_bytes
 from curation.errors import PericurateError
+from curation.options import DEFAULT_BUILD, BuildDir
 from curation.schema import SPLITS, features, shard_name
 from curation.summary import Summary, SummaryError
 from splits.figures import STAT_NAMES
@@ -243,15 +244,11 @@ def write_card(build: Path, revision: str | None = None) -> Path:
 
 
 def card_command(
-    build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
+    build: BuildDir = DEFAULT_BUILD,
     revision: Annotated[
         str | None, typer.Option(help="Pinned dataset commit to state in the card.")
     ] = None,
 ) -> None:
-    """Write the dataset card, LICENSE and NOTICE into BUILD/dataset from the build's figures."""
-    try:
-        card = write_card(build, revision)
-    except (CardError, ValueError) as error:
-        Console(stderr=True).print(f"[red]{error}[/red]", soft_wrap=True)
-        raise typer.Exit(2) from None
-    Console(stderr=True).print(f"wrote {card}")
+    """The ``card`` command: errors are ``PericurateError``s, told by the command line."""
+    card = write_card(build, revision)
+    Console(stderr=True).print(f"wrote {card}", markup=False, highlight=False, soft_wrap=True)

@@ -35,6 +35,7 @@ from cards.licenses import license_texts
 from curation.atomic import write_bytes
 from curation.download import read_lock
 from curation.errors import PericurateError, SourceError
+from curation.options import DEFAULT_BUILD, BuildDir
 from curation.schema import SPLITS, shard_name
 from curation.summary import SourceFacts, Summary, SummaryError
 
@@ -261,7 +262,7 @@ def push_environment(prime: str, repo_root: Path, console: Console) -> None:
 
 def push_command(
     repo: Annotated[str, typer.Option("--repo", help="Hub dataset repo, OWNER/NAME.")],
-    build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
+    build: BuildDir = DEFAULT_BUILD,
     endpoint: Annotated[
         str | None, typer.Option(help="Hub endpoint (default HF_ENDPOINT or the Hub).")
     ] = None,
@@ -279,7 +280,7 @@ def push_command(
     build_env: Annotated[bool, typer.Option(help="Build the environment's wheel/sdist.")] = True,
     repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
 ) -> None:
-    """Publish the build as one pinned Hub commit and pin the environment to it."""
+    """The ``push`` command (its help: ``curation.cli.LAZY_COMMANDS``); errors are one line."""
     console = Console(soft_wrap=True, markup=False, highlight=False)
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
         raise PushError(f"--repo {repo!r} is not OWNER/NAME.")
