@@ -9,10 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
+import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
 import typer
-import yaml
-from huggingface_hub import DatasetCard
+from datasets.info import DatasetInfosDict
+from huggingface_hub import DatasetCard, DatasetCardData
 from rich.console import Console
 
 from cards.licenses import write_license_files
@@ -26,7 +28,6 @@ from splits.figures import STAT_NAMES
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
-REQUIRED_KEYS = ("license", "task_categories", "configs", "dataset_info", "size_categories")
 SYNTHETIC_NOTE = (
     "**This build was made from the synthetic sample source, not from the real archive: its "
     "figures say nothing about the real data.**"
@@ -39,9 +40,13 @@ class CardError(PericurateError):
 
 @dataclass(frozen=True)
 class SplitFile:
+    """A split's shard: rows, size of its Arrow data (the Hub's ``num_bytes``, what
+    ``datasets`` records when it loads the split) and size of the file (what is downloaded)."""
+
     name: str
     rows: int
     bytes: int
+    file_bytes: int
 
 
 def read_summary(build: Path) -> Summary:
@@ -57,7 +62,16 @@ def split_files(build: Path) -> list[SplitFile]:
         path = build / "dataset" / "data" / shard_name(split)
         if not path.is_file():
             raise CardError(f"{path}: the split shard is missing; run `pericurate build`.")
-        files.append(SplitFile(split, pq.ParquetFile(path).metadata.num_rows, path.stat().st_size))
+        try:
+            shard = pq.ParquetFile(path)
+            groups = range(shard.num_row_groups)  # a row group at a time: memory stays bounded
+            arrow_bytes = sum(shard.read_row_group(i).nbytes for i in groups)
+        except (OSError, pa.ArrowException) as error:
+            raise CardError(
+                f"{path}: not a readable parquet shard ({type(error).__name__}); "
+                "run `pericurate build`."
+            ) from None
+        files.append(SplitFile(split, shard.metadata.num_rows, arrow_bytes, path.stat().st_size))
     return files
 
 
@@ -65,17 +79,16 @@ def _size_category(films: int) -> str:
     return next((name for limit, name in SIZE_CATEGORIES if films < limit), "100K<n<1M")
 
 
-def front_matter(summary: Summary, files: list[SplitFile]) -> dict:
-    total = sum(f.rows for f in files)
-    size = sum(f.bytes for f in files)
-    return {
-        "license": "cc-by-4.0",
-        "pretty_name": PRETTY_NAME,
-        "task_categories": ["object-detection"],
-        "tags": ["medical", "dental", "radiology", "panoramic-radiograph", "periapical-lesion"],
-        "size_categories": [_size_category(total)],
-        "source_datasets": [f"https://doi.org/{summary.source.doi}"],
-        "configs": [
+def card_data(summary: Summary, files: list[SplitFile]) -> DatasetCardData:
+    """The card's metadata, with ``dataset_info`` filled in by ``datasets`` itself."""
+    data = DatasetCardData(
+        license="cc-by-4.0",
+        pretty_name=PRETTY_NAME,
+        task_categories=["object-detection"],
+        tags=["medical", "dental", "radiology", "panoramic-radiograph", "periapical-lesion"],
+        size_categories=[_size_category(sum(f.rows for f in files))],
+        source_datasets=[f"https://doi.org/{summary.source.doi}"],
+        configs=[
             {
                 "config_name": "default",
                 "data_files": [
@@ -83,15 +96,18 @@ def front_matter(summary: Summary, files: list[SplitFile]) -> dict:
                 ],
             }
         ],
-        "dataset_info": {
-            "features": features()._to_yaml_list(),
-            "splits": [
-                {"name": f.name, "num_bytes": f.bytes, "num_examples": f.rows} for f in files
-            ],
-            "download_size": size,
-            "dataset_size": size,
-        },
-    }
+    )
+    splits = datasets.SplitDict()
+    for f in files:
+        splits.add(datasets.SplitInfo(name=f.name, num_bytes=f.bytes, num_examples=f.rows))
+    info = datasets.DatasetInfo(
+        features=features(),
+        splits=splits,
+        download_size=sum(f.file_bytes for f in files),
+        dataset_size=sum(f.bytes for f in files),
+    )
+    DatasetInfosDict({"default": info}).to_dataset_card_data(data)
+    return data
 
 
 def _splits_table(summary: Summary) -> str:
@@ -221,16 +237,12 @@ The data are under CC BY 4.0 (see `LICENSE` and `NOTICE`, with attribution to Do
 
 
 def render_card(build: Path, revision: str | None = None) -> str:
-    """The whole README.md text for ``build``; validated with huggingface_hub's DatasetCard."""
+    """The whole README.md text for ``build``, made and checked by huggingface_hub's
+    ``DatasetCard``."""
     summary = read_summary(build)
-    meta = yaml.safe_dump(front_matter(summary, split_files(build)), sort_keys=False)
+    data = card_data(summary, split_files(build))
     line = describe(agreement(build / AGREEMENT_FILE))
-    text = f"---\n{meta}---\n{body(summary, line, revision)}"
-    parsed = DatasetCard(text).data.to_dict()  # raises on YAML the Hub would not read
-    missing = [key for key in REQUIRED_KEYS if key not in parsed]
-    if missing:
-        raise CardError(f"the rendered card lost its {', '.join(missing)} metadata")
-    return text
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n{body(summary, line, revision)}"))
 
 
 def write_card(build: Path, revision: str | None = None) -> Path:
