@@ -39,6 +39,13 @@ class ChainError(PericurateError):
     """A step is unknown, reads what no earlier step writes, or writes what it did not declare."""
 
 
+class Executor(Protocol):
+    """Runs steps in order on a run and returns every product they made
+    (``curation.executors``)."""
+
+    def run(self, steps: Sequence[Step], run: Run) -> Products: ...
+
+
 class Tracker(Protocol):
     """A progress bar a step reports to."""
 

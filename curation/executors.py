@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from curation.chain import Products, Run, Step
+from curation.chain import Executor, Products, Run, Step
 from curation.errors import PericurateError
 from curation.hashing import AverageHash512, Decode, View
 from curation.index import FileFacts, data_checked, file_facts, file_kind
@@ -56,7 +56,7 @@ class RayExecutor(LocalExecutor):
                 ray.shutdown()
 
 
-def executor_for(name: ExecutorName) -> LocalExecutor:
+def executor_for(name: ExecutorName) -> Executor:
     return RayExecutor() if name is ExecutorName.ray else LocalExecutor()
 
 
@@ -89,7 +89,9 @@ def _hash_batch(batch: dict[str, Any], decode: Decode) -> dict[str, list]:
     return out
 
 
-def hash_on_ray(jobs: list[tuple[str, Decode]], batch_size: int = 8) -> list[dict | None]:
+def hash_on_ray(
+    jobs: list[tuple[str, Decode]], batch_size: int = 8
+) -> list[dict[View, bytes] | None]:
     """The ``FilmHasher`` of the hash step that hashes on Ray Data: views per job, in order,
     None for a film that failed there."""
     if not jobs:

@@ -18,7 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from curation.chain import CHAIN, Products, Run, Tracker, checkpoint_name, through
+from curation.chain import CHAIN, Executor, Products, Run, Tracker, checkpoint_name, through
 from curation.executors import LocalExecutor
 from curation.records import Fate, SourceRecord, write_records
 from curation.settings import Settings
@@ -68,7 +68,7 @@ def curate(
     out: Path,
     settings: Settings,
     stop_after: str = CHAIN[-1].name,
-    executor: LocalExecutor | None = None,
+    executor: Executor | None = None,
 ) -> Outcome:
     """Run the chain through ``stop_after`` (local by default), whose records go to
     ``out/work``."""

@@ -71,12 +71,12 @@ def _skipped_records(source: Source) -> list[SourceRecord]:
 
 
 def keep_originals(run: Run, records: list[SourceRecord]) -> dict[str, object]:
-    """Step 3."""
+    """Step 3: augmented copies dropped by folder and name, before any film is decoded."""
     return {"records": drop_augmented_by_name(records)}
 
 
 def hash_all(run: Run, records: list[SourceRecord]) -> dict[str, object]:
-    """Step 4."""
+    """Step 4: every film still in play hashed in every orientation (cached by sha256)."""
     bar = run.track("hash films", len(pending_images(records)))
     records, hashes = hash_films(
         run.source.root,
@@ -91,7 +91,7 @@ def hash_all(run: Run, records: list[SourceRecord]) -> dict[str, object]:
 
 
 def drop_same_pictures(run: Run, records: list[SourceRecord], hashes: Hashes) -> dict[str, object]:
-    """Step 5."""
+    """Step 5: same-picture candidates confirmed in pixels; one film kept per group."""
     bar = run.track("compare pixels", None)
     same = run_same_picture(
         run.source.root,
@@ -109,7 +109,7 @@ def drop_same_pictures(run: Run, records: list[SourceRecord], hashes: Hashes) ->
 def join_lookalikes(
     run: Run, records: list[SourceRecord], hashes: Hashes, same_picture: SamePictureOutcome
 ) -> dict[str, object]:
-    """Step 6."""
+    """Step 6: the kept films joined into look-alike components."""
     films = {r.film_id: r for r in pending_images(records)}
     found = lookalike_clusters(films, hashes, same_picture.kept_as, run.settings.lookalike_distance)
     return {"lookalikes": found}
