@@ -23,10 +23,7 @@ def sample_zip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SampleTr
 @pytest.fixture(scope="session")
 def sample_source(sample_zip, tmp_path_factory: pytest.TempPathFactory) -> Source:
     work = tmp_path_factory.mktemp("source")
-    fetched = fetch_source(str(sample_zip[0]), work, work / "source.lock.json", progress=False)
-    return Source(
-        fetched.root, fetched.origin, fetched.sha256, fetched.size, fetched.skipped, fetched.comment
-    )
+    return fetch_source(str(sample_zip[0]), work, work / "source.lock.json", progress=False)
 
 
 @pytest.fixture(scope="session")

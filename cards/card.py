@@ -5,50 +5,55 @@ so the card cannot drift from the data it describes.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
+import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
 import typer
-import yaml
-from huggingface_hub import DatasetCard
+from datasets.info import DatasetInfosDict
+from huggingface_hub import DatasetCard, DatasetCardData
 from rich.console import Console
 
 from cards.licenses import write_license_files
 from curation.agreement import AGREEMENT_FILE, agreement, describe
 from curation.atomic import write_bytes
+from curation.errors import PericurateError
+from curation.options import DEFAULT_BUILD, BuildDir
 from curation.schema import SPLITS, features, shard_name
+from curation.summary import Summary, SummaryError
+from splits.figures import STAT_NAMES
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
-REQUIRED_KEYS = ("license", "task_categories", "configs", "dataset_info", "size_categories")
 SYNTHETIC_NOTE = (
     "**This build was made from the synthetic sample source, not from the real archive: its "
     "figures say nothing about the real data.**"
 )
 
 
-class CardError(ValueError):
+class CardError(PericurateError):
     """The build lacks what the card is made from."""
 
 
 @dataclass(frozen=True)
 class SplitFile:
+    """A split's shard: rows, size of its Arrow data (the Hub's ``num_bytes``, what
+    ``datasets`` records when it loads the split) and size of the file (what is downloaded)."""
+
     name: str
     rows: int
     bytes: int
+    file_bytes: int
 
 
-def read_summary(build: Path) -> dict:
-    path = build / "curation.json"
-    if not path.is_file():
-        raise CardError(f"{path}: no curation summary; run `pericurate build` first.")
+def read_summary(build: Path) -> Summary:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as error:
-        raise CardError(f"{path}: not valid JSON ({error}).") from error
+        return Summary.load(build / "curation.json")
+    except SummaryError as error:
+        raise CardError(str(error)) from None
 
 
 def split_files(build: Path) -> list[SplitFile]:
@@ -57,30 +62,33 @@ def split_files(build: Path) -> list[SplitFile]:
         path = build / "dataset" / "data" / shard_name(split)
         if not path.is_file():
             raise CardError(f"{path}: the split shard is missing; run `pericurate build`.")
-        files.append(SplitFile(split, pq.ParquetFile(path).metadata.num_rows, path.stat().st_size))
+        try:
+            shard = pq.ParquetFile(path)
+            groups = range(shard.num_row_groups)  # a row group at a time: memory stays bounded
+            arrow_bytes = sum(shard.read_row_group(i).nbytes for i in groups)
+        except (OSError, pa.ArrowException) as error:
+            raise CardError(
+                f"{path}: not a readable parquet shard ({type(error).__name__}); "
+                "run `pericurate build`."
+            ) from None
+        files.append(SplitFile(split, shard.metadata.num_rows, arrow_bytes, path.stat().st_size))
     return files
-
-
-def is_synthetic(summary: dict) -> bool:
-    """The sample archive says so in its zip comment, which the build records."""
-    return bool(summary["source"].get("synthetic"))
 
 
 def _size_category(films: int) -> str:
     return next((name for limit, name in SIZE_CATEGORIES if films < limit), "100K<n<1M")
 
 
-def front_matter(summary: dict, files: list[SplitFile]) -> dict:
-    total = sum(f.rows for f in files)
-    size = sum(f.bytes for f in files)
-    return {
-        "license": "cc-by-4.0",
-        "pretty_name": PRETTY_NAME,
-        "task_categories": ["object-detection"],
-        "tags": ["medical", "dental", "radiology", "panoramic-radiograph", "periapical-lesion"],
-        "size_categories": [_size_category(total)],
-        "source_datasets": [f"https://doi.org/{summary['source']['doi']}"],
-        "configs": [
+def card_data(summary: Summary, files: list[SplitFile]) -> DatasetCardData:
+    """The card's metadata, with ``dataset_info`` filled in by ``datasets`` itself."""
+    data = DatasetCardData(
+        license="cc-by-4.0",
+        pretty_name=PRETTY_NAME,
+        task_categories=["object-detection"],
+        tags=["medical", "dental", "radiology", "panoramic-radiograph", "periapical-lesion"],
+        size_categories=[_size_category(sum(f.rows for f in files))],
+        source_datasets=[f"https://doi.org/{summary.source.doi}"],
+        configs=[
             {
                 "config_name": "default",
                 "data_files": [
@@ -88,44 +96,39 @@ def front_matter(summary: dict, files: list[SplitFile]) -> dict:
                 ],
             }
         ],
-        "dataset_info": {
-            "features": features()._to_yaml_list(),
-            "splits": [
-                {"name": f.name, "num_bytes": f.bytes, "num_examples": f.rows} for f in files
-            ],
-            "download_size": size,
-            "dataset_size": size,
-        },
-    }
-
-
-def _count(summary: dict, kind: str, fate: str, reason_start: str) -> int:
-    return sum(
-        row["files"]
-        for row in summary["counts"]["by_reason"]
-        if row["kind"] == kind and row["fate"] == fate and row["reason"].startswith(reason_start)
     )
+    splits = datasets.SplitDict()
+    for f in files:
+        splits.add(datasets.SplitInfo(name=f.name, num_bytes=f.bytes, num_examples=f.rows))
+    info = datasets.DatasetInfo(
+        features=features(),
+        splits=splits,
+        download_size=sum(f.file_bytes for f in files),
+        dataset_size=sum(f.bytes for f in files),
+    )
+    DatasetInfosDict({"default": info}).to_dataset_card_data(data)
+    return data
 
 
-def _splits_table(summary: dict) -> str:
-    columns = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
+def _splits_table(summary: Summary) -> str:
     lines = [
         "| split | films | lesions | PAI 3 | PAI 4 | PAI 5 | lesion-free films |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for split in SPLITS:
-        figures = summary["splits"][split]
-        lines.append(f"| {split} | " + " | ".join(str(figures[c]) for c in columns) + " |")
+        figures = summary.splits[split]
+        cells = " | ".join(str(getattr(figures, name)) for name in STAT_NAMES)
+        lines.append(f"| {split} | {cells} |")
     return "\n".join(lines)
 
 
-def body(summary: dict, agreement_line: str, revision: str | None) -> str:
-    source, params, counts = summary["source"], summary["parameters"], summary["counts"]
-    kept = counts["by_kind_and_fate"].get("image/kept", 0)
-    rejected = counts["by_kind_and_fate"].get("image/rejected", 0)
-    largest = counts["largest_clusters"][0] if counts["largest_clusters"] else None
-    largest_text = f"`{largest['cluster_id']}` with {largest['films']} films" if largest else "none"
-    synthetic = f"\n{SYNTHETIC_NOTE}\n" if is_synthetic(summary) else ""
+def body(summary: Summary, agreement_line: str, revision: str | None) -> str:
+    source, params, counts = summary.source, summary.parameters, summary.counts
+    kept = counts.by_kind_and_fate.get("image/kept", 0)
+    rejected = counts.by_kind_and_fate.get("image/rejected", 0)
+    largest = counts.largest_clusters[0] if counts.largest_clusters else None
+    largest_text = f"`{largest.cluster_id}` with {largest.films} films" if largest else "none"
+    synthetic = f"\n{SYNTHETIC_NOTE}\n" if source.synthetic else ""
     pin = (
         f"The periapical-lesions environment is pinned to commit `{revision}` of this "
         "dataset; load exactly that revision."
@@ -143,39 +146,39 @@ and test splits that share no film and no look-alike of a film.
 
 ## Source
 
-{source["citation"].rsplit(" doi:", 1)[0]} DOI: [{source["doi"]}](https://doi.org/{source["doi"]}),
-licensed {source["license"]}. Archive sha256 `{source["archive_sha256"]}`
-({source["archive_size"]} bytes).
+{source.citation.rsplit(" doi:", 1)[0]} DOI: [{source.doi}](https://doi.org/{source.doi}),
+licensed {source.license}. Archive sha256 `{source.archive_sha256}`
+({source.archive_size} bytes).
 
 ## How it was made
 
 Every step is recorded in `curation.json`; the curation code is `pericurate` (hash
-`{summary["hash_version"]}`).
+`{summary.hash_version}`).
 
-1. Index all {counts["source_files"]} source files; {rejected} images that cannot be used
+1. Index all {counts.source_files} source files; {rejected} images that cannot be used
    (no annotation, undecodable, duplicate stems, ...) were rejected with a reason.
 2. Keep original films only: {
-        _count(summary, "image", "dropped", "augmented copy")
-        - _count(summary, "image", "dropped", "augmented copy among")
+        counts.files("image", "dropped", "augmented copy")
+        - counts.files("image", "dropped", "augmented copy among")
     } augmented copies were
    dropped by folder and name.
 3. Hash each film (512-bit average hash, in every orientation), confirm same-picture
-   candidates (Hamming distance <= {params["same_picture_distance"]} in some orientation) in
+   candidates (Hamming distance <= {params.same_picture_distance} in some orientation) in
    pixels after removing exposure differences, and keep one film of each same-picture group,
-   chosen by evidence from the files: {counts["same_picture_groups"]} groups;
-   {_count(summary, "image", "dropped", "augmented copy among")} copies filed among the
-   originals and {_count(summary, "image", "dropped", "near-identical")} re-filings were
-   dropped ({counts["agreement_pairs"]} pairs of one radiograph filed twice feed the agreement
+   chosen by evidence from the files: {counts.same_picture_groups} groups;
+   {counts.files("image", "dropped", "augmented copy among")} copies filed among the
+   originals and {counts.files("image", "dropped", "near-identical")} re-filings were
+   dropped ({counts.agreement_pairs} pairs of one radiograph filed twice feed the agreement
    figure).
-4. Join films at Hamming distance <= {params["lookalike_distance"]} in any orientation (a
-   superset of "within {params["lookalike_distance"]} bits": a turned copy stays with its
+4. Join films at Hamming distance <= {params.lookalike_distance} in any orientation (a
+   superset of "within {params.lookalike_distance} bits": a turned copy stays with its
    original), and films naming one patient number, into look-alike components:
-   {counts["lookalike_edges"]} hash links ({counts["lookalike_edges_turned"]} only in a turned
-   orientation), {counts["patient_links"]} patient links,
-   {counts["clusters"]} components
-   ({counts["multi_film_clusters"]} with more than one film); the largest is {largest_text}.
-5. Assign whole components to splits with fractions {params["fractions"]} and seed
-   {params["seed"]}: {kept} original films kept.
+   {counts.lookalike_edges} hash links ({counts.lookalike_edges_turned} only in a turned
+   orientation), {counts.patient_links} patient links,
+   {counts.clusters} components
+   ({counts.multi_film_clusters} with more than one film); the largest is {largest_text}.
+5. Assign whole components to splits with fractions {list(params.fractions)} and seed
+   {params.seed}: {kept} original films kept.
 
 ## Splits
 
@@ -199,7 +202,7 @@ the same radiograph filed twice, and repeat visits of one patient that look alik
 are removed and every look-alike component goes to a single split, so no test film has a
 copy or a look-alike in train. To audit without trusting us, run
 `pericurate audit OWNER/NAME@REVISION`: it recomputes every hash from the stored image bytes,
-lists every cross-split pair within distance {params["lookalike_distance"]}, checks the
+lists every cross-split pair within distance {params.lookalike_distance}, checks the
 `cluster_id` column against the recomputed components and tests the referrals for hints.
 `audit/clusters.parquet` maps each film to its component and split, and
 `audit/manifest.parquet` gives every source file's fate and reason.
@@ -207,7 +210,7 @@ lists every cross-split pair within distance {params["lookalike_distance"]}, che
 ## Referrals
 
 Each film carries a referral slip with a patient code, age, sex and reason, generated from a
-salted hash of the film id (salt `{params["referral_salt"]}`). They are synthetic: they are
+salted hash of the film id (salt `{params.referral_salt}`). They are synthetic: they are
 drawn without looking at the film or its annotations, so they carry no hint of the findings.
 
 ## Inter-annotator agreement
@@ -229,43 +232,35 @@ environment's scorer: {agreement_line}.
 ## Licences
 
 The data are under CC BY 4.0 (see `LICENSE` and `NOTICE`, with attribution to Do et al.
-2024, DOI {source["doi"]}); the curation code is under Apache-2.0.
+2024, DOI {source.doi}); the curation code is under Apache-2.0.
 """
 
 
 def render_card(build: Path, revision: str | None = None) -> str:
-    """The whole README.md text for ``build``; validated with huggingface_hub's DatasetCard."""
+    """The whole README.md text for ``build``, made and checked by huggingface_hub's
+    ``DatasetCard``."""
     summary = read_summary(build)
-    meta = yaml.safe_dump(front_matter(summary, split_files(build)), sort_keys=False)
+    data = card_data(summary, split_files(build))
     line = describe(agreement(build / AGREEMENT_FILE))
-    text = f"---\n{meta}---\n{body(summary, line, revision)}"
-    parsed = DatasetCard(text).data.to_dict()  # raises on YAML the Hub would not read
-    missing = [key for key in REQUIRED_KEYS if key not in parsed]
-    if missing:
-        raise CardError(f"the rendered card lost its {', '.join(missing)} metadata")
-    return text
+    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n{body(summary, line, revision)}"))
 
 
 def write_card(build: Path, revision: str | None = None) -> Path:
     """README.md plus the LICENSE and NOTICE files into ``build/dataset``."""
-    summary = read_summary(build)
+    source = read_summary(build).source
     dataset_dir = build / "dataset"
     card = dataset_dir / "README.md"
     write_bytes(card, render_card(build, revision).encode("utf-8"))
-    write_license_files(dataset_dir, summary["source"]["citation"], summary["source"]["doi"])
+    write_license_files(dataset_dir, source.citation, source.doi)
     return card
 
 
 def card_command(
-    build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
+    build: BuildDir = DEFAULT_BUILD,
     revision: Annotated[
         str | None, typer.Option(help="Pinned dataset commit to state in the card.")
     ] = None,
 ) -> None:
-    """Write the dataset card, LICENSE and NOTICE into BUILD/dataset from the build's figures."""
-    try:
-        card = write_card(build, revision)
-    except (CardError, ValueError) as error:
-        Console(stderr=True).print(f"[red]{error}[/red]", soft_wrap=True)
-        raise typer.Exit(2) from None
-    Console(stderr=True).print(f"wrote {card}")
+    """The ``card`` command: errors are ``PericurateError``s, told by the command line."""
+    card = write_card(build, revision)
+    Console(stderr=True).print(f"wrote {card}", markup=False, highlight=False, soft_wrap=True)

@@ -14,7 +14,6 @@ publishes the environment with ``prime env push`` (``pericurate[prime]``).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -36,7 +35,9 @@ from cards.licenses import license_texts
 from curation.atomic import write_bytes
 from curation.download import read_lock
 from curation.errors import PericurateError, SourceError
+from curation.options import DEFAULT_BUILD, BuildDir
 from curation.schema import SPLITS, shard_name
+from curation.summary import SourceFacts, Summary, SummaryError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PINNED_FILE = Path("environments/periapical-lesions/periapical_lesions/pinned.py")
@@ -63,31 +64,28 @@ class Upload:
         return hashlib.sha1(header + self.content).hexdigest()
 
 
-def check_fresh(build: Path, lock: Path) -> dict:
-    """The build's summary, refused when the build is missing or was made from an archive the
+def check_fresh(build: Path, lock: Path) -> SourceFacts:
+    """The build's source, refused when the build is missing or was made from an archive the
     lock no longer records."""
     summary_path = build / "curation.json"
     if not summary_path.is_file():
         raise PushError(f"{summary_path}: the build is missing; run `pericurate build` first.")
     try:
-        source = json.loads(summary_path.read_text(encoding="utf-8"))["source"]
-        str(source["origin"]), str(source["archive_sha256"])
-    except (ValueError, KeyError, TypeError) as error:
-        raise PushError(
-            f"{summary_path}: not a build summary ({type(error).__name__}); rebuild it."
-        ) from None
+        source = Summary.load(summary_path).source
+    except SummaryError as error:
+        raise PushError(str(error)) from None
     try:
         entries = read_lock(lock)
     except SourceError as error:
         raise PushError(str(error)) from None
     if not lock.is_file():
         raise PushError(f"{lock}: no source lock; pass --lock with the lock the build used.")
-    origin = source["origin"]
+    origin = source.origin
     entry = entries.get(origin) or entries.get(Path(origin).name)
-    if entry is None or entry.get("sha256") != source["archive_sha256"]:
+    if entry is None or entry.get("sha256") != source.archive_sha256:
         raise PushError(
             f"{build} is stale: it was built from an archive with sha256 "
-            f"{source['archive_sha256']} but {lock} records "
+            f"{source.archive_sha256} but {lock} records "
             f"{entry.get('sha256') if entry else 'no entry'} for {origin}; rebuild it."
         )
     return source
@@ -137,7 +135,7 @@ def uploads(build: Path) -> list[Upload]:
     """What a push publishes: shards, card (rendered fresh, without a pin), licence files,
     the summary and the audit files."""
     dataset = build / "dataset"
-    source = json.loads((build / "curation.json").read_text(encoding="utf-8"))["source"]
+    source = Summary.load(build / "curation.json").source
     files = [
         Upload(f"data/{shard_name(s)}", (dataset / "data" / shard_name(s)).read_bytes())
         for s in SPLITS
@@ -145,7 +143,7 @@ def uploads(build: Path) -> list[Upload]:
     files.append(Upload("README.md", render_card(build).encode("utf-8")))
     files += [
         Upload(name, text.encode("utf-8"))
-        for name, text in license_texts(source["citation"], source["doi"]).items()
+        for name, text in license_texts(source.citation, source.doi).items()
     ]
     files.append(Upload("curation.json", (build / "curation.json").read_bytes()))
     files += [Upload(f"audit/{n}", (build / n).read_bytes()) for n in AUDIT_FILES]
@@ -264,7 +262,7 @@ def push_environment(prime: str, repo_root: Path, console: Console) -> None:
 
 def push_command(
     repo: Annotated[str, typer.Option("--repo", help="Hub dataset repo, OWNER/NAME.")],
-    build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
+    build: BuildDir = DEFAULT_BUILD,
     endpoint: Annotated[
         str | None, typer.Option(help="Hub endpoint (default HF_ENDPOINT or the Hub).")
     ] = None,
@@ -282,12 +280,12 @@ def push_command(
     build_env: Annotated[bool, typer.Option(help="Build the environment's wheel/sdist.")] = True,
     repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
 ) -> None:
-    """Publish the build as one pinned Hub commit and pin the environment to it."""
+    """The ``push`` command (its help: ``curation.cli.LAZY_COMMANDS``); errors are one line."""
     console = Console(soft_wrap=True, markup=False, highlight=False)
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
         raise PushError(f"--repo {repo!r} is not OWNER/NAME.")
     source = check_fresh(build, lock)
-    if source.get("synthetic") and not allow_synthetic:
+    if source.synthetic and not allow_synthetic:
         raise PushError(
             f"{build} was made from the synthetic sample, not real data; pass "
             "--allow-synthetic to push it anyway."

@@ -16,11 +16,14 @@ import typer
 from periapical_lesions.scoring import Interval, bootstrap_ci, score
 from rich.console import Console
 
+from curation.errors import PericurateError
+from curation.options import DEFAULT_BUILD, BuildDir
+
 AGREEMENT_FILE = "agreement.parquet"
 REQUIRED_COLUMNS = ("film_id", "other_film_id", "lesions", "other_lesions")
 
 
-class AgreementError(ValueError):
+class AgreementError(PericurateError):
     """The agreement file is missing or not what the build writes."""
 
 
@@ -69,13 +72,9 @@ def describe(result: Agreement) -> str:
 
 
 def agreement_command(
-    build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
+    build: BuildDir = DEFAULT_BUILD,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
 ) -> None:
-    """Score the double-annotated films against each other with the environment's scorer."""
-    try:
-        result = agreement(build / AGREEMENT_FILE, seed)
-    except AgreementError as error:
-        Console(stderr=True).print(f"[red]{error}[/red]", soft_wrap=True)
-        raise typer.Exit(2) from None
+    """The ``agreement`` command: errors are ``PericurateError``s, told by the command line."""
+    result = agreement(build / AGREEMENT_FILE, seed)
     Console().print(f"inter-annotator agreement: {describe(result)}", soft_wrap=True)

@@ -18,9 +18,9 @@ from curation.audit_target import AuditError, Film, image_bytes_of
 from curation.audit_turned import TurnedPair
 from curation.hashing import HASH_BYTES, View
 from curation.pairs import as_codes, range_pairs, self_pairs
+from curation.schema import SPLITS as KNOWN_SPLITS
 
 SHORT_HASH_BITS = 64
-KNOWN_SPLITS = ("train", "validation", "test")
 CLOSEST_PAIRS = 24
 
 

@@ -28,17 +28,17 @@ from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.lookalikes import Cluster
 from curation.near_identical import AgreementPair
-from curation.records import Lesion, SourceRecord
+from curation.records import LESION_STRUCT, Lesion, SourceRecord
 from curation.referrals import referral_for
 from curation.schema import SPLITS, features, shard_name
 
 ROW_GROUP = 64
 SHARD_WRITER = "shards-v2/uncompressed-jpeg/no-jpeg-statistics"
-_LESIONS = pa.list_(pa.struct([("box", pa.list_(pa.float64(), 4)), ("pai", pa.int8())]))
+_LESIONS = pa.list_(LESION_STRUCT)
 
 
 def _lesion_rows(lesions: tuple[Lesion, ...]) -> list[dict[str, object]]:
-    return [{"box": list(les.box), "pai": les.pai} for les in lesions]
+    return [les.as_row() for les in lesions]
 
 
 def _shard_rows(

@@ -1,22 +1,25 @@
-"""The ``pericurate`` command line: it composes the steps and shows what they did.
+"""The ``pericurate`` command line, built from the declared chain (``curation.chain``): one
+subcommand per step, each running the chain through that step with only the options its
+steps use; ``download``, ``sample`` and the publishing commands beside them.
 
-Every step of the chain is a subcommand that runs the chain through that step and leaves its
-records in ``BUILD/work``; ``pericurate build`` runs them all. The source a run reads is the
-one the last ``pericurate download`` fetched (recorded in ``BUILD/work/source.json``).
+Importing this module (``pericurate --help``) imports typer and the chain's declaration,
+nothing heavier: each command imports what it needs when it runs, and the publishing
+commands (``LAZY_COMMANDS``) are listed by their help alone until one of them is used.
 
 Errors: every command raises ``curation.errors.PericurateError`` for a problem a user can
 cause; ``LazyCommands.invoke`` is the one handler, printing its message as one plain line
-(never read as rich markup: file names and reasons come from hostile sources) and exiting
-with its code (2 for usage and source errors).
+(never read as markup: file names and reasons come from hostile sources) and exiting with
+its code (2 for usage and source errors).
 """
 
 from __future__ import annotations
 
 import importlib
-import json
+import inspect
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
@@ -24,26 +27,71 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
-from curation.atomic import write_json
-from curation.download import DEFAULT_URL, fetch_source
-from curation.errors import PericurateError, SourceError
-from curation.records import fate_counts
+from curation.chain import CHAIN, Step, number, through
+from curation.errors import PericurateError
+from curation.options import DEFAULT_BUILD, BuildDir
+from curation.source import DEFAULT_URL, Source
+from curation.vocabulary import Decode, ExecutorName
+from splits.figures import SPLITS, STAT_NAMES
 
 if TYPE_CHECKING:
-    from curation.pipeline import Outcome, Settings, Source
+    from curation.pipeline import Outcome
 
-# Commands whose modules import heavy libraries (datasets, scipy, pandas, the Hub client):
-# imported only when run, so the other commands start in a fraction of a second.
+HELP = (
+    "Curate the periapical-lesion radiographs into leakage-free splits.\n\n"
+    "Every step of the chain is a command that runs the chain through that step and leaves "
+    "its records in BUILD/work; 'pericurate build' runs them all. The source a run reads is "
+    "the one the last 'pericurate download' fetched (recorded in BUILD/work/source.json)."
+)
+
+# The publishing commands import heavy libraries (datasets, scipy, the Hub client): each is
+# "module:function" and its one-line help, imported only when it runs or shows its own help.
 LAZY_COMMANDS = {
-    "audit": ("curation.audit", "audit_command"),
-    "card": ("cards.card", "card_command"),
-    "agreement": ("curation.agreement", "agreement_command"),
-    "push": ("cards.push", "push_command"),
+    "audit": (
+        "curation.audit:audit_command",
+        "Audit published splits for look-alike leakage and referral hints (exit 1 if found).",
+    ),
+    "card": (
+        "cards.card:card_command",
+        "Write the dataset card, LICENSE and NOTICE into BUILD/dataset from the build's figures.",
+    ),
+    "agreement": (
+        "curation.agreement:agreement_command",
+        "Score the double-annotated films against each other with the environment's scorer.",
+    ),
+    "push": (
+        "cards.push:push_command",
+        "Publish the build as one pinned Hub commit and pin the environment to it.",
+    ),
 }
 
 
+class _LazyCommand(click.Command):
+    """A command known by its name and help until it runs or shows its own help."""
+
+    def __init__(self, name: str, target: str, help: str) -> None:
+        super().__init__(name, help=help)
+        self.target = target
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        module, _, function = self.target.partition(":")
+        single = typer.Typer(add_completion=False)
+        single.command(self.name, help=self.help)(
+            getattr(importlib.import_module(module), function)
+        )
+        command = typer.main.get_command(single)
+        return command.make_context(info_name, args, parent=parent, **extra)
+
+
 class LazyCommands(TyperGroup):
-    """A command group that imports a ``LAZY_COMMANDS`` module when its command is used."""
+    """The command group: the lazy commands listed after the others, and the one handler of
+    ``PericurateError``."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*super().list_commands(ctx), *LAZY_COMMANDS]
@@ -51,10 +99,7 @@ class LazyCommands(TyperGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in LAZY_COMMANDS:
             return super().get_command(ctx, cmd_name)
-        module, function = LAZY_COMMANDS[cmd_name]
-        single = typer.Typer(add_completion=False)
-        single.command(cmd_name)(getattr(importlib.import_module(module), function))
-        return typer.main.get_command(single)
+        return _LazyCommand(cmd_name, *LAZY_COMMANDS[cmd_name])
 
     def invoke(self, ctx: click.Context) -> object:
         """Run the command; a ``PericurateError`` becomes one plain line and its exit code."""
@@ -70,42 +115,14 @@ def one_line(message: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", message)
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, cls=LazyCommands)
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP, cls=LazyCommands)
 console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
 
 EXIT_REJECTED = 3
-BuildDir = Annotated[Path, typer.Option("--build", help="Build folder.")]
-DEFAULT_BUILD = Path("build")
 
 
 def _source_file(build: Path) -> Path:
     return build / "work" / "source.json"
-
-
-def _load_source(build: Path) -> Source:
-    path = _source_file(build)
-    if not path.exists():
-        raise SourceError(f"{path}: no source yet; run `pericurate download` first.")
-    from curation.pipeline import Source
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        source = Source(
-            Path(data["root"]),
-            str(data["origin"]),
-            data["sha256"],
-            data["size"],
-            tuple(data["skipped"]),
-            str(data["comment"]),
-        )
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise SourceError(
-            f"{path}: not a valid source record ({type(error).__name__}); "
-            "run `pericurate download` again."
-        ) from None
-    if not all(isinstance(name, str) for name in source.skipped):
-        raise SourceError(f"{path}: not a valid source record; run `pericurate download` again.")
-    return source
 
 
 @app.command()
@@ -134,110 +151,120 @@ def download(
     ),
 ) -> None:
     """Step 1: fetch (resumable), check against the lock, extract safely."""
+    from curation.download import fetch_source
+
     fetched = fetch_source(source, build, lock)
-    write_json(
-        _source_file(build),
-        {
-            "root": str(fetched.root),
-            "origin": fetched.origin,
-            "sha256": fetched.sha256,
-            "size": fetched.size,
-            "skipped": list(fetched.skipped),
-            "comment": fetched.comment,
-        },
-    )
+    fetched.save(_source_file(build))
     console.print(f"source ready at {fetched.root}")
 
 
-def _settings(seed: int, decode: str, workers: int) -> Settings:
-    from curation.pipeline import Settings
+def _param(name: str, annotation: Any, default: object) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
 
-    if decode not in ("draft", "full"):
-        raise typer.BadParameter("decode must be 'draft' or 'full'")
-    return Settings(seed=seed, decode=decode, workers=workers)  # type: ignore[arg-type]
+
+def _option(name: str, kind: type, default: object, help: str) -> inspect.Parameter:
+    return _param(name, Annotated[kind, typer.Option(help=help)], default)
+
+
+# The options of the step commands: the settings a user may change (shown by the commands
+# whose steps use them, ``Step.settings``), then those every step command has.
+SETTING_OPTIONS = {
+    "seed": _option("seed", int, 0, "Split assignment seed."),
+    "decode": _option(
+        "decode", Decode, Decode.draft, "Hash decoding: at reduced JPEG scale, or whole."
+    ),
+    "workers": _option("workers", int, 0, "Worker processes for per-file work (0 = all cores)."),
+}
+COMMON_OPTIONS = (
+    _option(
+        "executor",
+        ExecutorName,
+        ExecutorName.local,
+        "Where per-file work runs: this machine, or a Ray cluster (needs the ray extra).",
+    ),
+    _option(
+        "fail_on_rejected",
+        bool,
+        True,
+        f"Exit {EXIT_REJECTED} when any source file was rejected.",
+    ),
+)
+
+
+def step_command(step: Step) -> Callable[..., None]:
+    """The command that runs the chain through ``step``, with the options of its steps."""
+    used = {name for done in through(step.name) for name in done.settings}
+    build = _param("build", BuildDir, DEFAULT_BUILD)
+    settings = [option for name, option in SETTING_OPTIONS.items() if name in used]
+
+    def command(
+        build: Path, executor: ExecutorName, fail_on_rejected: bool, **settings: Any
+    ) -> None:
+        _run(step.name, build, executor, fail_on_rejected, settings)
+
+    command.__signature__ = inspect.Signature([build, *settings, *COMMON_OPTIONS])  # type: ignore[attr-defined]
+    command.__doc__ = f"Step {number(step)}: {step.help}"
+    return command
 
 
 def _run(
-    step: str, build: Path, seed: int, decode: str, workers: int, fail_on_rejected: bool
+    step: str, build: Path, executor: ExecutorName, fail_on_rejected: bool, settings: dict
 ) -> None:
+    from curation.executors import executor_for
     from curation.pipeline import curate
+    from curation.settings import Settings
 
-    outcome = curate(_load_source(build), build, _settings(seed, decode, workers), stop_after=step)
+    source = Source.load(_source_file(build))
+    outcome = curate(source, build, Settings(**settings), step, executor_for(executor))
     _print_summary(outcome, step)
     if outcome.rejected and fail_on_rejected:
-        console.print(
-            f"{outcome.rejected} source files were rejected (see the manifest).", style="yellow"
-        )
+        console.print(f"{outcome.rejected} source files were rejected (see the manifest).")
         raise typer.Exit(EXIT_REJECTED)
 
 
+def _table(title: str, columns: tuple[str, ...], numbers: int) -> Table:
+    """A table whose last ``numbers`` columns are right-aligned figures."""
+    table = Table(title=title)
+    for n, column in enumerate(columns):
+        table.add_column(column, justify="right" if n >= len(columns) - numbers else "left")
+    return table
+
+
 def _print_summary(outcome: Outcome, step: str) -> None:
-    fates = Table(title=f"Source files after step '{step}'")
-    for column in ("kind", "fate", "files"):
-        fates.add_column(column, justify="right" if column == "files" else "left")
+    from curation.records import fate_counts
+
+    fates = _table(f"Source files after step '{step}'", ("kind", "fate", "files"), 1)
     counts = fate_counts(outcome.records)
     for (kind, fate), n in sorted(counts.items()):
         fates.add_row(kind, fate, str(n))
     fates.add_row("all", "", str(sum(counts.values())), style="bold")
     console.print(fates)
-    reasons = outcome.summary.get("counts", {}).get("by_reason", [])
-    if reasons:
-        why = Table(title="Why files were dropped, rejected or ignored")
-        for column in ("kind", "fate", "reason", "files"):
-            why.add_column(column, justify="right" if column == "files" else "left")
-        for row in reasons:
-            if row["fate"] != "kept":
-                why.add_row(row["kind"], row["fate"], row["reason"], str(row["files"]))
-        console.print(why)
-    splits = outcome.summary.get("splits")
-    if not splits:
+    summary = outcome.summary
+    if summary is None:
         return
-    targets = outcome.summary["targets"]
-    goal = " / ".join(str(targets[s]) for s in ("train", "validation", "test"))
-    table = Table(title=f"Splits (film targets {goal})")
-    columns = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
-    table.add_column("split")
-    for column in columns:
-        table.add_column(column, justify="right")
-    for split, figures in splits.items():
-        table.add_row(split, *(str(figures[c]) for c in columns))
+    why = _table(
+        "Why files were dropped, rejected or ignored", ("kind", "fate", "reason", "files"), 1
+    )
+    for row in summary.counts.by_reason:
+        if row.fate != "kept":
+            why.add_row(row.kind, row.fate, row.reason, str(row.files))
+    console.print(why)
+    goal = " / ".join(str(summary.targets[s]) for s in SPLITS)
+    table = _table(f"Splits (film targets {goal})", ("split", *STAT_NAMES), len(STAT_NAMES))
+    for split in SPLITS:
+        figures = summary.splits[split]
+        table.add_row(split, *(str(getattr(figures, name)) for name in STAT_NAMES))
     console.print(table)
-    counts_summary = outcome.summary["counts"]
-    largest = ", ".join(
-        f"{c['cluster_id']} ({c['films']})" for c in counts_summary["largest_clusters"]
-    )
+    counts_ = summary.counts
+    largest = ", ".join(f"{c.cluster_id} ({c.films})" for c in counts_.largest_clusters)
     console.print(
-        f"clusters: {counts_summary['clusters']} ({counts_summary['multi_film_clusters']} with "
-        f"look-alikes); largest: {largest}; same-picture groups: "
-        f"{counts_summary['same_picture_groups']}, dropped by kind: "
-        f"{counts_summary['same_picture_dropped']}"
+        f"clusters: {counts_.clusters} ({counts_.multi_film_clusters} with look-alikes); "
+        f"largest: {largest}; same-picture groups: {counts_.same_picture_groups}, dropped by "
+        f"kind: {counts_.same_picture_dropped}"
     )
 
 
-def _step_command(step: str, doc: str) -> None:
-    def command(
-        build: BuildDir = DEFAULT_BUILD,
-        seed: Annotated[int, typer.Option(help="Split assignment seed.")] = 0,
-        decode: Annotated[str, typer.Option(help="Hash decoding: draft or full.")] = "draft",
-        workers: Annotated[int, typer.Option(help="Hash worker processes (0 = all cores).")] = 0,
-        fail_on_rejected: Annotated[
-            bool, typer.Option(help=f"Exit {EXIT_REJECTED} when any source file was rejected.")
-        ] = True,
-    ) -> None:
-        _run(step, build, seed, decode, workers, fail_on_rejected)
-
-    command.__doc__ = doc
-    app.command(step)(command)
-
-
-STEP_HELP = {
-    "index": "Step 2: one record per source file, bad files rejected with a reason.",
-    "originals": "Step 3: keep original films only (folder and stem rule).",
-    "hash": "Step 4: 512-bit average hashes, parallel and cached.",
-    "near-identical": "Step 5: drop augmented copies and near-identical films (pixel-confirmed).",
-    "lookalikes": "Step 6: look-alike components at Hamming distance <= 30.",
-    "assign": "Step 7: whole components to train / validation / test.",
-    "build": "Steps 2-9: the whole chain, writing the dataset, manifest and curation.json.",
-}
-for _step, _help in STEP_HELP.items():  # the steps of curation.pipeline.STEPS, in order
-    _step_command(_step, _help)
+for _step in CHAIN:
+    app.command(_step.name)(step_command(_step))

@@ -20,7 +20,6 @@ import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -31,8 +30,8 @@ from rich.progress import Progress
 from curation.atomic import settled, write_bytes, write_json
 from curation.errors import DamagedArchiveError, SourceError
 from curation.extract import CHUNK_BYTES, EXTRACTED_FILES, extract_archive, progress_bar
+from curation.source import Source
 
-DEFAULT_URL = "https://data.mendeley.com/public-api/zip/kx52tk2ddj/download/3"
 DATASET_DIR = "Periapical Dataset"
 RETRY_ATTEMPTS = 5
 RETRY_BACKOFF_SECONDS = 2.0
@@ -41,25 +40,13 @@ BUILD_LOCK_NAME = ".pericurate-download.lock"
 SECRET_QUERY_WORDS = ("token", "key", "sig", "secret", "password", "auth", "credential")
 
 
-@dataclass(frozen=True)
-class FetchedSource:
-    root: Path
-    origin: str
-    sha256: str | None
-    size: int | None
-    skipped: tuple[str, ...]
-    comment: str = ""  # the archive's own zip comment, kept so a build can say what it declares
-
-
-def fetch_source(
-    source: str, work_dir: Path, lock_path: Path, *, progress: bool = True
-) -> FetchedSource:
+def fetch_source(source: str, work_dir: Path, lock_path: Path, *, progress: bool = True) -> Source:
     """Make ``source`` available as a folder holding ``Periapical Dataset/``, pinned by the lock.
 
     An archive is fetched and extracted under ``work_dir``, which one run holds at a time."""
     remote = urlsplit(source).scheme in ("http", "https")
     if not remote and Path(source).is_dir():
-        return FetchedSource(find_dataset_root(Path(source), source), source, None, None, ())
+        return Source(find_dataset_root(Path(source), source), source, None, None, ())
     work_dir.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(work_dir / BUILD_LOCK_NAME, timeout=0):
@@ -73,7 +60,7 @@ def fetch_source(
 
 def _fetch_archive(
     source: str, remote: bool, work_dir: Path, lock_path: Path, progress: bool
-) -> FetchedSource:
+) -> Source:
     if remote:
         origin = redact_url(source)
         archive = work_dir / "downloads" / download_name(source)
@@ -107,7 +94,7 @@ def _fetch_archive(
     record_lock(lock_path, lock_key, sha256, size)
     with zipfile.ZipFile(archive) as zf:
         comment = zf.comment.decode("utf-8", "replace")
-    return FetchedSource(
+    return Source(
         find_dataset_root(target / EXTRACTED_FILES, origin), origin, sha256, size, skipped, comment
     )
 

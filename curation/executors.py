@@ -1,76 +1,112 @@
-"""Where the index and hash steps run: on this machine, or on a Ray cluster (``pericurate[ray]``).
+"""Where the chain runs: on this machine, or with its per-file work on a Ray cluster.
 
-Both executors return what the local chain returns, ``(records, hashes)`` after index,
-originals and hash, because both end in the same plain step functions. The Ray executor moves
-the expensive parts, reading every file (digest, header, XML) and decoding and hashing every
-film, onto Ray Data workers that read the bytes themselves (a local folder on shared storage,
-or any filesystem Ray Data reads, such as object storage). ``index_source`` is handed a
-reader that reads its files on Ray (its cache and decisions unchanged); the hashes fill the
-sha256-keyed hash cache, from which ``hash_films`` settles the records exactly as on one
-machine. Films whose hash fails on a worker are left out of the hash cache, so the local step
-decodes them again and rejects them with its reason.
+An executor runs the declared steps (``curation.chain``) in order; the steps do not know
+where they run. ``LocalExecutor`` leaves the per-file work to the steps (worker processes
+over this machine's cores). ``RayExecutor`` (extra ``pericurate[ray]``) runs the same steps
+but hands the index step a reader and the hash step a hasher that do the expensive parts,
+reading every file (digest, header, XML) and decoding and hashing every film, on Ray Data
+workers that read the bytes themselves (a folder on shared storage, or any filesystem Ray
+Data reads). The steps' caches and decisions are unchanged, so both give the same records.
+A film whose hash fails on a worker is decoded again by the hash step, which records why.
 """
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import io
 import json
-from dataclasses import asdict
-from pathlib import Path
+import os
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
-from curation.hash_films import Hashes, hash_films, read_cache, write_cache
+from curation.chain import Executor, Products, Run, Step
+from curation.errors import PericurateError
 from curation.hashing import AverageHash512, Decode, View
-from curation.index import (
-    FileFacts,
-    file_facts,
-    file_kind,
-    index_source,
-)
-from curation.originals import drop_augmented_by_name
-from curation.records import Kind, SourceRecord, pending_images
+from curation.index import FileFacts, file_facts, file_kind
+from curation.records import Kind
 from curation.voc import RawBox
+from curation.vocabulary import ExecutorName
 
 
-def index_and_hash_local(
-    root: Path, cache_path: Path, *, decode: Decode = "draft", workers: int = 0
-) -> tuple[list[SourceRecord], Hashes]:
-    """Index, originals and hash on this machine (worker processes over local cores)."""
-    records = drop_augmented_by_name(index_source(root, workers=workers))
-    return hash_films(root, records, decode=decode, workers=workers, cache_path=cache_path)
+class LocalExecutor:
+    """Every step in this process; the steps spread their per-file work over local cores."""
+
+    def run(self, steps: Sequence[Step], run: Run) -> Products:
+        products: Products = {}
+        for step in steps:
+            products = step.apply(run, products)
+        return products
+
+
+class RayExecutor(LocalExecutor):
+    """The same steps, reading and hashing files on Ray. Connects to the cluster that
+    ``RAY_ADDRESS`` names, else starts a local one (and stops what it started)."""
+
+    def run(self, steps: Sequence[Step], run: Run) -> Products:
+        ray = _import_ray()
+        started = not ray.is_initialized()
+        if started:
+            ray.init()
+        try:
+            on_ray = dataclasses.replace(run, reader=read_facts_on_ray, hasher=hash_on_ray)
+            return super().run(steps, on_ray)
+        finally:
+            if started:
+                ray.shutdown()
+
+
+def executor_for(name: ExecutorName) -> Executor:
+    return RayExecutor() if name is ExecutorName.ray else LocalExecutor()
+
+
+def _import_ray() -> ModuleType:
+    # Under `uv run`, Ray would start every worker through `uv run` again; the environment is
+    # already complete, so workers use this interpreter unless the user says otherwise.
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    try:
+        import ray
+    except ImportError:
+        raise PericurateError(
+            "--executor ray needs Ray, which is not installed: install pericurate[ray]."
+        ) from None
+    return ray
 
 
 def _hash_batch(batch: dict[str, Any], decode: Decode) -> dict[str, list]:
-    """Ray Data batch function: file bytes in, sha256 and the five views out (failures empty)."""
+    """Ray Data batch function: file bytes and path in, the five views out (failures empty)."""
     hasher = AverageHash512(decode)
-    out: dict[str, list] = {"sha256": [], "ok": [], **{v.value: [] for v in View}}
-    for data in batch["bytes"]:
-        out["sha256"].append(hashlib.sha256(data).hexdigest())
+    out: dict[str, list] = {"path": [], "ok": [], **{v.value: [] for v in View}}
+    for data, path in zip(batch["bytes"], batch["path"], strict=True):
         try:
             views = hasher.hash_views(io.BytesIO(data), strict=True)
-        except Exception:  # the local step re-decodes this film and records why it failed
+        except Exception:  # the hash step decodes this film again and records why it failed
             views = dict.fromkeys(View, b"")
+        out["path"].append(path)
         out["ok"].append(all(views.values()))
         for view in View:
             out[view.value].append(views[view])
     return out
 
 
-def ray_hashes(paths: list[str], decode: Decode, batch_size: int = 8) -> dict[str, dict]:
-    """Hash ``paths`` on Ray Data: ``{sha256: {View: bytes}}`` for the files that decode."""
-    import ray
-
-    if not paths:
-        return {}
-    dataset = ray.data.read_binary_files(paths).map_batches(
-        _hash_batch, fn_kwargs={"decode": decode}, batch_size=batch_size, batch_format="numpy"
+def hash_on_ray(
+    jobs: list[tuple[str, Decode]], batch_size: int = 8
+) -> list[dict[View, bytes] | None]:
+    """The ``FilmHasher`` of the hash step that hashes on Ray Data: views per job, in order,
+    None for a film that failed there."""
+    if not jobs:
+        return []
+    ray = _import_ray()
+    paths = [os.path.abspath(path) for path, _ in jobs]  # workers have their own cwd
+    dataset = ray.data.read_binary_files(paths, include_paths=True).map_batches(
+        _hash_batch, fn_kwargs={"decode": jobs[0][1]}, batch_size=batch_size, batch_format="numpy"
     )
-    by_sha: dict[str, dict] = {}
-    for row in dataset.iter_rows():
-        if row["ok"]:
-            by_sha[row["sha256"]] = {v: bytes(row[v.value]) for v in View}
-    return by_sha
+    found = {
+        str(row["path"]): {v: bytes(row[v.value]) for v in View}
+        for row in dataset.iter_rows()
+        if row["ok"]
+    }
+    return [found.get(path) for path in paths]
 
 
 def _facts_batch(batch: dict[str, Any]) -> dict[str, list]:
@@ -82,21 +118,20 @@ def _facts_batch(batch: dict[str, Any]) -> dict[str, list]:
         out["path"].append(path)
         for name in ("sha256", "size", "problem", "width", "height"):
             out[name].append(getattr(facts, name))
-        out["boxes"].append(json.dumps([asdict(box) for box in facts.boxes]))
+        out["boxes"].append(json.dumps([dataclasses.asdict(box) for box in facts.boxes]))
         out["patient_number"].append(facts.patient_number or "")  # in memory, never written
     return out
 
 
-def ray_facts(paths: list[str], batch_size: int = 64) -> dict[str, FileFacts]:
-    """``file_facts`` of ``paths`` read on Ray Data: ``{path: FileFacts}``."""
-    import ray
-
-    if not paths:
-        return {}
-    dataset = ray.data.read_binary_files(paths, include_paths=True).map_batches(
-        _facts_batch, batch_size=batch_size, batch_format="numpy"
-    )
-    return {
+def read_facts_on_ray(jobs: list[tuple[str, Kind]], batch_size: int = 64) -> list[FileFacts]:
+    """The ``FactsReader`` of the index step that reads the files on Ray Data."""
+    if not jobs:
+        return []
+    ray = _import_ray()
+    dataset = ray.data.read_binary_files(
+        [path for path, _ in jobs], include_paths=True
+    ).map_batches(_facts_batch, batch_size=batch_size, batch_format="numpy")
+    found = {
         str(row["path"]): FileFacts(
             str(row["sha256"]),
             int(row["size"]),
@@ -108,29 +143,4 @@ def ray_facts(paths: list[str], batch_size: int = 64) -> dict[str, FileFacts]:
         )
         for row in dataset.iter_rows()
     }
-
-
-def _read_facts_on_ray(jobs: list[tuple[str, Kind]]) -> list[FileFacts]:
-    """The ``FactsReader`` of ``index_source`` that reads the files on Ray."""
-    found = ray_facts([path for path, _ in jobs])
     return [found[path] for path, _ in jobs]
-
-
-def index_and_hash_ray(
-    root: Path, cache_path: Path, *, decode: Decode = "draft"
-) -> tuple[list[SourceRecord], Hashes]:
-    """Read the files and hash the films on Ray, settle with the local index and hash steps.
-
-    Ray must already be initialised (``ray.init(address=...)``) by the caller. The file facts
-    go to ``cache_path`` with the suffix ``.facts.parquet``.
-    """
-    facts_path = cache_path.with_suffix(".facts.parquet")
-    records = drop_augmented_by_name(
-        index_source(root, cache_path=facts_path, reader=_read_facts_on_ray)
-    )
-    version = AverageHash512(decode).version
-    cache = read_cache(cache_path, version)
-    todo = sorted({f.path for f in pending_images(records) if f.sha256 not in cache})
-    cache.update(ray_hashes([str(root / p) for p in todo], decode))
-    write_cache(cache_path, version, cache)
-    return hash_films(root, records, decode=decode, workers=1, cache_path=cache_path)

@@ -8,7 +8,7 @@ damaged cache is only rebuilt.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,6 +21,10 @@ from curation.records import Fate, SourceRecord, pending_images
 Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
 CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
 CHUNK = 16
+
+FilmHasher = Callable[[list[tuple[str, Decode]]], Iterable[dict[View, bytes] | None]]
+"""Hashes ``(absolute path, decode)`` jobs elsewhere (``curation.executors``), in job order;
+None for a film that failed there, which this step then decodes itself to record why."""
 
 
 def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
@@ -51,12 +55,14 @@ def hash_films(
     root: Path,
     records: list[SourceRecord],
     *,
-    decode: Decode = "draft",
+    decode: Decode = Decode.draft,
     workers: int = 0,
     cache_path: Path | None = None,
     on_progress: Callable[[int], None] | None = None,
+    hasher: FilmHasher | None = None,
 ) -> tuple[list[SourceRecord], Hashes]:
-    """Hash every pending film; return the records (undecodable films rejected) and hashes."""
+    """Hash every pending film, in ``workers`` processes or with ``hasher``; return the
+    records (undecodable films rejected) and the hashes."""
     version = AverageHash512(decode).version
     cache = read_cache(cache_path, version) if cache_path else {}
     cached = len(cache)
@@ -66,7 +72,11 @@ def hash_films(
     )
     failures: dict[str, str] = {}
     jobs = [(str(root / f.path), decode) for f in todo]
-    results = ordered_map(_hash_one, jobs, workers, CHUNK)
+    if hasher is None:
+        results = ordered_map(_hash_one, jobs, workers, CHUNK)
+    else:
+        hashed = zip(jobs, hasher(jobs), strict=True)
+        results = ((views, "") if views else _hash_one(job) for job, views in hashed)
     for film, (views, problem) in zip(todo, results, strict=True):
         if views is None:
             failures[film.sha256] = problem

@@ -26,19 +26,19 @@ import io
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
 import imagehash
 import numpy as np
 import simplejpeg
 from PIL import Image
 
+from curation.vocabulary import Decode
+
 GRID = (32, 16)
 DRAFT_REQUEST = (GRID[0] * 8, GRID[1] * 8)
 HASH_BYTES = GRID[0] * GRID[1] // 8
 JPEG_START = b"\xff\xd8"  # start-of-image marker
-
-Decode = Literal["draft", "full"]
 
 
 class CorruptJpeg(ValueError):
@@ -64,7 +64,7 @@ def hash_version(decode: Decode) -> str:
 class AverageHash512:
     """One public way in: ``AverageHash512(decode).hash_views(path)``."""
 
-    decode: Decode = "draft"
+    decode: Decode = Decode.draft
 
     @property
     def version(self) -> str:
@@ -96,7 +96,7 @@ class AverageHash512:
 
     def _pillow_grey(self, path: str | Path | BinaryIO) -> Image.Image:
         with Image.open(path) as image:
-            if self.decode == "draft":
+            if self.decode == Decode.draft:
                 image.draft("L", DRAFT_REQUEST)
             return image.convert("L")
 

@@ -19,8 +19,9 @@ import networkx as nx
 from curation.hash_films import Hashes
 from curation.hashing import View
 from curation.pairs import as_codes, range_pairs, self_pairs
+from curation.records import SourceRecord
+from curation.vocabulary import LOOKALIKE_DISTANCE
 
-LOOKALIKE_DISTANCE = 30
 # A panoramic series of one patient rarely passes a handful of films; a number on more films
 # than this is treated as a template left in the annotation tool and ignored.
 MAX_FILMS_PER_PATIENT = 12
@@ -103,3 +104,27 @@ def lookalike_components(
             graph.add_edge(a, b)
     clusters = [Cluster(min(c), tuple(sorted(c))) for c in nx.connected_components(graph)]
     return sorted(clusters, key=lambda c: (-len(c.film_ids), c.cluster_id))
+
+
+@dataclass(frozen=True)
+class Lookalikes:
+    """Step 6's result: the components, the hash links and patient links that made them, and
+    how many films named a template patient number (left unlinked)."""
+
+    clusters: list[Cluster]
+    links: list[Link]
+    patient_links: list[Link]
+    templated: int
+
+
+def lookalike_clusters(
+    films: dict[str, SourceRecord], hashes: Hashes, kept_as: dict[str, str], max_distance: int
+) -> Lookalikes:
+    """The look-alike components of ``films`` (film id -> record); the films dropped as copies
+    (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on."""
+    compared = {k: v for k, v in hashes.items() if k in films or k in kept_as}
+    links = lookalike_links(compared, max_distance)
+    numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
+    patients, templated = patient_links(numbers)
+    clusters = lookalike_components(sorted(films), links + patients, kept_as)
+    return Lookalikes(clusters, links, patients, templated)

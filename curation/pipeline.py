@@ -1,325 +1,86 @@
-"""The curation chain composed: source -> films -> hashes -> same pictures -> look-alike
-components -> splits -> dataset. Each step is a plain function from its own module; this
-module only calls them in order, shows progress and gathers the counts for the summary.
-"""
+"""Runs the declared chain (``curation.chain``) on a source with an executor
+(``curation.executors``), shows its progress, and leaves the records of the step it stopped
+after in ``BUILD/work/NN-step.parquet`` (written here and nowhere else)."""
 
 from __future__ import annotations
 
-import importlib.metadata
-from collections import Counter
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
-from curation import build
-from curation.atomic import write_json
-from curation.hash_films import hash_films
-from curation.hashing import AverageHash512, Decode
-from curation.index import index_source
-from curation.lookalikes import (
-    LOOKALIKE_DISTANCE,
-    Cluster,
-    lookalike_components,
-    lookalike_links,
-    patient_links,
-)
-from curation.originals import drop_augmented_by_name
-from curation.pixel_cache import ComparisonCache
-from curation.records import (
-    Fate,
-    Kind,
-    SourceRecord,
-    fate_counts,
-    pending_images,
-    reason_class,
-    settle_annotations,
-    settle_many,
-    write_records,
-)
-from curation.referrals import DEFAULT_SALT
-from curation.review_page import write_review
-from curation.same_picture import SAME_PICTURE_RADIUS
-from curation.same_picture_step import run_same_picture
-from curation.sample import SAMPLE_COMMENT
-from splits.assign import Group, assign_groups, target_counts
+from curation.chain import CHAIN, Executor, Products, Run, Tracker, checkpoint_name, through
+from curation.executors import LocalExecutor
+from curation.records import Fate, SourceRecord, write_records
+from curation.settings import Settings
+from curation.source import Source
+from curation.summary import Summary
 
-SOURCE_CITATION = (
-    "Do et al. (2024). Panoramic radiographs with periapical lesions. Mendeley Data, V3. "
-    "doi:10.17632/kx52tk2ddj.3"
-)
-SOURCE_DOI = "10.17632/kx52tk2ddj.3"
-SOURCE_LICENSE = "CC BY 4.0"
-STEPS = ("index", "originals", "hash", "near-identical", "lookalikes", "assign", "build")
-VERSIONED_PACKAGES = (
-    "pericurate",
-    "datasets",
-    "faiss-cpu",
-    "imagehash",
-    "networkx",
-    "numpy",
-    "pillow",
-    "pyarrow",
-)
+__all__ = ["Outcome", "Settings", "Source", "curate"]  # what a caller of curate needs
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Every parameter of a run; all of them are recorded in ``curation.json``."""
-
-    seed: int = 0
-    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    lookalike_distance: int = LOOKALIKE_DISTANCE
-    same_picture_distance: int = SAME_PICTURE_RADIUS
-    decode: Decode = "draft"
-    referral_salt: str = DEFAULT_SALT
-    workers: int = 0
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where the films come from (what ``curation.download.fetch_source`` returns)."""
-
-    root: Path
-    origin: str
-    sha256: str | None = None
-    size: int | None = None
-    skipped: tuple[str, ...] = field(default=())
-    comment: str = ""
-
-
-@dataclass
 class Outcome:
-    """What a run produced, for the summary table and the exit status."""
+    """What a run produced: the records, the summary (only when the run built the dataset)
+    and every product of the steps that ran."""
 
     records: list[SourceRecord]
-    summary: dict[str, object]
+    summary: Summary | None
+    products: Products
 
     @property
     def rejected(self) -> int:
         return sum(1 for r in self.records if r.fate is Fate.rejected)
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description:<16}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=False,
-    )
+@dataclass(frozen=True)
+class _Bar:
+    """One step's bar in the run's progress display."""
+
+    progress: Progress
+    task: TaskID
+
+    def total(self, count: int) -> None:
+        self.progress.update(self.task, total=count)
+
+    def advance(self, count: int) -> None:
+        self.progress.advance(self.task, count)
 
 
-def _skipped_records(source: Source) -> list[SourceRecord]:
-    return [
-        SourceRecord(name, Kind.other, Path(name).stem, folder=str(Path(name).parent)).settle(
-            Fate.ignored, "archive member not extracted: duplicate .rar archive"
-        )
-        for name in source.skipped
-    ]
+@contextmanager
+def _progress() -> Iterator[Progress]:
+    columns = (TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, TimeElapsedColumn(), transient=False) as progress:
+        yield progress
 
 
-def _groups(clusters: list[Cluster], films: dict[str, SourceRecord]) -> list[Group]:
-    groups = []
-    for cluster in clusters:
-        lesions = [les for f in cluster.film_ids for les in films[f].lesions]
-        grades = Counter(les.pai for les in lesions)
-        groups.append(
-            Group(
-                cluster.cluster_id,
-                len(cluster.film_ids),
-                len(lesions),
-                grades[3],
-                grades[4],
-                grades[5],
-                sum(1 for f in cluster.film_ids if not films[f].lesions),
-            )
-        )
-    return groups
-
-
-def split_figures(kept: dict[str, list[SourceRecord]]) -> dict[str, dict[str, int]]:
-    """Per split: films, lesions, grade counts, lesion-free films."""
-    figures = {}
-    for split, films in kept.items():
-        grades = Counter(les.pai for f in films for les in f.lesions)
-        figures[split] = {
-            "films": len(films),
-            "lesions": sum(grades.values()),
-            "pai3": grades[3],
-            "pai4": grades[4],
-            "pai5": grades[5],
-            "lesion_free": sum(1 for f in films if not f.lesions),
-        }
-    return figures
-
-
-def _versions() -> dict[str, str]:
-    versions = {}
-    for name in VERSIONED_PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
-
-
-def curate(source: Source, out: Path, settings: Settings, stop_after: str = "build") -> Outcome:
-    """Run the chain through ``stop_after``, whose records go to ``out/work``."""
-    if stop_after not in STEPS:
-        raise ValueError(f"unknown step {stop_after!r}; steps are {', '.join(STEPS)}")
-    work = out / "work"
-    root = source.root
-
-    def checkpoint(step: str, records: list[SourceRecord]) -> bool:
-        """Leave the requested step's records in ``work/``; True when the run stops here."""
-        if step == stop_after:
-            write_records(records, work / f"{STEPS.index(step) + 1:02d}-{step}.parquet")
-        return step == stop_after
-
+def curate(
+    source: Source,
+    out: Path,
+    settings: Settings,
+    stop_after: str = CHAIN[-1].name,
+    executor: Executor | None = None,
+) -> Outcome:
+    """Run the chain through ``stop_after`` (local by default), whose records go to
+    ``out/work``."""
+    steps = through(stop_after)
     with _progress() as progress:
-        task = progress.add_task("index files", total=None)
-        records = _skipped_records(source) + index_source(
-            root,
-            on_total=lambda n: progress.update(task, total=n),
-            on_progress=lambda n: progress.advance(task, n),
-            cache_path=out / "cache" / "index.parquet",
-            workers=settings.workers,
-        )
-        if checkpoint("index", records):
-            return Outcome(records, {})
-        records = drop_augmented_by_name(records)
-        if checkpoint("originals", records):
-            return Outcome(records, {})
-        films = pending_images(records)
-        task = progress.add_task("hash films", total=len(films))
-        records, hashes = hash_films(
-            root,
-            records,
-            decode=settings.decode,
-            workers=settings.workers,
-            cache_path=out / "cache" / "hashes.parquet",
-            on_progress=lambda n: progress.advance(task, n),
-        )
-        if checkpoint("hash", records):
-            return Outcome(records, {})
-        task = progress.add_task("compare pixels", total=None)
-        same = run_same_picture(
-            root,
-            records,
-            hashes,
-            settings.same_picture_distance,
-            ComparisonCache(out / "cache" / "pixels.parquet"),
-            settings.workers,
-            on_total=lambda n: progress.update(task, total=n),
-            on_progress=lambda n: progress.advance(task, n),
-        )
-        records, agreement = same.records, same.agreement
-        if checkpoint("near-identical", records):
-            return Outcome(records, {})
-        films_by_id = {r.film_id: r for r in pending_images(records)}
-        compared = {k: v for k, v in hashes.items() if k in films_by_id or k in same.kept_as}
-        links = lookalike_links(compared, settings.lookalike_distance)
-        patients, templated = patient_links(
-            {
-                f: r.patient_number
-                for f, r in films_by_id.items()
-                if getattr(r, "patient_number", None)
-            }
-        )
-        clusters = lookalike_components(sorted(films_by_id), links + patients, same.kept_as)
-        hashes = {k: v for k, v in hashes.items() if k in films_by_id}
-        if checkpoint("lookalikes", records):
-            return Outcome(records, {})
-        split_of = assign_groups(_groups(clusters, films_by_id), settings.fractions, settings.seed)
-        film_split = {f: split_of[c.cluster_id] for c in clusters for f in c.film_ids}
-        records = settle_many(
-            records,
-            {
-                r.path: (Fate.kept, f"kept: {film_split[r.film_id]}", "")
-                for r in films_by_id.values()
-            },
-        )
-        records = settle_annotations(records)
-        if checkpoint("assign", records):
-            return Outcome(records, {})
-        kept = {
-            s: [films_by_id[f] for f in sorted(film_split) if film_split[f] == s]
-            for s in ("train", "validation", "test")
-        }
-        task = progress.add_task("write dataset", total=len(films_by_id))
-        build.write_dataset(
-            out,
-            root,
-            kept,
-            hashes,
-            clusters,
-            settings.referral_salt,
-            on_film=lambda n: progress.advance(task, n),
-        )
-        build.write_manifest(out / "manifest.parquet", records)
-        build.write_clusters(out / "clusters.parquet", clusters, split_of)
-        build.write_agreement(out / "agreement.parquet", agreement)
-        write_review(
-            out,
-            root,
-            records,
-            same.groups,
-            clusters,
-            links + patients,
-            settings.lookalike_distance,
-            synthetic=source.comment == SAMPLE_COMMENT,
-        )
-        summary = _summary(
-            source, settings, records, same, clusters, links, patients, templated, kept
-        )
-        write_json(out / "curation.json", summary)
-        checkpoint("build", records)
-    return Outcome(records, summary)
 
+        def track(description: str, total: int | None) -> Tracker:
+            return _Bar(progress, progress.add_task(description, total=total))
 
-def _summary(source, settings, records, same, clusters, links, patients, templated, kept) -> dict:
-    counts = fate_counts(records)
-    reasons = Counter((r.kind.value, r.fate.value, reason_class(r.reason)) for r in records)
-    return {
-        "source": {
-            "origin": source.origin,
-            "archive_sha256": source.sha256,
-            "archive_size": source.size,
-            "archive_comment": source.comment,
-            "synthetic": source.comment == SAMPLE_COMMENT,
-            "citation": SOURCE_CITATION,
-            "doi": SOURCE_DOI,
-            "license": SOURCE_LICENSE,
-        },
-        "parameters": {**asdict(settings), "fractions": list(settings.fractions), "workers": None},
-        "hash_version": AverageHash512(settings.decode).version,
-        "targets": target_counts(sum(len(v) for v in kept.values()), settings.fractions),
-        "counts": {
-            "source_files": len(records),
-            "by_kind_and_fate": {f"{k}/{f}": n for (k, f), n in sorted(counts.items())},
-            "by_reason": [
-                {"kind": k, "fate": f, "reason": why, "files": n}
-                for (k, f, why), n in sorted(reasons.items())
-            ],
-            "same_picture_candidates": same.candidates,
-            "same_picture_groups": len(same.groups),
-            "same_picture_dropped": dict(
-                sorted(Counter(d.kind for g in same.groups for d in g.dropped).items())
-            ),
-            "agreement_pairs": len(same.agreement),
-            "lookalike_edges": sum(1 for link in links if link.method == "ahash"),
-            "lookalike_edges_turned": sum(
-                1 for link in links if link.method == "ahash" and link.view != "identity"
-            ),
-            "patient_links": len(patients),
-            "films_with_template_patient_number": templated,
-            "clusters": len(clusters),
-            "multi_film_clusters": sum(1 for c in clusters if len(c.film_ids) > 1),
-            "largest_clusters": [
-                {"cluster_id": c.cluster_id, "films": len(c.film_ids)} for c in clusters[:5]
-            ],
-        },
-        "splits": split_figures(kept),
-        "versions": _versions(),
-    }
+        run = Run(source, out, settings, track)
+        products = (executor or LocalExecutor()).run(steps, run)
+        records: list[SourceRecord] = products["records"]  # type: ignore[assignment]
+        write_records(records, out / "work" / checkpoint_name(steps[-1]))
+    summary = products.get("summary")
+    return Outcome(records, summary if isinstance(summary, Summary) else None, products)

@@ -42,6 +42,10 @@ class Lesion:
     box: tuple[float, float, float, float]
     pai: int
 
+    def as_row(self) -> dict[str, object]:
+        """The lesion as a row of ``LESION_STRUCT``."""
+        return {"box": list(self.box), "pai": self.pai}
+
 
 @dataclass(frozen=True)
 class SourceRecord:
@@ -97,7 +101,9 @@ def fate_counts(records: Iterable[SourceRecord]) -> Counter[tuple[str, str]]:
     return Counter((r.kind.value, r.fate.value) for r in records)
 
 
-_LESION = pa.struct([("box", pa.list_(pa.float64(), 4)), ("pai", pa.int8())])
+# A lesion in the chain's own files (records, agreement); the published shards store the box
+# as float32 (``curation.schema``).
+LESION_STRUCT = pa.struct([("box", pa.list_(pa.float64(), 4)), ("pai", pa.int8())])
 RECORD_SCHEMA = pa.schema(
     [
         ("path", pa.string()),
@@ -109,7 +115,7 @@ RECORD_SCHEMA = pa.schema(
         ("width", pa.int32()),
         ("height", pa.int32()),
         ("annotation", pa.string()),
-        ("lesions", pa.list_(_LESION)),
+        ("lesions", pa.list_(LESION_STRUCT)),
         ("fate", pa.string()),
         ("reason", pa.string()),
         ("related", pa.string()),
@@ -125,7 +131,7 @@ def write_records(records: list[SourceRecord], path: Path) -> None:
         row = {name: getattr(record, name) for name in names}  # shallow: asdict is slow
         row["kind"] = record.kind.value
         row["fate"] = record.fate.value
-        row["lesions"] = [{"box": les.box, "pai": les.pai} for les in record.lesions]
+        row["lesions"] = [les.as_row() for les in record.lesions]
         rows.append(row)
     table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
     with atomic_path(path) as tmp:

@@ -21,10 +21,12 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
+from splits.figures import SPLITS
+
 if TYPE_CHECKING:
     import datasets
 
-SPLITS: tuple[str, ...] = ("train", "validation", "test")
+__all__ = ["SPLITS", "features", "shard_name"]  # SPLITS: the split names, from splits.figures
 
 
 @cache

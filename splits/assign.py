@@ -16,23 +16,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SPLITS = ("train", "validation", "test")
-STAT_NAMES = ("films", "lesions", "pai3", "pai4", "pai5", "lesion_free")
+from splits.figures import SPLITS, STAT_NAMES, Figures
+
 STAT_WEIGHTS = np.array([4.0, 1.0, 1.0, 1.0, 1.0, 1.0])
 MAX_SMALL_SHARE = 0.25  # a group may fill at most this share of validation's or test's target
 
 
 @dataclass(frozen=True)
-class Group:
-    """A cluster's label statistics, in ``STAT_NAMES`` order."""
-
+class _Named:
     group_id: str
-    films: int
-    lesions: int = 0
-    pai3: int = 0
-    pai4: int = 0
-    pai5: int = 0
-    lesion_free: int = 0
+
+
+@dataclass(frozen=True)
+class Group(Figures, _Named):
+    """A cluster's figures: ``Group(group_id, films, lesions, pai3, pai4, pai5, lesion_free)``
+    (a dataclass takes its bases' fields from the last base first, so ``group_id`` leads)."""
 
     def vector(self) -> np.ndarray:
         return np.array([getattr(self, name) for name in STAT_NAMES], dtype=np.float64)
@@ -46,7 +44,7 @@ def target_counts(n_films: int, fractions: tuple[float, float, float]) -> dict[s
         )
     validation = round(n_films * fractions[1])
     test = round(n_films * fractions[2])
-    return {"train": n_films - validation - test, "validation": validation, "test": test}
+    return dict(zip(SPLITS, (n_films - validation - test, validation, test), strict=True))
 
 
 def assign_groups(

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import typer
 from typer.testing import CliRunner
 
-from curation.agreement import agreement, agreement_command
+from curation.agreement import agreement
+from curation.cli import app
 
-app = typer.Typer()
-app.command()(agreement_command)
 BOX = [0.1, 0.1, 0.3, 0.3]
 FAR = [0.6, 0.6, 0.8, 0.8]
 
@@ -43,10 +41,11 @@ def test_scores_pairs_with_the_environment_scorer(tmp_path: Path) -> None:
     assert result.reward.mean == (1.0 + 0.5 + 0.0 + 1.0) / 4
     assert result.pass_rate.mean == 0.5
     assert result.reward.low <= result.reward.mean <= result.reward.high
-    output = CliRunner().invoke(app, ["--build", str(tmp_path)]).output
+    output = CliRunner().invoke(app, ["agreement", "--build", str(tmp_path)]).output
     assert "reward 0.62" in output and "pass rate 50%" in output and "on 4" in output
 
 
 def test_missing_file_is_one_clear_error(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["--build", str(tmp_path)])
+    result = CliRunner().invoke(app, ["agreement", "--build", str(tmp_path)])
     assert result.exit_code == 2 and "agreement.parquet" in result.output
+    assert result.output.strip().count("\n") == 0  # one plain line, no traceback

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 import typer
 from huggingface_hub import DatasetCard
+from periapical_lesions.data import card_row_count
 from typer.testing import CliRunner
 
 from cards.card import SYNTHETIC_NOTE, CardError, card_command, render_card
@@ -58,3 +59,22 @@ def test_card_command_writes_card_and_licence_files(sample_build: Path, tmp_path
 def test_card_without_build_says_so(tmp_path: Path) -> None:
     with pytest.raises(CardError, match=r"curation\.json"):
         render_card(tmp_path)
+
+
+def test_split_sizes_mean_what_the_hub_means(sample_build: Path, tmp_path: Path) -> None:
+    """``num_bytes`` is the split's Arrow data, as ``datasets`` records it on loading;
+    ``download_size`` the shard files; and the environment reads the counts back."""
+    info = DatasetCard(render_card(sample_build)).data.to_dict()["dataset_info"]
+    shards = {s: sample_build / "dataset" / "data" / shard_name(s) for s in SPLITS}
+    assert {row["name"]: row["num_bytes"] for row in info["splits"]} == {
+        s: pq.read_table(path).nbytes for s, path in shards.items()
+    }
+    assert info["dataset_size"] == sum(row["num_bytes"] for row in info["splits"])
+    assert info["download_size"] == sum(path.stat().st_size for path in shards.values())
+    build = tmp_path / "build"
+    shutil.copytree(sample_build, build, ignore=shutil.ignore_patterns("work", "cache"))
+    card = CliRunner().invoke(app, ["--build", str(build)])
+    assert card.exit_code == 0, card.output
+    for split, path in shards.items():
+        rows = pq.ParquetFile(path).metadata.num_rows
+        assert card_row_count(build / "dataset" / "README.md", split) == rows

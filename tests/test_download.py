@@ -19,8 +19,9 @@ import pytest
 from PIL import Image
 
 from curation import download
-from curation.download import FetchedSource, SourceError, fetch_source
+from curation.download import SourceError, fetch_source
 from curation.extract import MARKER_NAME
+from curation.source import Source
 
 LESIONS = "Periapical Dataset/Periapical Lesions"
 ORIGINAL = f"{LESIONS}/Original JPG Images/00011.jpg"
@@ -158,7 +159,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _assert_real_layout(fetched: FetchedSource, payload: bytes) -> None:
+def _assert_real_layout(fetched: Source, payload: bytes) -> None:
     assert fetched.sha256 == _sha(payload)
     assert fetched.size == len(payload)
     assert fetched.skipped == (RAR,)
@@ -300,7 +301,7 @@ def test_a_folder_is_accepted_without_an_archive_hash(tmp_path: Path) -> None:
     (folder / "wrapper" / LESIONS).mkdir(parents=True)
     lock = tmp_path / "lock.json"
     fetched = fetch_source(str(folder), tmp_path / "work", lock, progress=False)
-    assert fetched == FetchedSource(folder / "wrapper", str(folder), None, None, ())
+    assert fetched == Source(folder / "wrapper", str(folder), None, None, ())
     assert not lock.exists()
 
 

@@ -1,4 +1,5 @@
-"""The Ray executor must return exactly what the local executor returns on the sample source."""
+"""The Ray executor must return exactly what the local executor returns on the sample source,
+running the same declared steps."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ ray = pytest.importorskip("ray")
 
 from curation import hash_films as hash_films_module  # noqa: E402
 from curation import index as index_module  # noqa: E402
-from curation.executors import index_and_hash_local, index_and_hash_ray  # noqa: E402
+from curation.executors import RayExecutor  # noqa: E402
+from curation.pipeline import Settings, curate  # noqa: E402
 from curation.records import Fate  # noqa: E402
 
 
@@ -38,11 +40,14 @@ def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_r
     hash_one, facts_job = hash_films_module._hash_one, index_module._facts_job
     monkeypatch.setattr(hash_films_module, "_hash_one", hash_on_driver)
     monkeypatch.setattr(index_module, "_facts_job", read_facts_on_driver)
-    remote = index_and_hash_ray(sample_source.root, tmp_path / "ray.parquet")
+    settings = Settings(workers=1)
+    on_ray = curate(sample_source, tmp_path / "ray", settings, "hash", RayExecutor())
     monkeypatch.undo()
-    local = index_and_hash_local(sample_source.root, tmp_path / "local.parquet", workers=1)
-    assert remote[0] == local[0]
-    assert remote[1] == local[1]
+    local = curate(sample_source, tmp_path / "local", settings, "hash")
+    remote = on_ray.records, on_ray.products["hashes"]
+    assert remote[0] == local.records
+    assert remote[1] == local.products["hashes"]
+    assert ray.is_initialized(), "the executor leaves a Ray it did not start running"
     undecodable = {
         str(sample_source.root / r.path)
         for r in remote[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx2
 import pyarrow.parquet as pq
 import yaml
-from huggingface_hub import HfApi, snapshot_download
+from huggingface_hub import DatasetCard, HfApi, snapshot_download
 from huggingface_hub.errors import HfHubHTTPError
 
 
@@ -38,19 +38,16 @@ def shard_path(folder: Path, split: str) -> Path:
 
 
 def card_row_count(card: Path, split: str) -> int | None:
-    """The split's `num_examples` in the card's YAML front matter; None when the card gives
-    no split counts at all."""
-    text = card.read_text(encoding="utf-8")
-    if not text.startswith("---"):
-        return None
-    front = text.split("---", 2)
-    if len(front) < 3:
-        raise DatasetError(f"{card}: YAML front matter is not closed by a '---' line")
+    """The split's `num_examples` in the card's `dataset_info` (read with huggingface_hub's
+    `DatasetCard`); None when the card gives no split counts at all."""
     try:
-        meta = yaml.safe_load(front[1]) or {}
-    except yaml.YAMLError as error:
-        raise DatasetError(f"{card}: YAML front matter does not parse: {error}") from error
-    infos = meta.get("dataset_info") if isinstance(meta, dict) else None
+        loaded = DatasetCard.load(card)
+    except (ValueError, yaml.YAMLError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DatasetError(f"{card}: YAML front matter does not parse: {reason}") from None
+    if loaded.text.lstrip().startswith("---"):  # a block opened at the top and never closed
+        raise DatasetError(f"{card}: YAML front matter is not closed by a '---' line")
+    infos = loaded.data.get("dataset_info")
     infos = infos if isinstance(infos, list) else [infos] if isinstance(infos, dict) else []
     splits = [row for info in infos for row in info.get("splits") or []]
     if not splits:

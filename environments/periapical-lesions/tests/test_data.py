@@ -70,3 +70,17 @@ def test_hub_loading_downloads_the_pinned_snapshot(
         SHA,
     )
     assert call["endpoint"] == "http://127.0.0.1:9"
+
+
+@pytest.mark.parametrize(
+    ("front", "problem"),
+    [
+        ("---\ndataset_info: [\n---\n", "does not parse"),
+        ("---\nlicense: mit\n# card\n", "not closed"),
+    ],
+)
+def test_a_broken_card_is_one_clear_error(tmp_path: Path, front: str, problem: str) -> None:
+    card = tmp_path / "README.md"
+    card.write_text(front, encoding="utf-8")
+    with pytest.raises(data.DatasetError, match=problem):
+        data.card_row_count(card, "test")

@@ -1,0 +1,121 @@
+"""The chain declared once: runs follow the declaration, the command line is made from it,
+and a step is added with one entry and one function."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from curation.chain import CHAIN, ChainError, Run, Step, check_chain, through
+from curation.cli import LAZY_COMMANDS, app
+from curation.executors import LocalExecutor
+from curation.pipeline import Settings, curate
+from curation.records import SourceRecord, pending_images
+from curation.source import Source
+
+
+class _Quiet:
+    def total(self, count: int) -> None:
+        pass
+
+    def advance(self, count: int) -> None:
+        pass
+
+
+def _run(source: Source, out: Path) -> Run:
+    return Run(source, out, Settings(workers=1), lambda description, total: _Quiet())
+
+
+def count_films(run: Run, records: list[SourceRecord]) -> dict[str, object]:
+    """A step added by a test: one function, one entry."""
+    return {"films": len(pending_images(records))}
+
+
+def test_a_new_step_is_one_entry_and_one_function(sample_source, tmp_path):
+    counting = Step("count", "count the films", f"{__name__}:count_films", ("records",), ("films",))
+    steps = (*through("originals"), counting)
+    check_chain(steps)
+    products = LocalExecutor().run(steps, _run(sample_source, tmp_path))
+    assert products["films"] == len(pending_images(products["records"])) > 0
+
+
+def test_every_step_reads_what_an_earlier_step_wrote():
+    check_chain(CHAIN)
+    hash_step = next(step for step in CHAIN if step.name == "hash")
+    with pytest.raises(ChainError, match="'near-identical' reads hashes"):
+        check_chain([step for step in CHAIN if step is not hash_step])
+    with pytest.raises(ChainError, match="declared twice"):
+        check_chain([*CHAIN, CHAIN[0]])
+
+
+def test_a_step_writing_what_it_did_not_declare_is_refused(sample_source, tmp_path):
+    liar = dataclasses.replace(CHAIN[0], writes=("films",))
+    with pytest.raises(ChainError, match="wrote records but declares films"):
+        LocalExecutor().run([liar], _run(sample_source, tmp_path))
+
+
+def test_a_run_leaves_only_its_last_steps_records(sample_source, tmp_path):
+    outcome = curate(sample_source, tmp_path, Settings(workers=1), "originals")
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["02-originals.parquet"]
+    written = pq.read_table(tmp_path / "work" / "02-originals.parquet").column("path")
+    assert written.to_pylist() == sorted(r.path for r in outcome.records)
+    assert outcome.summary is None and set(outcome.products) == {"records"}
+    with pytest.raises(ChainError, match="unknown step 'tidy'"):
+        through("tidy")
+
+
+def _help(*args: str) -> str:
+    result = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_the_step_commands_are_the_chain_in_order_with_their_own_options():
+    listed = _help()
+    rows = [line.split()[1] for line in listed.splitlines() if re.match(r"│ \S", line)]
+    assert rows[rows.index("index") :] == [*(step.name for step in CHAIN), *LAZY_COMMANDS]
+    for step in CHAIN:
+        assert step.help in listed
+    index, hashing, assign = _help("index"), _help("hash"), _help("assign")
+    assert "--workers" in index and "--decode" not in index and "--seed" not in index
+    assert "--decode" in hashing and "[draft|full]" in hashing and "--seed" not in hashing
+    assert "--seed" in assign and "[local|ray]" in assign
+
+
+def test_no_help_shows_markup():
+    for command in ([], *([step.name] for step in CHAIN), ["download"], ["card"], ["push"]):
+        assert "``" not in _help(*command), command
+
+
+def test_help_imports_nothing_heavy():
+    code = (
+        "import sys\n"
+        "from curation.cli import app\n"
+        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = ('numpy', 'pyarrow', 'datasets', 'httpx', 'huggingface_hub', 'PIL')\n"
+        "print(sorted(set(heavy) & set(sys.modules)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_an_unknown_choice_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(app, ["hash", "--build", str(tmp_path), "--decode", "half"])
+    assert result.exit_code == 2 and "half" in result.output
+
+
+def test_ray_without_ray_installed_is_one_sentence(sample_source, tmp_path, monkeypatch):
+    sample_source.save(tmp_path / "work" / "source.json")
+    monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets without the extra
+    result = CliRunner().invoke(app, ["index", "--build", str(tmp_path), "--executor", "ray"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        "--executor ray needs Ray, which is not installed: install pericurate[ray]."
+    ]

@@ -1,0 +1,35 @@
+"""The run summary is one typed record: what the build wrote is what the readers get back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from curation.summary import Summary, SummaryError
+
+
+def test_the_summary_reads_back_as_written(sample_outcome, tmp_path: Path) -> None:
+    build, outcome = sample_outcome
+    written = build / "curation.json"
+    assert Summary.load(written) == outcome.summary
+    Summary.load(written).save(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_bytes() == written.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda d: d.pop("counts"), "KeyError"),
+        (lambda d: d["splits"]["test"].update(films="19"), "TypeError"),
+        (lambda d: d["parameters"].update(fractions=[0.5, 0.5]), "ValueError"),
+    ],
+)
+def test_a_damaged_summary_is_one_sentence(sample_build: Path, tmp_path, change, problem) -> None:
+    data = json.loads((sample_build / "curation.json").read_text())
+    change(data)
+    path = tmp_path / "curation.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(SummaryError, match=rf"^{path}: not a curation summary \({problem}"):
+        Summary.load(path)
