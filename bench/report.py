@@ -20,6 +20,13 @@ GOALS = {
     "warm_s": 5.0,
     "search_s": {100_000: 20.0, 1_000_000: 1800.0},
     "search_rss_mib": 4096.0,
+    "margin": 0.25,  # a limit keeps a quarter of margin from the largest copy and closest distinct
+    "cost_ratio": 1.20,  # issue 11: cold `make splits` at most 20% more than on b9ab0a2
+}
+MARGIN_SETS = {
+    "kit": "real-size test films",
+    "sample": "sample, 200 films",
+    "corpus": "bench corpus",
 }
 NOTES_MARK = "<!-- measured table above; notes below are kept across runs -->"
 
@@ -177,6 +184,77 @@ def _audit_row(results: dict) -> list[str]:
     ]
 
 
+def _margin_rows(found: dict) -> list[list[str]]:
+    rows = []
+    for name, result in found.items():
+        pixel, hashed = result["pixel"], result["hash"]
+        low, high = (
+            (1 + GOALS["margin"]) * pixel["largest_copy"],
+            (1 - GOALS["margin"]) * (pixel["smallest_distinct"]),
+        )
+        rows.append(
+            [
+                f"pixel limit {pixel['limit']}, margins on the {MARGIN_SETS[name]}",
+                f"largest copy {pixel['largest_copy']}, smallest distinct "
+                f"{pixel['smallest_distinct']} (grey levels)",
+                "",
+                f"limit / largest copy {pixel['limit'] / pixel['largest_copy']:.1f}x",
+                f"limit in [{low:.2f}, {high:.2f}]",
+                _met(low <= pixel["limit"] <= high),
+            ]
+        )
+        rows.append(
+            [
+                f"candidate radius {hashed['radius']} bits, copies on the {MARGIN_SETS[name]}",
+                f"largest copy {hashed['largest_copy']} bits",
+                "",
+                "",
+                f">= {(1 + GOALS['margin']) * hashed['largest_copy']:.1f}",
+                _met((1 + GOALS["margin"]) * hashed["largest_copy"] <= hashed["radius"]),
+            ]
+        )
+    return rows
+
+
+def _planted_rows(planted: dict) -> list[list[str]]:
+    if not planted.get("measured"):
+        return [["planted cases (issue 11)", planted.get("why", ""), "", "", "", "n/a"]]
+    figures = planted["figures"]
+    zero = {
+        "copies kept",
+        "copy groups without their original kept",
+        "re-filings not kept once or missing from agreement",
+        "copies read as re-filings",
+        "distinct films dropped",
+    }
+    return [
+        [
+            f"planted cases, corpus: {name}",
+            str(value),
+            "",
+            "",
+            "0" if name in zero else "",
+            _met(value == 0) if name in zero else "",
+        ]
+        for name, value in figures.items()
+    ]
+
+
+def _cost_rows(found: dict) -> list[list[str]]:
+    current, baseline = found["median"]["current"], found["median"]["baseline"]
+    return [
+        [
+            f"cold `make splits` on the corpus, this code vs {found['baseline']} "
+            f"(median of {found['rounds']}, interleaved)",
+            f"{current['total']:.1f} s (build {current['build']:.1f} s)",
+            f"{baseline['total']:.1f} s (build {baseline['build']:.1f} s)",
+            f"{found['ratio']:.2f}x",
+            f"<= {GOALS['cost_ratio']:.2f}x",
+            _met(found["ratio"] <= GOALS["cost_ratio"]),
+        ]
+    ]
+
+
 def table(results: dict) -> str:
     rows: list[list[str]] = []
     if "hashing" in results:
@@ -186,6 +264,12 @@ def table(results: dict) -> str:
     if "search" in results:
         rows += _search_rows(results["search"])
     rows.append(_audit_row(results))
+    if "margins" in results:
+        rows += _margin_rows(results["margins"])
+    if "planted" in results:
+        rows += _planted_rows(results["planted"])
+    if "cost" in results:
+        rows += _cost_rows(results["cost"])
     header = ["figure", "value", "baseline (same run)", "ratio", "goal", "status"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows]

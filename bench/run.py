@@ -16,13 +16,15 @@ import sys
 import time
 from pathlib import Path
 
+from bench import cost, margins
 from bench.corpus import CORPUS_DIR, corpus_source, corpus_zip
 from bench.measure import child_json, python_child, run_measured
 from bench.report import write_results
 from bench.splits_bench import draft_build, pericurate
 from bench.splits_bench import measure as measure_splits
+from curation.sample import SampleTruth, truth_path
 
-PARTS = ("hashing", "splits", "search", "audit")
+PARTS = ("hashing", "splits", "search", "audit", "margins", "planted", "cost")
 BENCH_DIR = Path(__file__).parent
 NUMPY_PAIRS = 10**8  # brute force beyond 10k codes: about this many pairs, then extrapolated
 
@@ -79,6 +81,29 @@ def _audit(folder: Path) -> dict:
     }
 
 
+def _margins(archive: Path | None) -> dict:
+    """Largest copy vs smallest distinct pair, on the test films, the 200-film sample and
+    (when ``archive``) the bench corpus (about 10 minutes more)."""
+    found = {
+        "kit": margins.margins(margins.kit_measures()),
+        "sample": margins.run(200, 0, all_copies=False),
+    }
+    if archive is not None:
+        found["corpus"] = margins.run(0, 0, all_copies=True, archive=archive)
+    return found
+
+
+def _planted(archive: Path) -> dict:
+    """Issue 11's planted cases against the draft corpus build of the splits part."""
+    from bench.planted import planted_figures
+
+    build = draft_build(CORPUS_DIR / "builds")
+    if not (build / "manifest.parquet").is_file():
+        return {"measured": False, "why": f"not measured: no corpus build in {build}"}
+    truth = SampleTruth.from_json(truth_path(archive).read_text())
+    return {"measured": True, "figures": planted_figures(build, truth)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--films", type=int, default=4000, help="corpus size (original films)")
@@ -94,6 +119,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--fraction-queries", type=int, default=131_072)
     parser.add_argument("--numpy-queries", type=int, default=1_000)
+    parser.add_argument(
+        "--corpus-margins", action="store_true", help="margins on the corpus too (~10 min)"
+    )
+    parser.add_argument("--baseline", default=cost.ISSUE_11_BASELINE, help="commit for `cost`")
     args = parser.parse_args(argv)
     parts = [p for p in args.parts.split(",") if p]
     unknown = sorted(set(parts) - set(PARTS))
@@ -101,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"unknown parts {unknown}; parts are {', '.join(PARTS)}")
     results: dict = {"machine": _machine()}
     results["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    if {"hashing", "splits"} & set(parts):
+    if {"hashing", "splits", "planted", "cost"} & set(parts) or args.corpus_margins:
         archive = corpus_zip(args.films)
         root = corpus_source(archive).root
         results["corpus"] = {"films": args.films, "archive": archive.name}
@@ -117,6 +146,12 @@ def main(argv: list[str] | None = None) -> None:
         )
     if "audit" in parts:
         results["audit"] = _audit(CORPUS_DIR / "builds")
+    if "margins" in parts:
+        results["margins"] = _margins(archive if args.corpus_margins else None)
+    if "planted" in parts:
+        results["planted"] = _planted(archive)
+    if "cost" in parts:
+        results["cost"] = cost.measure(archive, args.baseline)
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}
