@@ -38,6 +38,8 @@ def _commands(archive: Path, build: Path) -> dict[str, list[str]]:
 def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
     """Seconds per command of a cold ``make splits`` with ``checkout``'s code."""
     shutil.rmtree(build, ignore_errors=True)
+    if not (checkout / "curation" / "cli.py").is_file():
+        raise FileNotFoundError(f"{checkout} holds no pericurate checkout")
     program = f"import sys; sys.path.insert(0, {str(checkout)!r})\n{ENTRY}"
     seconds = {}
     for name, arguments in _commands(archive, build).items():
@@ -60,7 +62,8 @@ def measure(archive: Path, baseline: str, rounds: int = 2) -> dict:
             runs: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
             for _ in range(rounds):
                 for side, checkout in (("baseline", old), ("current", REPO)):
-                    runs[side].append(cold_splits(checkout, archive, Path(scratch) / side))
+                    build = Path(scratch) / f"build-{side}"
+                    runs[side].append(cold_splits(checkout, archive, build))
         finally:
             subprocess.run(
                 ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
