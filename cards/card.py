@@ -10,16 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-import pyarrow.parquet as pq
 import typer
-import yaml
-from huggingface_hub import DatasetCard
 from rich.console import Console
 
 from cards.licenses import write_license_files
 from curation.agreement import AGREEMENT_FILE, agreement, describe
 from curation.atomic import write_bytes
 from curation.schema import SPLITS, features, shard_name
+from curation.up_to_date import skip_when_unchanged
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
@@ -52,6 +50,8 @@ def read_summary(build: Path) -> dict:
 
 
 def split_files(build: Path) -> list[SplitFile]:
+    import pyarrow.parquet as pq  # here, so a card with nothing to do starts without it
+
     files = []
     for split in SPLITS:
         path = build / "dataset" / "data" / shard_name(split)
@@ -234,7 +234,11 @@ The data are under CC BY 4.0 (see `LICENSE` and `NOTICE`, with attribution to Do
 
 
 def render_card(build: Path, revision: str | None = None) -> str:
-    """The whole README.md text for ``build``; validated with huggingface_hub's DatasetCard."""
+    """The whole README.md text for ``build``; validated with huggingface_hub's DatasetCard
+    (imported here with yaml, so a card with nothing to do starts without them)."""
+    import yaml
+    from huggingface_hub import DatasetCard
+
     summary = read_summary(build)
     meta = yaml.safe_dump(front_matter(summary, split_files(build)), sort_keys=False)
     line = describe(agreement(build / AGREEMENT_FILE))
@@ -256,6 +260,7 @@ def write_card(build: Path, revision: str | None = None) -> Path:
     return card
 
 
+@skip_when_unchanged("card")
 def card_command(
     build: Annotated[Path, typer.Option("--build", help="Build folder.")] = Path("build"),
     revision: Annotated[

@@ -21,13 +21,12 @@ from typing import TYPE_CHECKING, Annotated
 import click
 import typer
 from rich.console import Console
-from rich.table import Table
 from typer.core import TyperGroup
 
 from curation.atomic import write_json
 from curation.download import DEFAULT_URL, fetch_source
 from curation.errors import PericurateError, SourceError
-from curation.records import fate_counts
+from curation.up_to_date import skip_when_unchanged
 
 if TYPE_CHECKING:
     from curation.pipeline import Outcome, Settings, Source
@@ -124,6 +123,7 @@ def sample(
 
 
 @app.command()
+@skip_when_unchanged("download")
 def download(
     source: Annotated[
         str, typer.Argument(help="URL, local zip or extracted folder.")
@@ -172,6 +172,10 @@ def _run(
 
 
 def _print_summary(outcome: Outcome, step: str) -> None:
+    from rich.table import Table
+
+    from curation.records import fate_counts
+
     fates = Table(title=f"Source files after step '{step}'")
     for column in ("kind", "fate", "files"):
         fates.add_column(column, justify="right" if column == "files" else "left")
@@ -215,6 +219,7 @@ def _print_summary(outcome: Outcome, step: str) -> None:
 
 
 def _step_command(step: str, doc: str) -> None:
+    @skip_when_unchanged(step)
     def command(
         build: BuildDir = DEFAULT_BUILD,
         seed: Annotated[int, typer.Option(help="Split assignment seed.")] = 0,
