@@ -47,10 +47,10 @@ class Identity:
     newest_mtime_ns: int | None = None
 
 
-def stat_of(path: Path) -> list[int] | None:
+def stat_of(path: Path | str) -> list[int] | None:
     """``[size, mtime_ns]`` of a file, or ``None`` when it is missing."""
     try:
-        info = path.stat()
+        info = os.stat(path)
     except OSError:
         return None
     return [info.st_size, info.st_mtime_ns]
@@ -102,19 +102,19 @@ def _walk(root: Path, with_stat: bool, depth: int | None) -> Identity:
         return Identity(None)
     digest = hashlib.sha256()
     newest: int | None = None
-    stack: list[tuple[str, int]] = [(str(root), 0)]
+    stack: list[tuple[str, str, int]] = [(str(root), "", 0)]  # folder, its relative path, level
     while stack:
-        folder, level = stack.pop()
+        folder, relative, level = stack.pop()
         with os.scandir(folder) as entries:
             ordered = sorted(entries, key=lambda e: e.name)
         for entry in ordered:
-            relative = os.path.relpath(entry.path, root)
+            name = f"{relative}{entry.name}"
             if entry.is_dir(follow_symlinks=False):
-                digest.update(f"d {relative}\n".encode("utf-8", "surrogateescape"))
+                digest.update(f"d {name}\n".encode("utf-8", "surrogateescape"))
                 if depth is None or level + 1 < depth:
-                    stack.append((entry.path, level + 1))
+                    stack.append((entry.path, f"{name}/", level + 1))
                 continue
-            line = f"f {relative}"
+            line = f"f {name}"
             if with_stat:
                 info = entry.stat(follow_symlinks=False)
                 line += f" {info.st_size} {info.st_mtime_ns}"
@@ -189,7 +189,7 @@ def unchanged(record: dict[str, Any] | None, key: str, inputs: dict[str, Identit
     outputs = record.get("outputs")
     if not isinstance(outputs, dict):
         return False
-    return all(stat_of(Path(path)) == found for path, found in outputs.items())
+    return all(stat_of(path) == found for path, found in outputs.items())
 
 
 def write_record(

@@ -5,8 +5,8 @@ Each command's inputs and outputs are declared here (``PLANS``), so a command fu
 carries the decorator; the decorator adds ``--force`` (run anyway). The check runs before the
 command imports anything heavy (the command modules import numpy, pyarrow and the Hub client
 inside their functions), so a no-op costs the interpreter, typer and a few file reads.
-What a run printed on stdout (``agreement``'s figure) is printed again; its stderr (progress,
-summary tables) is not: the figures stay in ``curation.json``.
+``agreement``'s result is what it prints on stdout, so that is printed again; the other
+commands' progress and summary tables are not (their figures stay in ``curation.json``).
 
 - ``download``: inputs a local zip by stat, a folder by its names (two levels), a URL by
   itself; outputs ``work/source.json``, the lock, the extraction marker, a downloaded zip.
@@ -69,6 +69,7 @@ class Plan:
     parameters: dict[str, Any]
     inputs: Callable[[], dict[str, Identity]]
     outputs: Callable[[], list[Path]]
+    replays_stdout: bool = False  # stdout is the command's result, not progress
 
 
 def _files(folder: Path) -> list[Path]:
@@ -165,6 +166,7 @@ def agreement_plan(arguments: dict[str, Any]) -> Plan:
         _parameters(arguments),
         lambda: {"agreement.parquet": by_content(build / "agreement.parquet")},
         list,
+        replays_stdout=True,
     )
 
 
@@ -241,6 +243,10 @@ def skip_when_unchanged(command: str) -> Callable[[Command], Command]:
                     file=sys.stderr,
                 )
                 return None
+            if not plan.replays_stdout:
+                result = function(*args, **kwargs)
+                write_record(plan.record, key, inputs, plan.outputs(), "", started)
+                return result
             with _kept_stdout() as tee:
                 result = function(*args, **kwargs)
             stdout = ANSI.sub("", tee.kept.getvalue())
