@@ -7,14 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
 import typer
-from datasets.info import DatasetInfosDict
-from huggingface_hub import DatasetCard, DatasetCardData
 from rich.console import Console
 
 from cards.licenses import write_license_files
@@ -24,7 +19,11 @@ from curation.errors import PericurateError
 from curation.options import DEFAULT_BUILD, BuildDir
 from curation.schema import SPLITS, features, shard_name
 from curation.summary import Summary, SummaryError
+from curation.up_to_date import skip_when_unchanged
 from splits.figures import STAT_NAMES
+
+if TYPE_CHECKING:
+    from huggingface_hub import DatasetCardData
 
 PRETTY_NAME = "Periapical lesions with PAI grades (leakage-free splits)"
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"))
@@ -57,6 +56,10 @@ def read_summary(build: Path) -> Summary:
 
 
 def split_files(build: Path) -> list[SplitFile]:
+    """Each split's shard: rows, Arrow size and file size (pyarrow imported only here)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     files = []
     for split in SPLITS:
         path = build / "dataset" / "data" / shard_name(split)
@@ -81,6 +84,10 @@ def _size_category(films: int) -> str:
 
 def card_data(summary: Summary, files: list[SplitFile]) -> DatasetCardData:
     """The card's metadata, with ``dataset_info`` filled in by ``datasets`` itself."""
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+
     data = DatasetCardData(
         license="cc-by-4.0",
         pretty_name=PRETTY_NAME,
@@ -238,7 +245,10 @@ The data are under CC BY 4.0 (see `LICENSE` and `NOTICE`, with attribution to Do
 
 def render_card(build: Path, revision: str | None = None) -> str:
     """The whole README.md text for ``build``, made and checked by huggingface_hub's
-    ``DatasetCard``."""
+    ``DatasetCard`` (the heavy libraries are imported only when a card is made, so a
+    ``card`` with nothing to do starts without them)."""
+    from huggingface_hub import DatasetCard
+
     summary = read_summary(build)
     data = card_data(summary, split_files(build))
     line = describe(agreement(build / AGREEMENT_FILE))
@@ -255,6 +265,7 @@ def write_card(build: Path, revision: str | None = None) -> Path:
     return card
 
 
+@skip_when_unchanged("card")
 def card_command(
     build: BuildDir = DEFAULT_BUILD,
     revision: Annotated[

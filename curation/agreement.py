@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pyarrow.parquet as pq
 import typer
-from periapical_lesions.scoring import Interval, bootstrap_ci, score
 from rich.console import Console
 
 from curation.errors import PericurateError
 from curation.options import DEFAULT_BUILD, BuildDir
+from curation.up_to_date import skip_when_unchanged
+
+if TYPE_CHECKING:
+    from periapical_lesions.scoring import Interval
 
 AGREEMENT_FILE = "agreement.parquet"
 REQUIRED_COLUMNS = ("film_id", "other_film_id", "lesions", "other_lesions")
@@ -40,7 +42,11 @@ def _lesions(rows: list[dict]) -> list[dict]:
 
 def agreement(path: Path, seed: int = 0, resamples: int = 10_000) -> Agreement:
     """Reward and pass rate of one annotation scored against the other, with 95% intervals;
-    no intervals when the build has no double-annotated films."""
+    no intervals when the build has no double-annotated films. pyarrow and the scorer are
+    imported here, so ``pericurate agreement`` with nothing to do starts without them."""
+    import pyarrow.parquet as pq
+    from periapical_lesions.scoring import bootstrap_ci, score
+
     if not path.is_file():
         raise AgreementError(f"{path}: no agreement file; run `pericurate build` first.")
     table = pq.ParquetFile(path).read()
@@ -71,6 +77,7 @@ def describe(result: Agreement) -> str:
     )
 
 
+@skip_when_unchanged("agreement")
 def agreement_command(
     build: BuildDir = DEFAULT_BUILD,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,

@@ -1,13 +1,15 @@
 """``pericurate audit TARGET``: a reviewer's check that published splits do not leak.
 
 Nothing stored is trusted: every hash is recomputed from the image bytes. Rows are read one
-parquet batch at a time and only the codes, labels and referral fields are kept, so memory is
-bounded by the hash table, not by the images.
+parquet row group at a time, a row group per worker process on every core, and only the
+codes, labels and referral fields are kept, so memory is bounded by the hash table and a row
+group per core, not by the images. The permutation tests run on every core too.
 
 Checks: cross-split pairs within the threshold (512-bit average hash; with ``--method``,
 also 64-bit ``phash``/``dhash`` from imagehash at the threshold scaled to their width,
 ``round(threshold * 64 / 512)``, i.e. 4 bits for the default 30), exact duplicates (same
-bytes; same decoded pixels), stored cluster ids against the recomputed look-alike components,
+bytes; same decoded pixels, decoded at full size only for films whose header and hash
+leave it possible), stored cluster ids against the recomputed look-alike components,
 groups spanning splits, clinical hint terms in referrals, and a permutation test of
 association between each referral field and the labels.
 """
@@ -34,6 +36,7 @@ from curation.audit_checks import (
     same_content,
     sorted_pairs,
 )
+from curation.audit_identical import fill_pixels
 from curation.audit_referrals import associations, find_hints
 from curation.audit_report import hashing_progress, print_summary, write_report
 from curation.audit_target import (
@@ -76,6 +79,7 @@ def run_audit(
         on_start(count_rows(shards))
     hasher = AverageHash512(decode)
     films = scan(shards, names, hasher, methods, on_film)
+    fill_pixels(films, shards, columns.image)
     splits = order_splits({f.split for f in films})
     if len(splits) < 2:
         raise AuditError(

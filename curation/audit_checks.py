@@ -164,11 +164,13 @@ def nearest_to_train(films: list[Film], splits: list[str]) -> dict[str, list[int
     return nearest
 
 
-def same_content(films: list[Film], key: Callable[[Film], str]) -> list[list[int]]:
-    """Groups of two or more films with equal ``key``, sorted."""
+def same_content(films: list[Film], key: Callable[[Film], str | None]) -> list[list[int]]:
+    """Groups of two or more films with equal ``key`` (films without one are left out)."""
     groups: dict[str, list[int]] = defaultdict(list)
     for index, film in enumerate(films):
-        groups[key(film)].append(index)
+        value = key(film)
+        if value is not None:
+            groups[value].append(index)
     return sorted(g for g in groups.values() if len(g) > 1)
 
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from curation.parallel import ordered_map
+
 if TYPE_CHECKING:
     from curation.audit_target import Film
 
@@ -189,10 +191,18 @@ def label_vectors(films: list[Film]) -> dict[str, list[Any]]:
     return labels
 
 
-def associations(films: list[Film], permutations: int, seed: int) -> list[Association]:
-    """One permutation test per (referral field, label); Bonferroni over the tests run."""
+def _test_job(job: tuple[list[Any], list[Any], int, list[int]]) -> tuple[str, float, float]:
+    return permutation_test(*job)
+
+
+def associations(
+    films: list[Film], permutations: int, seed: int, workers: int = 0
+) -> list[Association]:
+    """One permutation test per (referral field, label), each with its own seed, so they run
+    on every core (``workers``, 0: one per core) with the same results; Bonferroni over the
+    tests run."""
     fields, labels = referral_fields(films), label_vectors(films)
-    runs = []
+    runs, jobs = [], []
     for number, (fname, fvalues) in enumerate(sorted(fields.items())):
         for lnumber, (lname, lvalues) in enumerate(sorted(labels.items())):
             kept = [
@@ -203,9 +213,10 @@ def associations(films: list[Film], permutations: int, seed: int) -> list[Associ
             if len({f for f, _ in kept}) < 2 or len({v for _, v in kept}) < 2:
                 continue
             xs, ys = [f for f, _ in kept], [v for _, v in kept]
-            stat, observed, p = permutation_test(xs, ys, permutations, [seed, number, lnumber])
-            runs.append((fname, lname, stat, observed, p, len(kept)))
+            jobs.append((xs, ys, permutations, [seed, number, lnumber]))
+            runs.append((fname, lname, len(kept)))
+    results = ordered_map(_test_job, jobs, workers, chunksize=1)
     return [
         Association(f, lab, stat, round(obs, 6), p, min(1.0, p * len(runs)), n)
-        for f, lab, stat, obs, p, n in runs
+        for (f, lab, n), (stat, obs, p) in zip(runs, results, strict=True)
     ]

@@ -1,13 +1,17 @@
 """Reading an audit target: a build, a folder of parquet shards or a Hub revision, one parquet
-batch at a time, keeping per film only its codes and small fields (``Film``), never the image."""
+row group at a time, keeping per film only its codes and small fields (``Film``), never the
+image. Row groups are hashed on every core (``curation.parallel``): each worker reads its own
+row group's images, so no image crosses between processes and memory stays bounded by a row
+group per worker."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +21,8 @@ from huggingface_hub import snapshot_download
 from PIL import Image
 
 from curation.hashing import AverageHash512, View, short_hashes
+from curation.parallel import ordered_map
 
-BATCH_ROWS = 64
 HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
 
 
@@ -56,7 +60,7 @@ class Film:
     shard: int
     row: int
     sha256: str
-    pixels: str
+    pixels: str | None  # sha256 of the decoded pixels; only where cheaper keys collide
     codes: dict[str, bytes]
     turned: dict[str, bytes] = field(default_factory=dict)  # view -> 512-bit code
     lesions: int | None = None
@@ -65,6 +69,18 @@ class Film:
     cluster: str | None = None
     group: str | None = None
     referral: dict[str, Any] | None = None
+    header: str = ""  # mode and size, from the image header: equal for equal pixels
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """One row group of one shard: the unit of work of the scan."""
+
+    shard: int
+    path: Path
+    group: int
+    first_row: int
+    rows: int
 
 
 # --- reading the target -------------------------------------------------------------------
@@ -143,12 +159,15 @@ def image_bytes_of(value: Any, where: str) -> bytes:
     return bytes(value)
 
 
+def image_header(image: Image.Image) -> str:
+    return f"{image.mode}:{image.size[0]}x{image.size[1]}:"
+
+
 def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> dict[str, Any]:
-    """sha256 of the bytes, sha256 of the decoded pixels and each method's code."""
+    """sha256 of the bytes, the header (mode and size) and each method's code; the pixels are
+    not decoded at full size here (``pixels_digest`` does it where it is needed)."""
     with Image.open(io.BytesIO(data)) as image:
-        image.load()
-        header = f"{image.mode}:{image.size[0]}x{image.size[1]}:".encode()
-        pixels = hashlib.sha256(header + image.tobytes()).hexdigest()
+        header = image_header(image)
     grey = hasher.open_grey(io.BytesIO(data))
     views = hasher.hash_grey_views(grey)
     codes = {"ahash": views[View.identity]}
@@ -158,10 +177,54 @@ def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> 
         codes.update({m: short[m] for m in ("phash", "dhash") if m in methods})
     return {
         "sha256": hashlib.sha256(data).hexdigest(),
-        "pixels": pixels,
+        "header": header,
         "codes": codes,
         "turned": turned,
     }
+
+
+def pixels_digest(data: bytes) -> str:
+    """sha256 of the header and the pixels decoded at full size: equal only for equal pixels."""
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        return hashlib.sha256(image_header(image).encode() + image.tobytes()).hexdigest()
+
+
+def row_groups(shards: list[Path]) -> list[RowGroup]:
+    """Every row group of every shard, in order, with the shard row it starts at."""
+    found = []
+    for index, path in enumerate(shards):
+        metadata = pq.ParquetFile(path).metadata
+        first = 0
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group).num_rows
+            found.append(RowGroup(index, path, group, first, rows))
+            first += rows
+    return found
+
+
+def read_images(
+    job: RowGroup, image: str, rows: tuple[int, ...], work: Callable[[bytes], Any]
+) -> list[Any]:
+    """``work`` of the image of each of ``rows`` (shard rows) of one row group, in order; an
+    image that cannot be decoded is one sentence naming its shard and row."""
+    column = pq.ParquetFile(job.path).read_row_group(job.group, columns=[image]).column(0)
+    done = []
+    for row in rows:
+        where = f"{job.path} row {row}"
+        data = image_bytes_of(column[row - job.first_row].as_py(), where)
+        try:
+            done.append(work(data))
+        except (OSError, ValueError, Image.DecompressionBombError) as error:
+            raise AuditError(f"{where}: the image cannot be decoded ({error}).") from None
+    return done
+
+
+def _hash_group(
+    job: RowGroup, image: str, hasher: AverageHash512, methods: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    rows = tuple(range(job.first_row, job.first_row + job.rows))
+    return read_images(job, image, rows, partial(hash_film, hasher=hasher, methods=methods))
 
 
 def _labels(value: Any) -> dict[str, Any]:
@@ -177,51 +240,59 @@ def _labels(value: Any) -> dict[str, Any]:
     return {"label": value}
 
 
-def _rows(shard: Path, names: list[str]) -> Iterator[dict[str, Any]]:
-    reader = pq.ParquetFile(shard)
-    for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=names):
-        yield from batch.to_pylist()
-
-
 def scan(
     shards: list[Path],
     names: dict[str, str | None],
     hasher: AverageHash512,
     methods: tuple[str, ...],
     on_film: Callable[[], None] | None = None,
+    workers: int = 0,
 ) -> list[Film]:
-    """Hash every row of every shard, one batch in memory at a time."""
-    wanted = sorted({n for n in names.values() if n})
+    """Hash every row of every shard, a row group per job over ``workers`` processes (0: one
+    per core); the small columns are read here, beside the results."""
+    image = names["image"]
+    assert image is not None
+    wanted = sorted({n for key, n in names.items() if n and key != "image"})
+    jobs = row_groups(shards)
+    work = partial(_hash_group, image=image, hasher=hasher, methods=methods)
     films: list[Film] = []
-    for index, shard in enumerate(shards):
-        for row, values in enumerate(_rows(shard, wanted)):
-            where = f"{shard} row {row}"
-            data = image_bytes_of(values[names["image"]], where)
-            try:
-                hashed = hash_film(data, hasher, methods)
-            except (OSError, ValueError, Image.DecompressionBombError) as error:
-                raise AuditError(f"{where}: the image cannot be decoded ({error}).") from None
-            split = str(values[names["split"]]) if names["split"] else split_from_name(shard)
-            film_id = values[names["film_id"]] if names["film_id"] else None
-            referral = values[names["referral"]] if names["referral"] else None
-            if isinstance(referral, str):
-                referral = {"text": referral}
-            films.append(
-                Film(
-                    film_id=str(film_id) if film_id is not None else f"{split}:{row}",
-                    split=split,
-                    shard=index,
-                    row=row,
-                    **hashed,
-                    **(_labels(values[names["label"]]) if names["label"] else {}),
-                    cluster=_text_or_none(values, names["cluster"]),
-                    group=_text_or_none(values, names["group"]),
-                    referral=referral,
-                )
-            )
+    for job, hashed in zip(jobs, ordered_map(work, jobs, workers, chunksize=1), strict=True):
+        if wanted:
+            table = pq.ParquetFile(job.path).read_row_group(job.group, columns=wanted)
+            rows = table.to_pylist()
+        else:
+            rows = [{} for _ in range(job.rows)]
+        for offset, (values, film) in enumerate(zip(rows, hashed, strict=True)):
+            films.append(_film(job, job.first_row + offset, values, film, names))
             if on_film:
                 on_film()
     return films
+
+
+def _film(
+    job: RowGroup,
+    row: int,
+    values: dict[str, Any],
+    hashed: dict[str, Any],
+    names: dict[str, str | None],
+) -> Film:
+    split = str(values[names["split"]]) if names["split"] else split_from_name(job.path)
+    film_id = values[names["film_id"]] if names["film_id"] else None
+    referral = values[names["referral"]] if names["referral"] else None
+    if isinstance(referral, str):
+        referral = {"text": referral}
+    return Film(
+        film_id=str(film_id) if film_id is not None else f"{split}:{row}",
+        split=split,
+        shard=job.shard,
+        row=row,
+        pixels=None,
+        **hashed,
+        **(_labels(values[names["label"]]) if names["label"] else {}),
+        cluster=_text_or_none(values, names["cluster"]),
+        group=_text_or_none(values, names["group"]),
+        referral=referral,
+    )
 
 
 def _text_or_none(values: dict[str, Any], name: str | None) -> str | None:

@@ -24,17 +24,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 import click
 import typer
 from rich.console import Console
-from rich.table import Table
 from typer.core import TyperGroup
 
 from curation.chain import CHAIN, Step, number, through
 from curation.errors import PericurateError
 from curation.options import DEFAULT_BUILD, BuildDir
 from curation.source import DEFAULT_URL, Source
+from curation.up_to_date import skip_when_unchanged
 from curation.vocabulary import Decode, ExecutorName
 from splits.figures import SPLITS, STAT_NAMES
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from curation.pipeline import Outcome
 
 HELP = (
@@ -141,6 +143,7 @@ def sample(
 
 
 @app.command()
+@skip_when_unchanged("download")
 def download(
     source: Annotated[
         str, typer.Argument(help="URL, local zip or extracted folder.")
@@ -206,7 +209,7 @@ def step_command(step: Step) -> Callable[..., None]:
 
     command.__signature__ = inspect.Signature([build, *settings, *COMMON_OPTIONS])  # type: ignore[attr-defined]
     command.__doc__ = f"Step {number(step)}: {step.help}"
-    return command
+    return skip_when_unchanged(step.name)(command)
 
 
 def _run(
@@ -226,6 +229,8 @@ def _run(
 
 def _table(title: str, columns: tuple[str, ...], numbers: int) -> Table:
     """A table whose last ``numbers`` columns are right-aligned figures."""
+    from rich.table import Table
+
     table = Table(title=title)
     for n, column in enumerate(columns):
         table.add_column(column, justify="right" if n >= len(columns) - numbers else "left")

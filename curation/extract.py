@@ -16,20 +16,13 @@ import tempfile
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
+from typing import TYPE_CHECKING
 
 from curation.atomic import write_json
 from curation.errors import DamagedArchiveError, SourceError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 MARKER_NAME = ".pericurate-extraction.json"
 EXTRACTED_FILES = "files"  # members go here, the marker beside it, so no step mistakes it for data
@@ -45,7 +38,18 @@ EXTRACT_THREADS = 2
 
 
 def progress_bar(enabled: bool) -> Progress:
-    """The byte progress bar of downloading, hashing and extracting, on stderr."""
+    """The byte progress bar of downloading, hashing and extracting, on stderr (rich is
+    imported here, so the command line starts without it when nothing is to be done)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
