@@ -7,7 +7,10 @@ is its own. Engines:
   ``curation.pairs.INDEX_PAIRS`` compared pairs, faiss brute force below);
 - ``flat``: ``self_pairs`` forced to faiss brute force (``IndexBinaryFlat``), the search
   before the multi-index;
-- ``numpy``: XOR and popcount brute force (``bench.codes.numpy_pairs``).
+- ``numpy``: XOR and popcount brute force (``bench.codes.numpy_pairs``);
+- ``multihash``: faiss's own multi-index, ``IndexBinaryMultiHash`` with 16 tables of 32 bits
+  and one flipped bit (exact up to radius 31), on all pairs: why ``curation.multi_index``
+  files its buckets in faiss IVF lists instead.
 
 ``faiss`` and ``flat`` report the sha256 of the pairs they found (rows and order), so two runs
 on the same codes show whether both engines found exactly the same pairs.
@@ -82,6 +85,18 @@ def _faiss(codes: np.ndarray, queries: int, brute_force: bool) -> dict:
     }
 
 
+def _multihash(codes: np.ndarray) -> dict:
+    start = time.perf_counter()
+    index = faiss.IndexBinaryMultiHash(codes.shape[1] * 8, 16, 32)
+    index.nflip = 1
+    index.add(codes)
+    limits, _, labels = index.range_search(codes, RADIUS + 1)
+    rows = np.repeat(np.arange(len(codes)), np.diff(limits.astype(np.int64)))
+    found = int((rows < labels).sum())
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "compared": len(codes) * (len(codes) + 1) // 2, "found": found}
+
+
 def _numpy(codes: np.ndarray, queries: int) -> dict:
     subset = codes[: queries or len(codes)]
     start = time.perf_counter()
@@ -101,6 +116,8 @@ def main(engine: str, n: int, queries: int, kind: str = "synthetic") -> dict:
     generated = time.perf_counter() - start
     if engine == "numpy":
         result = _numpy(codes, queries)
+    elif engine == "multihash":
+        result = _multihash(codes)
     else:
         result = _faiss(codes, queries, brute_force=engine == "flat")
     result["pairs_per_s"] = result["compared"] / result["seconds"]
@@ -118,7 +135,7 @@ def main(engine: str, n: int, queries: int, kind: str = "synthetic") -> dict:
 
 if __name__ == "__main__":
     engine_arg, n_arg, queries_arg = sys.argv[1:4]
-    if engine_arg not in ("faiss", "flat", "numpy"):
-        raise SystemExit(f"engine must be faiss, flat or numpy, got {engine_arg!r}")
+    if engine_arg not in ("faiss", "flat", "numpy", "multihash"):
+        raise SystemExit(f"engine must be faiss, flat, numpy or multihash, got {engine_arg!r}")
     kind_arg = sys.argv[4] if len(sys.argv) > 4 else "synthetic"
     print(json.dumps(main(engine_arg, int(n_arg), int(queries_arg), kind_arg)))

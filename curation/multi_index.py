@@ -14,19 +14,19 @@ in the distance.
 
 Which bits: hashes of panoramic films are correlated (the dark corners are the same bits in
 nearly every film, neighbouring cells move together), so substrings of consecutive bits put
-most films in a few buckets (on the bench corpus's codes, 20x more candidates than the choice
-below). The ``m * b`` bits with the most entropy among the indexed codes are dealt to the
-tables in turn, back and forth, so that every table gets its share of the informative bits.
+most films in a few buckets. The ``m * b`` bits with the most entropy among the indexed codes
+are dealt to the tables in turn, back and forth, so that every table gets its share of the
+informative bits.
 
 What faiss does and what is ours: the buckets are the inverted lists of a faiss
 ``IndexBinaryIVF``, filled with ``add_core`` (list numbers given, no quantizer) and searched
 with ``range_search_preassigned`` (each query's lists given), so the full distances run in
 faiss's compiled loop over all cores. faiss's own multi-index (``IndexBinaryMultiHash``) keeps
-each query's candidates in a hash set and its buckets in hash maps, and was slower than brute
-force on the bench corpus's codes at 100,000 codes (NOTES-peers.md). Ours: the choice of bits,
-the lookup of a substring's list (an array of ``2**b`` list numbers), the queries sorted by
-substring so that neighbouring queries read the same lists from cache (3x faster at 300,000
-codes), and each pair kept only from the first table that can find it.
+each query's candidates in a hash set and its buckets in hash maps, and is slower on film
+codes (``python -m bench.search_bench multihash 100000 0 films``; NOTES-peers.md). Ours: the
+choice of bits, the lookup of a substring's list (an array of ``2**b`` list numbers), the
+queries sorted by substring so that neighbouring queries read the same lists from cache, and
+each pair kept only from the first table that can find it.
 """
 
 from __future__ import annotations
