@@ -58,7 +58,8 @@ test: setup-dev
 # Speed and memory figures (not part of `make test`): builds a 4,000-film synthetic corpus
 # first (slow), then writes bench/results.json and bench/RESULTS.md.
 bench: setup-dev
-	$(UV) run --frozen python -m bench.run
+	$(UV) sync --frozen --inexact --all-extras --group bench
+	$(UV) run --frozen --no-sync python -m bench.run
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,133 @@
+"""Exact Hamming range search over many codes: pigeonhole multi-index hashing on faiss lists.
+
+Why: brute force (``IndexBinaryFlat``) compares every code with every other, 1,080 s for the
+pairs of 1,000,000 codes on this project's 2 cores. Multi-index hashing (Norouzi, Punjani and
+Fleet, "Fast exact search in Hamming space with multi-index hashing", TPAMI 2014) compares a
+code only with codes that share most of one substring with it, and stays exact by pigeonhole:
+split the bits into ``m = r // 2 + 1`` disjoint substrings; two codes at most ``r`` bits apart
+cannot differ in two or more bits of every substring (that would be ``2m > r`` bits), so in at
+least one substring they differ in at most one bit. Each code is filed, in each of ``m``
+tables, under its substring; a query looks up its own substring and its ``b`` one-bit
+variants in each table; every code met is a candidate and its full distance decides. That
+holds whichever bits make up the substrings, and bits left out of every substring still count
+in the distance.
+
+Which bits: hashes of panoramic films are correlated (the dark corners are the same bits in
+nearly every film, neighbouring cells move together), so substrings of consecutive bits put
+most films in a few buckets. The ``m * b`` bits with the most entropy among the indexed codes
+are dealt to the tables in turn, back and forth, so that every table gets its share of the
+informative bits.
+
+What faiss does and what is ours: the buckets are the inverted lists of a faiss
+``IndexBinaryIVF``, filled with ``add_core`` (list numbers given, no quantizer) and searched
+with ``range_search_preassigned`` (each query's lists given), so the full distances run in
+faiss's compiled loop over all cores. faiss's own multi-index (``IndexBinaryMultiHash``) keeps
+each query's candidates in a hash set and its buckets in hash maps, and is slower on film
+codes (``python -m bench.search_bench multihash 100000 0 films``; NOTES-peers.md). Ours: the
+choice of bits, the lookup of a substring's list (an array of ``2**b`` list numbers), the
+queries sorted by substring so that neighbouring queries read the same lists from cache, and
+each pair kept only from the first table that can find it.
+"""
+
+from __future__ import annotations
+
+import faiss
+import numpy as np
+
+KEY_BITS = 26  # longest substring: its lookup array has 2**26 int32 entries (256 MiB)
+MIN_KEY_BITS = 16  # shorter substrings fill their buckets too much to beat brute force
+BLOCK = 65_536  # codes per chunk of bit unpacking and per faiss call
+
+
+def substrings(indexed: np.ndarray, max_distance: int) -> np.ndarray | None:
+    """The bit positions of each table's substring, ``(m, b)``, or None when the radius
+    leaves substrings shorter than ``MIN_KEY_BITS`` (or is negative) and brute force wins."""
+    bits = indexed.shape[1] * 8
+    if max_distance < 0:
+        return None
+    tables = max_distance // 2 + 1
+    width = min(KEY_BITS, bits // tables)
+    if width < MIN_KEY_BITS:
+        return None
+    ones = np.zeros(bits)
+    for start in range(0, len(indexed), BLOCK):
+        ones += np.unpackbits(indexed[start : start + BLOCK], axis=1).sum(axis=0)
+    share = np.clip(ones / max(1, len(indexed)), 1e-12, 1 - 1e-12)
+    entropy = -(share * np.log2(share) + (1 - share) * np.log2(1 - share))
+    dealt = np.argsort(-entropy, kind="stable")[: tables * width].reshape(width, tables)
+    dealt[1::2] = dealt[1::2, ::-1].copy()  # back and forth: no table gets every best bit
+    return np.ascontiguousarray(dealt.T)
+
+
+def _keys(codes: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Each code's substring in each table, as ``uint32`` (table bit k is key bit k)."""
+    bits = codes.shape[1] * 8
+    positions = np.full((len(tables), 32), bits)  # ``bits`` names an extra column of zeros
+    positions[:, : tables.shape[1]] = tables
+    keys = np.empty((len(codes), len(tables)), dtype=np.uint32)
+    for start in range(0, len(codes), BLOCK):
+        unpacked = np.unpackbits(codes[start : start + BLOCK], axis=1)
+        unpacked = np.concatenate([unpacked, np.zeros((len(unpacked), 1), np.uint8)], axis=1)
+        packed = np.packbits(unpacked[:, positions], axis=-1, bitorder="little")
+        keys[start : start + BLOCK] = np.ascontiguousarray(packed).view("<u4")[..., 0]
+    return keys
+
+
+def _table(
+    indexed: np.ndarray, keys: np.ndarray, lookup: np.ndarray, probes: int
+) -> tuple[faiss.IndexBinaryIVF, np.ndarray]:
+    """One table: a faiss IVF whose lists are the buckets of ``keys``; ``lookup`` (all -1 on
+    entry) is set to each present key's list number. Returns the index and the keys present.
+    Codes are added in key order, so that one bucket's codes sit together in memory."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    present = ordered[np.flatnonzero(np.diff(ordered, prepend=~ordered[:1]))]
+    lookup[present] = np.arange(len(present), dtype=np.int32)
+    bits = indexed.shape[1] * 8
+    # nlist >= nprobe: faiss reads each query's lists with a stride of min(nlist, nprobe)
+    index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(bits), bits, max(len(present), probes))
+    index.is_trained = True  # the lists are given: the quantizer is never consulted
+    index.nprobe = probes
+    codes = np.ascontiguousarray(indexed[order])
+    ids = order.astype(np.int64)
+    lists = lookup[ordered].astype(np.int64)
+    index.add_core(len(codes), faiss.swig_ptr(codes), faiss.swig_ptr(ids), faiss.swig_ptr(lists))
+    return index, present
+
+
+def multi_index_pairs(
+    indexed: np.ndarray,
+    queries: np.ndarray,
+    max_distance: int,
+    tables: np.ndarray,
+    *,
+    same_codes: bool = False,
+) -> np.ndarray:
+    """Every ``[query_row, indexed_row, distance]`` at distance <= ``max_distance``, sorted by
+    query row, then indexed row; ``tables`` from ``substrings``. ``same_codes`` (the queries
+    are the indexed codes) keeps only pairs with ``query_row < indexed_row``."""
+    indexed_keys = _keys(indexed, tables)
+    query_keys = indexed_keys if same_codes else _keys(queries, tables)
+    width = tables.shape[1]
+    variants = np.concatenate([[0], 1 << np.arange(width)]).astype(np.uint32)
+    lookup = np.full(1 << width, -1, dtype=np.int32)
+    found = []
+    for table in range(len(tables)):
+        index, present = _table(indexed, indexed_keys[:, table], lookup, len(variants))
+        by_key = np.argsort(query_keys[:, table], kind="stable")
+        for start in range(0, len(by_key), BLOCK):
+            rows = by_key[start : start + BLOCK]
+            lists = lookup[query_keys[rows, table, None] ^ variants].astype(np.int64)
+            limits, distances, labels = index.range_search_preassigned(
+                np.ascontiguousarray(queries[rows]), max_distance + 1, lists, None
+            )
+            query = np.repeat(rows, np.diff(limits.astype(np.int64)))
+            keep = query < labels if same_codes else np.ones(len(query), dtype=bool)
+            if table:  # a pair within one bit in an earlier table's substring was found there
+                earlier = query_keys[query, :table] ^ indexed_keys[labels, :table]
+                keep &= (np.bitwise_count(earlier) > 1).all(axis=1)
+            found.append(np.stack([query[keep], labels[keep], distances[keep]], axis=1))
+        lookup[present] = -1
+        del index
+    pairs = np.concatenate(found).astype(np.int64) if found else np.zeros((0, 3), np.int64)
+    return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]

@@ -1,0 +1,148 @@
+"""The multi-index search gives exactly brute force's rows, in brute force's order.
+
+``INDEX_PAIRS`` decides which engine runs; each test runs both on the same codes (the
+multi-index forced with ``INDEX_PAIRS = -1``, brute force with a huge one) and compares them
+with a numpy reference."""
+
+import numpy as np
+import pytest
+
+from curation import multi_index, pairs
+from curation.multi_index import multi_index_pairs, substrings
+
+EVERY = -1  # INDEX_PAIRS below any search: the multi-index always runs
+NEVER = 10**18  # brute force always runs
+
+
+def _reference(indexed: np.ndarray, queries: np.ndarray, max_distance: int) -> np.ndarray:
+    """numpy brute force: rows ``[query, indexed, distance]`` in row-major order."""
+    bits_q = np.unpackbits(queries, axis=1).astype(np.int16)
+    bits_i = np.unpackbits(indexed, axis=1).astype(np.int16)
+    distance = (bits_q[:, None, :] != bits_i[None, :, :]).sum(-1)
+    q, t = np.nonzero(distance <= max_distance)
+    return np.stack([q, t, distance[q, t]], axis=1).astype(np.int64).reshape(-1, 3)
+
+
+def _film_like(n: int, seed: int) -> np.ndarray:
+    """Codes shaped like film hashes: a fifth of the bits the same in every code, a few
+    centres, and copies a few bits from each other, so many pairs sit near the radius."""
+    rng = np.random.default_rng(seed)
+    constant = rng.random(512) < 0.2
+    centres = rng.integers(0, 2, (6, 512), dtype=np.uint8)
+    bits = centres[rng.integers(0, 6, n)] ^ (rng.random((n, 512)) < rng.uniform(0, 0.08, (n, 1)))
+    bits[:, constant] = 1
+    return np.packbits(bits.astype(np.uint8), axis=1)
+
+
+def _both(monkeypatch, indexed, queries, max_distance) -> tuple[np.ndarray, np.ndarray]:
+    found = {}
+    for name, limit in (("index", EVERY), ("brute", NEVER)):
+        monkeypatch.setattr(pairs, "INDEX_PAIRS", limit)
+        blocks = list(pairs.range_pairs(indexed, queries, max_distance))
+        found[name] = np.concatenate(blocks) if blocks else np.zeros((0, 3), np.int64)
+    return found["index"], found["brute"]
+
+
+@pytest.mark.parametrize("max_distance", [0, 1, 7, 30, 32, 60])
+@pytest.mark.parametrize("kind", ["random", "film_like"])
+def test_range_pairs_equal_brute_force(monkeypatch, kind, max_distance):
+    rng = np.random.default_rng(max_distance)
+    codes = (
+        rng.integers(0, 256, (400, 64), dtype=np.uint8)
+        if kind == "random"
+        else _film_like(400, max_distance)
+    )
+    codes[50] = codes[7]  # duplicates
+    indexed, queries = codes[:300], codes[100:]
+    index, brute = _both(monkeypatch, indexed, queries, max_distance)
+    assert np.array_equal(index, brute)
+    assert np.array_equal(brute, _reference(indexed, queries, max_distance))
+    if kind == "film_like" and max_distance >= 30:
+        assert (brute[:, 2] == max_distance).any(), "the codes must exercise the boundary"
+
+
+@pytest.mark.parametrize("max_distance", [0, 30, 32])
+def test_self_pairs_equal_brute_force(monkeypatch, max_distance):
+    codes = _film_like(700, seed=3)
+    codes[600:] = codes[:100]  # each of these a duplicate of an earlier code
+    monkeypatch.setattr(pairs, "INDEX_PAIRS", EVERY)
+    index = pairs.self_pairs(codes, max_distance)
+    monkeypatch.setattr(pairs, "INDEX_PAIRS", NEVER)
+    brute = pairs.self_pairs(codes, max_distance)
+    reference = _reference(codes, codes, max_distance)
+    assert np.array_equal(index, brute)
+    assert np.array_equal(brute, reference[reference[:, 0] < reference[:, 1]])
+    assert len(brute) >= 100
+
+
+def test_blocks_and_chunks_do_not_change_the_answer(monkeypatch):
+    codes = _film_like(500, seed=9)
+    expected = _reference(codes[:450], codes[40:], 30)
+    monkeypatch.setattr(multi_index, "BLOCK", 37)
+    monkeypatch.setattr(pairs, "QUERY_BLOCK", 50)
+    index, brute = _both(monkeypatch, codes[:450], codes[40:], 30)
+    assert np.array_equal(index, expected)
+    assert np.array_equal(brute, expected)
+
+
+def test_edge_sizes(monkeypatch):
+    one = _film_like(1, seed=1)
+    empty = np.zeros((0, 64), dtype=np.uint8)
+    for indexed, queries in ((one, one), (empty, one), (one, empty), (empty, empty)):
+        index, brute = _both(monkeypatch, indexed, queries, 30)
+        assert np.array_equal(index, brute)
+        assert np.array_equal(brute, _reference(indexed, queries, 30))
+    monkeypatch.setattr(pairs, "INDEX_PAIRS", EVERY)
+    assert pairs.self_pairs(one, 30).shape == (0, 3)
+    assert pairs.self_pairs(empty, 30).shape == (0, 3)
+
+
+@pytest.mark.parametrize("max_distance", [-1, 128, 511, 512, 1000])
+def test_radii_the_index_cannot_split_fall_back_to_brute_force(monkeypatch, max_distance):
+    codes = _film_like(60, seed=4)
+    assert substrings(codes, max_distance) is None
+    index, brute = _both(monkeypatch, codes, codes[::-1].copy(), max_distance)
+    assert np.array_equal(index, brute)
+    assert np.array_equal(brute, _reference(codes, codes[::-1], max_distance))
+
+
+def test_short_codes(monkeypatch):
+    """64-bit codes (the audit's phash and dhash): 3 substrings of 21 bits at radius 4."""
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 256, (300, 8), dtype=np.uint8)
+    codes[150:] = codes[:150] ^ (rng.random((150, 8)) < 0.05).astype(np.uint8)
+    assert substrings(codes, 4).shape == (3, 21)
+    index, brute = _both(monkeypatch, codes, codes, 4)
+    assert np.array_equal(index, brute)
+    assert np.array_equal(brute, _reference(codes, codes, 4))
+
+
+@pytest.mark.parametrize("max_distance", [30, 32])
+def test_pairs_at_the_pigeonholes_edge_are_found(max_distance):
+    """Pairs exactly ``max_distance`` apart with their differences spread as evenly as the
+    radius allows: two bits in every substring but one, which has none (a third of the rows)
+    or one, like one other substring (a third), or one bit in every substring and the rest
+    outside every substring (a third). A search with one table fewer, or probing fewer
+    one-bit variants, misses some of them."""
+    codes = _film_like(300, seed=6)
+    tables = substrings(codes, max_distance)
+    assert tables is not None and len(tables) == max_distance // 2 + 1
+    outside = sorted(set(range(512)) - set(tables.ravel().tolist()))
+    rng = np.random.default_rng(0)
+    edge = np.unpackbits(codes, axis=1)
+    for row in range(len(edge)):
+        spared, other = rng.choice(len(tables), 2, replace=False)
+        if row % 3 == 2:
+            counts = np.ones(len(tables), dtype=int)
+        else:
+            counts = np.full(len(tables), 2)
+            counts[spared] = row % 3
+            counts[other] -= row % 3
+        flipped = [b for t, k in zip(tables, counts, strict=True) for b in rng.choice(t, k, False)]
+        edge[row, flipped + outside[: max_distance - len(flipped)]] ^= 1
+    edge = np.packbits(edge, axis=1)
+    found = multi_index_pairs(codes, edge, max_distance, tables)
+    diagonal = found[found[:, 0] == found[:, 1]]
+    assert diagonal[:, 0].tolist() == list(range(len(codes)))
+    assert set(diagonal[:, 2].tolist()) == {max_distance}
+    assert np.array_equal(found, _reference(codes, edge, max_distance))
