@@ -217,7 +217,7 @@ def measure(archive: Path, work: Path = CORPUS_DIR / "peers", peers: tuple[str, 
     }
     for tool in ("pericurate", *peers, "pericurate"):
         if tool == "pericurate":
-            build = work / f"build-{len(result['runs'])}"
+            build = work / archive.stem / f"build-{len(result['runs'])}"
             run = _run_pericurate(root, build)
             same, clusters = _pericurate_groups(build)
             found_by = {name: same for name in RELATIONS} | {"look-alike": clusters}
