@@ -63,7 +63,7 @@ def run_audit(
     methods: tuple[str, ...] = ("ahash",),
     permutations: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
-    decode: Decode = "draft",
+    decode: Decode = Decode.draft,
     on_start: Callable[[int], None] | None = None,
     on_film: Callable[[], None] | None = None,
 ) -> Audit:
@@ -151,7 +151,7 @@ def audit_command(
     method: Annotated[
         list[str] | None, typer.Option(help="Also flag pairs by ahash, phash or dhash.")
     ] = None,
-    decode: Annotated[str, typer.Option(help="Average hash decoding: draft or full.")] = "draft",
+    decode: Annotated[Decode, typer.Option(help="Average hash decoding.")] = Decode.draft,
     out: Annotated[Path, typer.Option(help="Folder for report.json, report.html, nearest.png.")] = (
         Path("audit")
     ),
@@ -172,8 +172,6 @@ def audit_command(
         referral_column,
     )
     try:
-        if decode not in ("draft", "full"):
-            raise AuditError(f"--decode must be 'draft' or 'full', not {decode!r}.")
         if permutations < 1:
             raise AuditError("--permutations must be at least 1.")
         with hashing_progress(console) as (on_start, on_film):
@@ -184,7 +182,7 @@ def audit_command(
                 tuple(method or ()),
                 permutations,
                 seed,
-                decode,  # type: ignore[arg-type]
+                decode,
                 on_start,
                 on_film,
             )
