@@ -257,19 +257,17 @@ def _cost_rows(found: dict) -> list[list[str]]:
 
 def table(results: dict) -> str:
     rows: list[list[str]] = []
-    if "hashing" in results:
-        rows += _hashing_rows(results["hashing"])
-    if "splits" in results:
-        rows += _splits_rows(results["splits"])
-    if "search" in results:
-        rows += _search_rows(results["search"])
-    rows.append(_audit_row(results))
-    if "margins" in results:
-        rows += _margin_rows(results["margins"])
-    if "planted" in results:
-        rows += _planted_rows(results["planted"])
-    if "cost" in results:
-        rows += _cost_rows(results["cost"])
+    for part, make_rows in (
+        ("hashing", _hashing_rows),
+        ("splits", _splits_rows),
+        ("search", _search_rows),
+        ("audit", lambda _: [_audit_row(results)]),
+        ("margins", _margin_rows),
+        ("planted", _planted_rows),
+        ("cost", _cost_rows),
+    ):
+        if part in results:
+            rows += make_rows(results[part])
     header = ["figure", "value", "baseline (same run)", "ratio", "goal", "status"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows]
