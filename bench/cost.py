@@ -4,13 +4,17 @@ load on the machine weighs on both sides alike.
 
 The baseline is checked out with ``git worktree add --detach`` into a temporary folder and
 run with this interpreter (its dependencies are a subset of today's); each side builds into
-a fresh folder with the Makefile's four commands. ``python -m bench.cost --baseline b9ab0a2``
-prints the table; ``measure`` returns the figures for ``python -m bench.run``.
+a fresh folder with the Makefile's four commands, then runs the four again with nothing
+changed (the no-op rerun), and, with ``audit=True``, ``pericurate audit`` of its last build.
+The current side's last build stays in ``builds/current`` with its ``work/times.json`` (CPU
+per step). ``python -m bench.cost --baseline b9ab0a2`` prints the table; ``measure`` returns
+the figures for ``python -m bench.run``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import statistics
 import subprocess
@@ -35,22 +39,40 @@ def _commands(archive: Path, build: Path) -> dict[str, list[str]]:
     }
 
 
-def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
-    """Seconds per command of a cold ``make splits`` with ``checkout``'s code."""
-    shutil.rmtree(build, ignore_errors=True)
+def _program(checkout: Path) -> list[str]:
     if not (checkout / "curation" / "cli.py").is_file():
         raise FileNotFoundError(f"{checkout} holds no pericurate checkout")
-    program = f"import sys; sys.path.insert(0, {str(checkout)!r})\n{ENTRY}"
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(checkout)!r})\n{ENTRY}"]
+
+
+def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
+    """Seconds per command of a cold ``make splits`` with ``checkout``'s code, then of the
+    same four commands rerun with nothing changed (``noop_*``)."""
+    shutil.rmtree(build, ignore_errors=True)
+    program = _program(checkout)
     seconds = {}
-    for name, arguments in _commands(archive, build).items():
-        run = run_measured([sys.executable, "-c", program, *arguments])
-        seconds[name] = run.wall_s
-    seconds["total"] = round(sum(seconds[c] for c in COMMANDS), 3)
+    for prefix in ("", "noop_"):
+        for name, arguments in _commands(archive, build).items():
+            seconds[prefix + name] = run_measured([*program, *arguments]).wall_s
+        seconds[prefix + "total"] = round(sum(seconds[prefix + c] for c in COMMANDS), 3)
     return seconds
 
 
-def measure(archive: Path, baseline: str, rounds: int = 2) -> dict:
-    """Interleaved cold builds of ``baseline`` and this checkout; medians and the ratio."""
+def audit_seconds(checkout: Path, build: Path) -> float:
+    """Wall seconds of ``pericurate audit`` of ``build`` with ``checkout``'s code (exit 1,
+    leakage found, counts as a run too)."""
+    command = [*_program(checkout), "audit", str(build), "--out", str(build.parent / "audit")]
+    return run_measured(command, ok_codes=(0, 1)).wall_s
+
+
+def measure(
+    archive: Path, baseline: str, rounds: int = 2, audit: bool = False, builds: Path | None = None
+) -> dict:
+    """Interleaved cold builds and no-op reruns of ``baseline`` and this checkout, medians
+    and the ratio; with ``audit``, each side's audit of its last build. Build folders go
+    below ``builds`` (default: beside the archive)."""
+    builds = builds or archive.parent / f"{archive.stem}-cost"
+    figures = (*COMMANDS, "total", *(f"noop_{c}" for c in (*COMMANDS, "total")))
     with tempfile.TemporaryDirectory(prefix="pericurate-cost-") as scratch:
         old = Path(scratch) / "baseline"
         subprocess.run(
@@ -59,11 +81,12 @@ def measure(archive: Path, baseline: str, rounds: int = 2) -> dict:
             capture_output=True,
         )
         try:
+            sides = (("baseline", old), ("current", REPO))
             runs: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
             for _ in range(rounds):
-                for side, checkout in (("baseline", old), ("current", REPO)):
-                    build = Path(scratch) / f"build-{side}"
-                    runs[side].append(cold_splits(checkout, archive, build))
+                for side, checkout in sides:
+                    runs[side].append(cold_splits(checkout, archive, builds / side))
+            audits = {side: audit_seconds(c, builds / side) for side, c in sides} if audit else {}
         finally:
             subprocess.run(
                 ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
@@ -71,16 +94,18 @@ def measure(archive: Path, baseline: str, rounds: int = 2) -> dict:
                 capture_output=True,
             )
     medians = {
-        side: {c: statistics.median(r[c] for r in rs) for c in (*COMMANDS, "total")}
-        for side, rs in runs.items()
+        side: {c: statistics.median(r[c] for r in rs) for c in figures} for side, rs in runs.items()
     }
-    ratio = medians["current"]["total"] / medians["baseline"]["total"]
+    times = builds / "current" / "work" / "times.json"
     return {
+        "archive": archive.name,
         "baseline": baseline,
         "rounds": rounds,
         "runs": runs,
         "median": medians,
-        "ratio": round(ratio, 3),
+        "ratio": round(medians["current"]["total"] / medians["baseline"]["total"], 3),
+        "audit_s": audits,
+        "step_times": json.loads(times.read_text()) if times.is_file() else None,
     }
 
 
@@ -89,13 +114,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--baseline", default=ISSUE_11_BASELINE, help="commit to compare with")
     parser.add_argument("--zip", type=Path, required=True, help="corpus archive")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--audit", action="store_true", help="also audit each side's build")
+    parser.add_argument("--out", type=Path, help="also write the figures here, as JSON")
     args = parser.parse_args(argv)
-    result = measure(args.zip, args.baseline, args.rounds)
-    print("| side | " + " | ".join(COMMANDS) + " | total |")
-    print("|---|" + "---|" * (len(COMMANDS) + 1))
+    result = measure(args.zip, args.baseline, args.rounds, args.audit)
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print("| side | " + " | ".join(COMMANDS) + " | total | no-op rerun | audit |")
+    print("|---|" + "---|" * (len(COMMANDS) + 3))
     for side, figures in result["median"].items():
-        cells = " | ".join(f"{figures[c]:.1f}" for c in (*COMMANDS, "total"))
-        print(f"| {side} (median of {args.rounds}) | {cells} |")
+        cells = " | ".join(f"{figures[c]:.1f}" for c in (*COMMANDS, "total", "noop_total"))
+        audit = result["audit_s"].get(side)
+        print(f"| {side} (median of {args.rounds}) | {cells} | {audit or '':} |")
     print(f"current / baseline: {result['ratio']:.2f}")
 
 

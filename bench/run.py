@@ -13,10 +13,11 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from bench import cost, margins
+from bench import cost, margins, peers
 from bench.corpus import CORPUS_DIR, corpus_source, corpus_zip
 from bench.measure import child_json, python_child, run_measured
 from bench.report import write_results
@@ -24,9 +25,20 @@ from bench.splits_bench import draft_build, pericurate
 from bench.splits_bench import measure as measure_splits
 from curation.sample import SampleTruth, truth_path
 
-PARTS = ("hashing", "splits", "search", "audit", "margins", "planted", "cost")
+PARTS = (
+    "hashing",
+    "splits",
+    "search",
+    "audit",
+    "margins",
+    "planted",
+    "cost",
+    "speed",
+    "peers",
+    "executors",
+)
 BENCH_DIR = Path(__file__).parent
-NUMPY_PAIRS = 10**8  # brute force beyond 10k codes: about this many pairs, then extrapolated
+WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
 
 
 def _machine() -> dict:
@@ -48,20 +60,70 @@ def _machine() -> dict:
     }
 
 
-def _search(sizes: list[int], full_limit: int, fraction_queries: int, numpy_queries: int):
+def _search(sizes: list[int], fraction_queries: int) -> list[dict]:
+    """Issue 15, goal 5: pericurate's search (``curation.pairs``: the multi-index above its
+    threshold) run whole at every size on codes with the structure of film hashes, beside
+    faiss brute force (whole up to ``WHOLE_BRUTE_FORCE`` codes, where the found pairs are
+    compared by digest; beyond, a fraction of its queries, extrapolated and said so)."""
+    from bench.film_codes import film_codes
+
+    film_codes(corpus_zip(4000))  # hashed once here, so no search child's memory counts it
     rows = []
     for n in sizes:
-        queries = 0 if n <= full_limit else fraction_queries
-        faiss_run = run_measured(python_child("bench.search_bench", "faiss", str(n), str(queries)))
-        numpy_q = 0 if n <= 10_000 else max(1, min(numpy_queries, NUMPY_PAIRS // n))
-        numpy_run = run_measured(python_child("bench.search_bench", "numpy", str(n), str(numpy_q)))
+        ours = run_measured(python_child("bench.search_bench", "faiss", str(n), "0", "films"))
+        queries = "0" if n <= WHOLE_BRUTE_FORCE else str(fraction_queries)
+        brute = run_measured(python_child("bench.search_bench", "flat", str(n), queries, "films"))
         rows.append(
             {
-                "faiss": {**child_json(faiss_run), "peak_rss_mib": faiss_run.peak_rss_mib},
-                "numpy": {**child_json(numpy_run), "peak_rss_mib": numpy_run.peak_rss_mib},
+                "ours": {**child_json(ours), "peak_rss_mib": ours.peak_rss_mib},
+                "brute_force": {**child_json(brute), "peak_rss_mib": brute.peak_rss_mib},
             }
         )
     return rows
+
+
+def _executors() -> dict:
+    """Issue 15, goal 6: the bundled sample built once on each executor; wall time, peak
+    memory, and whether the manifest and clusters are byte-identical."""
+    from curation.sample import write_sample_archive
+
+    with tempfile.TemporaryDirectory(prefix="pericurate-executors-") as scratch:
+        archive = Path(scratch) / "sample.zip"
+        write_sample_archive(archive, seed=0)
+        found: dict = {}
+        for name in ("local", "ray"):
+            build = Path(scratch) / name
+            run_measured(
+                pericurate(
+                    sys.executable,
+                    "download",
+                    str(archive),
+                    "--build",
+                    str(build),
+                    "--lock",
+                    str(build / "source.lock.json"),
+                )
+            )
+            built = run_measured(
+                pericurate(
+                    sys.executable,
+                    "build",
+                    "--build",
+                    str(build),
+                    "--no-fail-on-rejected",
+                    "--executor",
+                    name,
+                )
+            )
+            outputs = [(build / f).read_bytes() for f in ("manifest.parquet", "clusters.parquet")]
+            found[name] = {
+                "wall_s": built.wall_s,
+                "peak_rss_mib": built.peak_rss_mib,
+                "step_times": json.loads((build / "work" / "times.json").read_text()),
+                "outputs": outputs,
+            }
+        same = found["local"].pop("outputs") == found["ray"].pop("outputs")
+    return {"sample": "write_sample_archive(seed=0)", "runs": found, "outputs_identical": same}
 
 
 def _audit(folder: Path) -> dict:
@@ -110,15 +172,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--codes", default="10000,100000,1000000", help="pair-search sizes")
     parser.add_argument("--parts", default=",".join(PARTS), help=f"any of {', '.join(PARTS)}")
     parser.add_argument(
-        "--full-search-limit",
+        "--fraction-queries",
         type=int,
-        default=1_000_000,
-        help="search every pair up to this many codes; above it, one fraction of the "
-        "queries, extrapolated (the whole 1M search takes ~20 min on 2 cores; pass 100000 "
-        "for a quicker, extrapolated run)",
+        default=131_072,
+        help=f"queries of brute force (the search's baseline) above {WHOLE_BRUTE_FORCE:,} codes",
     )
-    parser.add_argument("--fraction-queries", type=int, default=131_072)
-    parser.add_argument("--numpy-queries", type=int, default=1_000)
+    parser.add_argument(
+        "--peers-films", type=int, default=4000, help="corpus size for the peers part"
+    )
     parser.add_argument(
         "--corpus-margins", action="store_true", help="margins on the corpus too (~10 min)"
     )
@@ -141,9 +202,7 @@ def main(argv: list[str] | None = None) -> None:
         results["splits"] = measure_splits(sys.executable, archive, CORPUS_DIR / "builds")
     if "search" in parts:
         sizes = [int(n) for n in args.codes.split(",") if n]
-        results["search"] = _search(
-            sizes, args.full_search_limit, args.fraction_queries, args.numpy_queries
-        )
+        results["search"] = _search(sizes, args.fraction_queries)
     if "audit" in parts:
         results["audit"] = _audit(CORPUS_DIR / "builds")
     if "margins" in parts:
@@ -152,6 +211,13 @@ def main(argv: list[str] | None = None) -> None:
         results["planted"] = _planted(archive)
     if "cost" in parts:
         results["cost"] = cost.measure(archive, args.baseline)
+    if "speed" in parts:  # issue 15, goals 2-4: the corpus in the archive's own layout
+        in_folders = corpus_zip(args.films, all_copies_among_originals=False)
+        results["speed"] = cost.measure(in_folders, args.baseline, audit=True)
+    if "peers" in parts:
+        results["peers"] = peers.measure(corpus_zip(args.peers_films))
+    if "executors" in parts:
+        results["executors"] = _executors()
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}

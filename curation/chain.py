@@ -39,9 +39,21 @@ class ChainError(PericurateError):
     """A step is unknown, reads what no earlier step writes, or writes what it did not declare."""
 
 
+@dataclass(frozen=True)
+class StepTime:
+    """How long one step took: wall seconds, and CPU seconds of this process and of the
+    worker processes the step started and joined (its per-file work)."""
+
+    step: str
+    wall_s: float
+    cpu_s: float
+
+
 class Executor(Protocol):
-    """Runs steps in order on a run and returns every product they made
-    (``curation.executors``)."""
+    """Runs steps in order on a run and returns every product they made; ``times`` holds
+    each step's time once it ran (``curation.executors``)."""
+
+    times: list[StepTime]
 
     def run(self, steps: Sequence[Step], run: Run) -> Products: ...
 

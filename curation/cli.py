@@ -237,6 +237,23 @@ def _table(title: str, columns: tuple[str, ...], numbers: int) -> Table:
     return table
 
 
+def _print_times(outcome: Outcome) -> None:
+    times = outcome.times_report()
+    table = _table(
+        f"Where the time went ({times['source_images']} source images)",
+        ("step", "wall s", "CPU s", "CPU ms per image"),
+        3,
+    )
+    for row in times["steps"]:  # type: ignore[union-attr]
+        table.add_row(
+            row["step"],
+            f"{row['wall_s']:.2f}",
+            f"{row['cpu_s']:.2f}",
+            f"{row['cpu_ms_per_image']:.2f}",
+        )
+    console.print(table)
+
+
 def _print_summary(outcome: Outcome, step: str) -> None:
     from curation.records import fate_counts
 
@@ -246,6 +263,7 @@ def _print_summary(outcome: Outcome, step: str) -> None:
         fates.add_row(kind, fate, str(n))
     fates.add_row("all", "", str(sum(counts.values())), style="bold")
     console.print(fates)
+    _print_times(outcome)
     summary = outcome.summary
     if summary is None:
         return

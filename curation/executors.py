@@ -16,11 +16,12 @@ import dataclasses
 import io
 import json
 import os
+import time
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from curation.chain import Executor, Products, Run, Step
+from curation.chain import Executor, Products, Run, Step, StepTime
 from curation.errors import PericurateError
 from curation.hashing import AverageHash512, Decode, View
 from curation.index import FileFacts, file_facts, file_kind
@@ -32,11 +33,23 @@ from curation.vocabulary import ExecutorName
 class LocalExecutor:
     """Every step in this process; the steps spread their per-file work over local cores."""
 
+    def __init__(self) -> None:
+        self.times: list[StepTime] = []
+
     def run(self, steps: Sequence[Step], run: Run) -> Products:
         products: Products = {}
         for step in steps:
+            wall, cpu = time.perf_counter(), _cpu_seconds()
             products = step.apply(run, products)
+            self.times.append(StepTime(step.name, time.perf_counter() - wall, _cpu_seconds() - cpu))
         return products
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its joined children: a step's worker pools are
+    shut down inside the step, so their time is counted in the step that started them."""
+    spent = os.times()
+    return spent.user + spent.system + spent.children_user + spent.children_system
 
 
 class RayExecutor(LocalExecutor):

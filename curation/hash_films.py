@@ -1,5 +1,8 @@
 """Step 4, hash: every film still in play, in parallel over cores, cached by file sha256.
 
+The same decode also makes the film's review thumbnail (``curation.thumbnails``), cached
+beside the hashes, so the build decodes no film again for the review page.
+
 A film whose pixels fail to decode (truncated or corrupt JPEG) is rejected here, since this
 is the first step that decodes it. The cache (``curation.cache``) is keyed by file sha256 and
 stamped with the hash version, so a changed definition never reuses stale hashes, and a
@@ -17,6 +20,7 @@ from curation import cache as cache_file
 from curation.hashing import AverageHash512, CorruptJpeg, Decode, View
 from curation.parallel import ordered_map
 from curation.records import Fate, SourceRecord, pending_images
+from curation.thumbnails import Thumbnail, add_thumbnails, thumbnail_of
 
 Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
 CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
@@ -27,14 +31,20 @@ FilmHasher = Callable[[list[tuple[str, Decode]]], Iterable[dict[View, bytes] | N
 None for a film that failed there, which this step then decodes itself to record why."""
 
 
-def _hash_one(args: tuple[str, Decode]) -> tuple[dict[View, bytes] | None, str]:
-    path, decode = args
+HashJob = tuple[str, Decode, tuple[int, int]]  # absolute path, decode, film width and height
+Hashed = tuple[dict[View, bytes] | None, Thumbnail | None, str]  # views, thumbnail, problem
+
+
+def _hash_one(job: HashJob) -> Hashed:
+    path, decode, size = job
+    hasher = AverageHash512(decode)
     try:
-        return AverageHash512(decode).hash_views(path, strict=True), ""
+        grey = hasher.open_grey(path, strict=True)
+        return hasher.hash_grey_views(grey), thumbnail_of(grey, size), ""
     except CorruptJpeg as error:
-        return None, str(error)
+        return None, None, str(error)
     except Exception as error:  # any decode failure is a property of the file: record it
-        return None, f"image does not decode: {type(error).__name__}: {error}"
+        return None, None, f"image does not decode: {type(error).__name__}: {error}"
 
 
 def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
@@ -58,11 +68,13 @@ def hash_films(
     decode: Decode = Decode.draft,
     workers: int = 0,
     cache_path: Path | None = None,
+    thumbnail_cache: Path | None = None,
     on_progress: Callable[[int], None] | None = None,
     hasher: FilmHasher | None = None,
 ) -> tuple[list[SourceRecord], Hashes]:
     """Hash every pending film, in ``workers`` processes or with ``hasher``; return the
-    records (undecodable films rejected) and the hashes."""
+    records (undecodable films rejected) and the hashes. Thumbnails made on the way are
+    added to ``thumbnail_cache`` (``hasher`` makes none: the review page makes those)."""
     version = AverageHash512(decode).version
     cache = read_cache(cache_path, version) if cache_path else {}
     cached = len(cache)
@@ -71,23 +83,28 @@ def hash_films(
         {f.sha256: f for f in films if f.sha256 not in cache}.values(), key=lambda f: f.path
     )
     failures: dict[str, str] = {}
-    jobs = [(str(root / f.path), decode) for f in todo]
+    thumbnails: dict[str, Thumbnail] = {}
+    jobs: list[HashJob] = [(str(root / f.path), decode, (f.width, f.height)) for f in todo]
     if hasher is None:
-        results = ordered_map(_hash_one, jobs, workers, CHUNK)
+        results: Iterable[Hashed] = ordered_map(_hash_one, jobs, workers, CHUNK)
     else:
-        hashed = zip(jobs, hasher(jobs), strict=True)
-        results = ((views, "") if views else _hash_one(job) for job, views in hashed)
-    for film, (views, problem) in zip(todo, results, strict=True):
+        hashed = zip(jobs, hasher([(path, how) for path, how, _ in jobs]), strict=True)
+        results = ((views, None, "") if views else _hash_one(job) for job, views in hashed)
+    for film, (views, thumbnail, problem) in zip(todo, results, strict=True):
         if views is None:
             failures[film.sha256] = problem
         else:
             cache[film.sha256] = views
+        if thumbnail is not None:
+            thumbnails[film.sha256] = thumbnail
         if on_progress:
             on_progress(1)
     if on_progress:
         on_progress(len(films) - len(todo))
     if cache_path and len(cache) > cached:
         write_cache(cache_path, version, cache)
+    if thumbnail_cache:
+        add_thumbnails(thumbnail_cache, thumbnails)
     film_paths = {f.path for f in films}
     hashes: Hashes = {}
     out = []

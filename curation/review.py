@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import hashlib
 import html
-import io
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 from urllib.parse import quote
 
 from networkx.utils import UnionFind
-from PIL import Image
 
 from curation.atomic import write_bytes
 from curation.parallel import ordered_map
+from curation.thumbnails import Thumbnail, film_thumbnail
 
 
 @dataclass(frozen=True)
@@ -69,8 +68,6 @@ class ReviewError(ValueError):
     """The records handed to the page contradict themselves (a bug upstream, not bad luck)."""
 
 
-THUMB_BOX = (192, 192)  # a panoramic film becomes about 192 x 100, a turned one 100 x 192
-THUMB_QUALITY = 80
 CLOSE = 0.8  # a measurement using this much of its limit is shown in red
 KIND_ORDER = ("mirror", "rotation", "rescaled", "noised", "re-filing")
 # Ids that are already a harmless file name keep it, so a reviewer can find a film's thumbnail.
@@ -112,28 +109,6 @@ def _thumb_name(film_id: str) -> str:
     if _PLAIN_NAME.fullmatch(film_id):
         return f"{film_id}.jpg"
     return f"_{hashlib.sha256(film_id.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}.jpg"
-
-
-def _thumbnail(source: Path) -> tuple[bytes, tuple[int, int]] | str:
-    """The JPEG bytes and size of a small grey thumbnail, or why there is none.
-
-    Draft decoding reads the JPEG at 1/2 to 1/8 scale straight to luma, which is most of the
-    cost saved on films of 2,400 x 1,270. Like the hashing, EXIF orientation is ignored: the
-    thumbnail shows the pixels the decisions were made on."""
-    try:
-        with Image.open(source) as image:
-            width, height = image.size
-            scale = min(THUMB_BOX[0] / width, THUMB_BOX[1] / height, 1.0)
-            size = (max(1, round(width * scale)), max(1, round(height * scale)))
-            image.draft("L", size)
-            grey = image.convert("L").resize(size, Image.Resampling.LANCZOS)
-    except FileNotFoundError:
-        return f"{source.name} does not exist."
-    except (OSError, ValueError, Image.DecompressionBombError):
-        return f"{source.name} is not a readable image."
-    buffer = io.BytesIO()
-    grey.save(buffer, "JPEG", quality=THUMB_QUALITY, optimize=True)
-    return buffer.getvalue(), size
 
 
 def _ratio(what: str, value: float, limit: float) -> float:
@@ -199,7 +174,7 @@ def _deciding_link(cluster: ReviewCluster) -> ReviewLink | None:
     return deciding
 
 
-Thumbs = dict[str, tuple[bytes, tuple[int, int]] | str]  # film id -> (JPEG, size) or why none
+Thumbs = dict[str, Thumbnail | str]  # film id -> thumbnail, or why there is none
 
 
 def _figure(film_id: str, thumbs: Thumbs, role: str) -> str:
@@ -208,7 +183,7 @@ def _figure(film_id: str, thumbs: Thumbs, role: str) -> str:
     if isinstance(thumb, str):
         picture = f'<div class="missing">thumbnail unavailable: {_e(thumb)}</div>'
     else:
-        width, height = thumb[1]
+        width, height = thumb.size
         source = _e("thumbs/" + quote(_thumb_name(film_id)))
         picture = f'<img src="{source}" width="{width}" height="{height}" alt="{_e(film_id)}">'
     css = ' class="kept"' if role == "kept" else ""
@@ -313,6 +288,7 @@ def write_review_page(
     title: str,
     synthetic: bool,
     workers: int = 0,
+    known: Callable[[list[str]], Mapping[str, Thumbnail]] = lambda films: {},
 ) -> Path:
     """Write ``out_dir/index.html`` and its thumbnails; return the page's path.
 
@@ -320,19 +296,24 @@ def write_review_page(
     link's distance/limit (clusters held by patient links alone last), closest call first,
     ties by id. Thumbnails are written before the page and stale ones removed after it, each
     file atomically, so a reader never meets a page pointing at a missing thumbnail.
-    Thumbnails are made over ``workers`` processes (0: one per core)."""
+    ``known(film ids)`` gives the thumbnails already made (the hash step's, by film id); the
+    others are made here over ``workers`` processes (0: one per core)."""
     groups = sorted(groups, key=lambda g: (-_group_ratio(g), g.kept))
     decided = [(c, _deciding_link(c)) for c in clusters if len(c.film_ids) > 1]
     decided.sort(key=lambda c: (-_link_ratio(c[1]) if c[1] else 0.0, c[1] is None, c[0].cluster_id))
     films = [g.kept for g in groups] + [m.film_id for g in groups for m in g.members]
     films += [film for c, _ in decided for film in c.film_ids]
     shown = list(dict.fromkeys(films))
-    made = ordered_map(_thumbnail, [image_path(film) for film in shown], workers)
-    thumbs = dict(zip(shown, made, strict=True))
+    found = known(shown)
+    thumbs: Thumbs = {film: found[film] for film in shown if film in found}
+    missing = [film for film in shown if film not in thumbs]
+    made_here = ordered_map(film_thumbnail, [image_path(film) for film in missing], workers)
+    thumbs |= zip(missing, made_here, strict=True)
     thumb_dir = out_dir / "thumbs"
-    for film, thumb in thumbs.items():
+    for film in shown:
+        thumb = thumbs[film]
         if not isinstance(thumb, str):
-            write_bytes(thumb_dir / _thumb_name(film), thumb[0])
+            write_bytes(thumb_dir / _thumb_name(film), thumb.jpeg)
     banner = (
         '<p class="banner">Synthetic sample: these films were generated by pericurate, not '
         "taken from the real archive; this page checks the code, not the archive.</p>"

@@ -16,6 +16,7 @@ from curation.review import (
     write_review_page,
 )
 from curation.same_picture import SamePictureGroup
+from curation.thumbnails import Thumbnail, read_thumbnails
 
 
 def review_groups(groups: list[SamePictureGroup]) -> list[ReviewGroup]:
@@ -75,13 +76,18 @@ def write_review(
     links: list[Link],
     limit: int,
     synthetic: bool,
+    thumbnail_cache: Path,
 ) -> Path:
-    """``out/review/index.html`` with thumbnails of every film it shows."""
-    paths = {
-        r.film_id: root / r.path
-        for r in records
-        if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)
-    }
+    """``out/review/index.html`` with thumbnails of every film it shows (those the hash step
+    cached in ``thumbnail_cache``, the others made for the page)."""
+    films = [r for r in records if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)]
+    paths = {r.film_id: root / r.path for r in films}
+    sha_of = {r.film_id: r.sha256 for r in films}
+
+    def known(shown: list[str]) -> dict[str, Thumbnail]:
+        by_sha = read_thumbnails(thumbnail_cache, (sha_of[film] for film in shown))
+        return {film: by_sha[sha_of[film]] for film in shown if sha_of[film] in by_sha}
+
     kept_as = {d.film_id: g.kept for g in groups for d in g.dropped}
     return write_review_page(
         out / "review",
@@ -90,4 +96,5 @@ def write_review(
         lambda film_id: paths[film_id],
         title="pericurate: same-picture and look-alike decisions",
         synthetic=synthetic,
+        known=known,
     )

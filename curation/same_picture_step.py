@@ -65,10 +65,10 @@ def learn_encoders(root: Path, records: list[SourceRecord]) -> EncoderEvidence:
 @dataclass(frozen=True)
 class ComponentJob:
     """One candidate component to confirm in a worker: its candidates closest first, each
-    film's path and sha256, and the comparisons already known for its pairs."""
+    film's path, sha256 and size, and the comparisons already known for its pairs."""
 
     candidates: list[Candidate]
-    films: dict[str, tuple[str, str]]
+    films: dict[str, tuple[str, str, tuple[int, int]]]
     known: dict[PairKey, Comparison]
 
 
@@ -79,9 +79,10 @@ def confirm_job(job: ComponentJob) -> tuple[list[SamePicture], dict[PairKey, Com
     measured: dict[PairKey, Comparison] = {}
 
     def compare(a: str, b: str, view: View) -> Comparison:
-        key = (job.films[a][1], job.films[b][1], view.value)
+        (path_a, sha_a, size_a), (path_b, sha_b, size_b) = job.films[a], job.films[b]
+        key = (sha_a, sha_b, view.value)
         if key not in job.known and key not in measured:
-            measured[key] = pixels.compare(Path(job.films[a][0]), Path(job.films[b][0]), view)
+            measured[key] = pixels.compare(Path(path_a), Path(path_b), view, (size_a, size_b))
         return job.known.get(key) or measured[key]
 
     pairs, _ = confirm_component(job.candidates, compare)
@@ -94,7 +95,10 @@ def _component_jobs(
     jobs = []
     for component in candidate_components(candidates):
         ids = sorted({f for a, b, _, _ in component for f in (a, b)})
-        located = {f: (str(root / films[f].path), films[f].sha256) for f in ids}
+        located = {
+            f: (str(root / films[f].path), films[f].sha256, (films[f].width, films[f].height))
+            for f in ids
+        }
         keys = sorted({(located[a][1], located[b][1], v.value) for a, b, v, _ in component})
         known = {k: cache.comparisons[k] for k in keys if k in cache.comparisons}
         jobs.append(ComponentJob(component, located, known))

@@ -32,6 +32,7 @@ from curation.same_picture_step import SamePictureOutcome, run_same_picture
 from curation.sample import SAMPLE_COMMENT
 from curation.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
 from curation.summary import ClusterSize, Counts, Parameters, ReasonCount, SourceFacts, Summary
+from curation.thumbnails import THUMBNAILS_CACHE
 from splits.assign import Group, assign_groups, target_counts
 from splits.figures import SPLITS, Figures
 
@@ -84,6 +85,7 @@ def hash_all(run: Run, records: list[SourceRecord]) -> dict[str, object]:
         decode=run.settings.decode,
         workers=run.settings.workers,
         cache_path=run.cache("hashes.parquet"),
+        thumbnail_cache=run.cache(THUMBNAILS_CACHE),
         on_progress=bar.advance,
         hasher=run.hasher,
     )
@@ -165,6 +167,7 @@ def write_build(
         lookalikes.links + lookalikes.patient_links,
         run.settings.lookalike_distance,
         synthetic=run.source.comment == SAMPLE_COMMENT,
+        thumbnail_cache=run.cache(THUMBNAILS_CACHE),
     )
     summary = summarize(run, records, same_picture, lookalikes, kept)
     summary.save(out / "curation.json")

@@ -4,9 +4,11 @@ and a step is added with one entry and one function."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -16,6 +18,7 @@ from typer.testing import CliRunner
 from curation.chain import CHAIN, ChainError, Run, Step, check_chain, through
 from curation.cli import LAZY_COMMANDS, app
 from curation.executors import LocalExecutor
+from curation.parallel import ordered_map
 from curation.pipeline import Settings, curate
 from curation.records import SourceRecord, pending_images
 from curation.source import Source
@@ -61,9 +64,33 @@ def test_a_step_writing_what_it_did_not_declare_is_refused(sample_source, tmp_pa
         LocalExecutor().run([liar], _run(sample_source, tmp_path))
 
 
+def _burn(seconds: float) -> float:
+    started = time.process_time()
+    while time.process_time() - started < seconds:
+        pass
+    return seconds
+
+
+def burn_in_workers(run: Run) -> dict[str, object]:
+    """A step whose CPU time is spent in worker processes, as the hash step's is."""
+    return {"burnt": sum(ordered_map(_burn, [0.3, 0.3], workers=2, chunksize=1))}
+
+
+def test_a_steps_time_counts_its_worker_processes(sample_source, tmp_path):
+    executor = LocalExecutor()
+    burner = Step("burn", "burn CPU in two workers", f"{__name__}:burn_in_workers", (), ("burnt",))
+    executor.run([burner], _run(sample_source, tmp_path))
+    [timed] = executor.times
+    assert timed.step == "burn" and timed.cpu_s >= 0.55 and timed.wall_s > 0
+
+
 def test_a_run_leaves_only_its_last_steps_records(sample_source, tmp_path):
     outcome = curate(sample_source, tmp_path, Settings(workers=1), "originals")
-    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["02-originals.parquet"]
+    written_files = sorted(p.name for p in (tmp_path / "work").iterdir())
+    assert written_files == ["02-originals.parquet", "times.json"]
+    times = json.loads((tmp_path / "work" / "times.json").read_text())
+    assert [row["step"] for row in times["steps"]] == ["index", "originals"]
+    assert times["source_images"] == sum(1 for r in outcome.records if r.kind == "image") > 0
     written = pq.read_table(tmp_path / "work" / "02-originals.parquet").column("path")
     assert written.to_pylist() == sorted(r.path for r in outcome.records)
     assert outcome.summary is None and set(outcome.products) == {"records"}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from curation import pixels
 from curation.hashing import AverageHash512, View, hamming
@@ -213,7 +214,7 @@ def _kit_job(kit_films, known=None) -> ComponentJob:
         ("o", "noise:4", View.identity, 4),
         ("o", "other", View.identity, 40),
     ]
-    located = {f: (str(path), f"sha-{f}") for f, path in films.items()}
+    located = {f: (str(path), f"sha-{f}", Image.open(path).size) for f, path in films.items()}
     return ComponentJob(candidates, located, known or {})
 
 

@@ -1,0 +1,59 @@
+"""The peers benchmark's scoring (``bench.peers``), without the peers themselves: a tool that
+finds exactly the planted relations scores full recall and no false pair, one that chains
+every film into one group scores full recall and is charged its false pairs, and pericurate's
+own build is scored from its outputs."""
+
+from __future__ import annotations
+
+from bench.peers import (
+    RELATIONS,
+    joined_groups,
+    originals_folder,
+    pericurate_groups,
+    relations,
+    score,
+    without_bad_files,
+)
+
+
+def test_exact_groups_score_full_recall_and_no_false_pair(sample_zip):
+    _, truth = sample_zip
+    planted = relations(truth)
+    exact = joined_groups(set().union(*planted.values()))
+    result = score(dict.fromkeys(RELATIONS, exact), exact, truth)
+    assert result["false_pairs"] == 0
+    assert all(result["recall"][name] == 1.0 for name in RELATIONS if planted[name])
+
+
+def test_a_tool_chaining_every_film_is_charged_its_false_pairs(sample_zip):
+    _, truth = sample_zip
+    films = sorted(truth.originals)
+    chained = joined_groups([(films[0], other) for other in films[1:]])
+    result = score(dict.fromkeys(RELATIONS, chained), chained, truth)
+    assert result["false_pairs"] > len(films)
+    nothing = joined_groups([])
+    missed = score(dict.fromkeys(RELATIONS, nothing), nothing, truth)
+    assert missed["false_pairs"] == 0 and set(missed["found"].values()) == {0}
+
+
+def test_pericurate_is_scored_from_its_build(sample_zip, sample_build):
+    _, truth = sample_zip
+    same, clusters = pericurate_groups(sample_build)
+    found_by = dict.fromkeys(RELATIONS, same) | {"look-alike": clusters}
+    result = score(found_by, clusters, truth)
+    copies = ("noise", "scaling", "mirror", "quarter turn", "half turn", "re-filing")
+    assert result["false_pairs"] == 0
+    assert all(result["recall"][name] in (1.0, None) for name in copies)
+
+
+def test_the_clean_folder_links_every_film_but_the_planted_bad_files(
+    sample_zip, sample_source, tmp_path
+):
+    _, truth = sample_zip
+    folder = originals_folder(sample_source.root)
+    clean = without_bad_files(folder, truth, tmp_path)
+    bad = {b.stem for b in truth.bad_inputs}
+    kept = {p.name for p in clean.iterdir()}
+    expected = {p.name for p in folder.iterdir() if p.is_file() and p.stem not in bad}
+    assert kept == expected and len(kept) < sum(1 for p in folder.iterdir() if p.is_file())
+    assert all((clean / name).resolve() == (folder / name).resolve() for name in kept)

@@ -1,0 +1,50 @@
+"""Review thumbnails come from the hash step's decode: the page decodes no film again."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image
+
+import curation.review as review
+from curation.pipeline import Settings, curate
+from curation.records import Fate, Kind
+from curation.thumbnails import THUMBNAILS_CACHE, film_thumbnail, read_thumbnails
+
+
+def _pixels(jpeg: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(jpeg)).convert("L"))
+
+
+def test_the_hash_step_leaves_the_thumbnail_of_every_film_it_hashed(sample_source, tmp_path):
+    outcome = curate(sample_source, tmp_path, Settings(workers=1), "hash")
+    hashes = outcome.products["hashes"]
+    hashed = {r.sha256: r for r in outcome.records if r.kind is Kind.image and r.film_id in hashes}
+    thumbs = read_thumbnails(tmp_path / "cache" / THUMBNAILS_CACHE, hashed)
+    assert set(thumbs) == set(hashed) and len(hashed) > 100
+    for sha in sorted(hashed)[:5]:  # the same pixels as a thumbnail decoded on its own
+        alone = film_thumbnail(sample_source.root / hashed[sha].path)
+        assert thumbs[sha].size == alone.size
+        assert np.array_equal(_pixels(thumbs[sha].jpeg), _pixels(alone.jpeg))
+
+
+def test_the_review_page_decodes_no_film_the_hash_step_saw(sample_source, tmp_path, monkeypatch):
+    decoded_for_the_page: list = []
+
+    def recording_map(function, jobs, workers=0, chunksize=16):
+        decoded_for_the_page.extend(jobs)
+        return map(function, jobs)
+
+    monkeypatch.setattr(review, "ordered_map", recording_map)
+    outcome = curate(sample_source, tmp_path, Settings(workers=1))
+    page = (tmp_path / "review" / "index.html").read_text()
+    shown = [
+        r.film_id
+        for r in outcome.records
+        if r.kind is Kind.image
+        and r.fate in (Fate.kept, Fate.dropped)
+        and f"{r.film_id}.jpg" in page
+    ]
+    assert decoded_for_the_page == [] and len(shown) > 20
+    assert all((tmp_path / "review" / "thumbs" / f"{film}.jpg").is_file() for film in shown)
