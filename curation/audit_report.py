@@ -228,8 +228,8 @@ def _png(image: Image.Image) -> bytes:
 
 def _thumbnail(audit: Audit, index: int) -> str:
     with Image.open(io.BytesIO(audit.image_bytes(audit.films[index]))) as image:
+        image.thumbnail(THUMB)  # a JPEG is decoded at the smallest draft scale that covers it
         small = image.convert("RGB")
-    small.thumbnail(THUMB)
     buffer = io.BytesIO()
     small.save(buffer, format="JPEG", quality=85)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
