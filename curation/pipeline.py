@@ -38,6 +38,7 @@ from curation.source import Source
 from curation.summary import Summary
 
 __all__ = ["Outcome", "Settings", "Source", "curate"]  # what a caller of curate needs
+TIMES_FILE = "times.json"  # below BUILD/work
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,3 @@ def curate(
     )
     write_json(out / "work" / TIMES_FILE, outcome.times_report())
     return outcome
-
-
-TIMES_FILE = "times.json"
