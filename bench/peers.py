@@ -11,8 +11,10 @@ pericurate again, each in its own measured child (``bench.measure``), so load fa
 
 Scoring, against the corpus's truth (``*.truth.json``), per planted relation: a pair of films
 is found when the tool puts both in one group. A peer's groups are the connected components of
-the pairs it reports. pericurate's are its same-picture groups (a dropped film and the film
-kept in its place, ``manifest.parquet``) for copies and re-filings, and its look-alike clusters
+the pairs it reports (what a curator must take to split without leakage); each peer is also
+scored on its pairs as reported, where a chain earns nothing and costs nothing. pericurate's
+groups are its same-picture groups (a dropped film and the film kept in its place,
+``manifest.parquet``) for copies and re-filings, and its look-alike clusters
 (``clusters.parquet``, a dropped film counted in its keeper's cluster) for look-alikes. A false
 pair is two films in one group (for pericurate: one cluster) that no planted relation joins,
 even through other films (copies, re-filings, look-alike visits, distant visits and films of
@@ -125,6 +127,23 @@ def score(found_by: dict[str, _Groups], grouped: _Groups, truth: SampleTruth) ->
         for a, b in combinations(members, 2)
     )
     return {"recall": recall, "found": found, "false_pairs": false_pairs}
+
+
+def score_reported(pairs: list[Pair], truth: SampleTruth) -> dict:
+    """Recall and false pairs of the pairs a peer reports, as it reports them: a planted pair
+    counts only when reported itself, not when reached through other reported pairs (the
+    ``score`` of a peer's groups credits such chains, and charges the false pairs they make)."""
+    reported = set(pairs)
+    joined = truth_groups(truth)
+    found = {name: len(planted & reported) for name, planted in relations(truth).items()}
+    planted_count = {name: len(planted) for name, planted in relations(truth).items()}
+    return {
+        "recall": {
+            n: round(found[n] / planted_count[n], 4) if planted_count[n] else None for n in found
+        },
+        "found": found,
+        "false_pairs": sum(joined.find(a) != joined.find(b) for a, b in reported),
+    }
 
 
 def _stem(name: str) -> str:
@@ -254,6 +273,7 @@ def measure(archive: Path, work: Path = CORPUS_DIR / "peers", peers: tuple[str, 
                 groups = joined_groups(pairs)
                 run |= score(dict.fromkeys(RELATIONS, groups), groups, truth)
                 run["reported_pairs"] = len(pairs)
+                run["as_reported"] = score_reported(pairs, truth)
         result["runs"].append({"tool": tool, **run})
     return result
 
@@ -272,6 +292,11 @@ def table(result: dict) -> str:
             cells = [run["tool"], f"{run['wall_s']:.1f}", f"{run['peak_rss_mib']:.0f}", *found]
             cells += [str(run["false_pairs"]), f"{run['load_1min_at_start']:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
+        if "as_reported" in run:
+            direct = run["as_reported"]
+            found = [f"{direct['found'][n]}/{planted[n]}" for n in RELATIONS]
+            cells = [f"{run['tool']}, pairs as reported", "", "", *found]
+            lines.append("| " + " | ".join([*cells, str(direct["false_pairs"]), ""]) + " |")
     return "\n".join(lines)
 
 

@@ -12,6 +12,8 @@ from bench.peers import (
     pericurate_groups,
     relations,
     score,
+    score_reported,
+    truth_groups,
     without_bad_files,
 )
 
@@ -57,3 +59,21 @@ def test_the_clean_folder_links_every_film_but_the_planted_bad_files(
     expected = {p.name for p in folder.iterdir() if p.is_file() and p.stem not in bad}
     assert kept == expected and len(kept) < sum(1 for p in folder.iterdir() if p.is_file())
     assert all((clean / name).resolve() == (folder / name).resolve() for name in kept)
+
+
+def test_a_peer_as_reported_earns_no_pair_through_a_chain(sample_zip):
+    """Scored on its pairs as reported, a tool that chains two look-alike visits through a
+    third film finds neither pair it did not report, and each reported unrelated pair is
+    one false pair; scored as groups, the chain finds the visits' pair."""
+    _, truth = sample_zip
+    visit, other_visit = sorted(relations(truth)["look-alike"])[0]
+    truth_joined = truth_groups(truth)
+    hub = next(
+        f for f in sorted(truth.originals) if truth_joined.find(f) != truth_joined.find(visit)
+    )
+    chain = [tuple(sorted((hub, visit))), tuple(sorted((hub, other_visit)))]
+    direct = score_reported(chain, truth)
+    assert direct["found"]["look-alike"] == 0 and direct["false_pairs"] == 2
+    grouped = joined_groups(chain)
+    assert score(dict.fromkeys(RELATIONS, grouped), grouped, truth)["found"]["look-alike"] >= 1
+    assert score_reported([(visit, other_visit)], truth)["found"]["look-alike"] == 1
