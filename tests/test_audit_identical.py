@@ -4,6 +4,7 @@ not taken for the same, and the parallel reading gives what one process gives.""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -12,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import simplejpeg
 import typer
 from PIL import Image
 from typer.testing import CliRunner
@@ -19,7 +21,14 @@ from typer.testing import CliRunner
 from curation.audit import audit_command
 from curation.audit_identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
 from curation.audit_referrals import associations
-from curation.audit_target import Columns, find_shards, resolve_columns, scan
+from curation.audit_target import (
+    Columns,
+    find_shards,
+    image_header,
+    pixels_digest,
+    resolve_columns,
+    scan,
+)
 from curation.hashing import AverageHash512, hamming
 
 app = typer.Typer()
@@ -157,3 +166,33 @@ def test_an_undecodable_image_is_one_sentence_naming_its_row(tmp_path: Path, row
     assert result.exit_code == 2
     (line,) = [x for x in result.output.splitlines() if "parquet" in x]  # after the bar
     assert line.startswith(f"{folder / 'test-00000-of-00001.parquet'} row {row}: the image")
+
+
+@pytest.mark.parametrize("mode,subsampling", [("L", 0), ("RGB", 0), ("RGB", 2), ("RGB", 1)])
+def test_the_pixel_digest_is_that_of_pillows_full_decode(mode: str, subsampling: int):
+    """The fast decode hashes exactly the bytes Pillow decodes (grey, and colour at 4:4:4,
+    4:2:0 and 4:2:2), so the films it calls the same pixels are those Pillow's would."""
+    rgb = np.random.default_rng(subsampling).integers(0, 256, (333, 517, 3), np.uint8)
+    buffer = io.BytesIO()
+    Image.fromarray(rgb).convert(mode).save(buffer, "JPEG", quality=90, subsampling=subsampling)
+    data = buffer.getvalue()
+    with Image.open(io.BytesIO(data)) as image:
+        image.load()
+        expected = hashlib.sha256(image_header(image).encode() + image.tobytes()).hexdigest()
+    assert pixels_digest(data) == expected
+
+
+def test_a_jpeg_with_warnings_and_other_formats_are_digested_as_pillow_decodes_them():
+    rgb = np.random.default_rng(3).integers(0, 256, (64, 96, 3), np.uint8)
+    png, jpeg = io.BytesIO(), io.BytesIO()
+    Image.fromarray(rgb).save(png, "PNG")
+    Image.fromarray(rgb).save(jpeg, "JPEG", quality=90)
+    spoiled = bytearray(jpeg.getvalue())
+    spoiled[len(spoiled) // 2 : len(spoiled) // 2 + 40] = bytes(40)  # corrupt, not truncated
+    with pytest.raises(ValueError):  # libjpeg warns, so Pillow decodes it
+        simplejpeg.decode_jpeg(bytes(spoiled), colorspace="RGB", strict=True)
+    for data in (png.getvalue(), bytes(spoiled)):
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            expected = hashlib.sha256(image_header(image).encode() + image.tobytes()).hexdigest()
+        assert pixels_digest(data) == expected
