@@ -77,9 +77,10 @@ def write_review(
     limit: int,
     synthetic: bool,
     thumbnail_cache: Path,
+    workers: int = 0,
 ) -> Path:
     """``out/review/index.html`` with thumbnails of every film it shows (those the hash step
-    cached in ``thumbnail_cache``, the others made for the page)."""
+    cached in ``thumbnail_cache``, the others made for the page over ``workers`` processes)."""
     films = [r for r in records if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)]
     paths = {r.film_id: root / r.path for r in films}
     sha_of = {r.film_id: r.sha256 for r in films}
@@ -96,5 +97,6 @@ def write_review(
         lambda film_id: paths[film_id],
         title="pericurate: same-picture and look-alike decisions",
         synthetic=synthetic,
+        workers=workers,
         known=known,
     )

@@ -157,7 +157,9 @@ def write_build(
     salt = run.settings.referral_salt
     # The review page is written beside the dataset: creating thousands of thumbnail files
     # waits on the file system, not on this process (on the 4,000-film all-copies corpus the
-    # step took 7.7-8.2 s with the page after the dataset, 6.2-6.6 s with it beside).
+    # step took 7.7-8.2 s with the page after the dataset, 6.2-6.6 s with it beside). The
+    # thumbnails the hash step did not make are then made in this process (``workers=1``):
+    # no worker is forked while another thread is writing.
     with ThreadPoolExecutor(max_workers=1) as beside:
         review = beside.submit(
             write_review,
@@ -170,6 +172,7 @@ def write_build(
             run.settings.lookalike_distance,
             synthetic=run.source.comment == SAMPLE_COMMENT,
             thumbnail_cache=run.cache(THUMBNAILS_CACHE),
+            workers=1,
         )
         build.write_dataset(out, root, kept, hashes, clusters, salt, on_film=bar.advance)
         build.write_manifest(out / "manifest.parquet", records)
