@@ -111,22 +111,26 @@ def truth_groups(truth: SampleTruth) -> _Groups:
     return groups
 
 
+def _scored(found: dict[str, int], planted: dict[str, set[Pair]], false_pairs: int) -> dict:
+    recall = {n: round(found[n] / len(pairs), 4) if pairs else None for n, pairs in planted.items()}
+    return {"recall": recall, "found": found, "false_pairs": false_pairs}
+
+
 def score(found_by: dict[str, _Groups], grouped: _Groups, truth: SampleTruth) -> dict:
     """Recall per relation (``found_by[relation]`` groups the films for that relation) and the
     false pairs among ``grouped``'s groups."""
     planted = relations(truth)
     joined = truth_groups(truth)
-    recall, found = {}, {}
-    for name, pairs in planted.items():
-        groups = found_by[name]
-        found[name] = sum(groups.find(a) == groups.find(b) for a, b in pairs)
-        recall[name] = round(found[name] / len(pairs), 4) if pairs else None
+    found = {
+        name: sum(found_by[name].find(a) == found_by[name].find(b) for a, b in pairs)
+        for name, pairs in planted.items()
+    }
     false_pairs = sum(
         joined.find(a) != joined.find(b)
         for members in grouped.members()
         for a, b in combinations(members, 2)
     )
-    return {"recall": recall, "found": found, "false_pairs": false_pairs}
+    return _scored(found, planted, false_pairs)
 
 
 def score_reported(pairs: list[Pair], truth: SampleTruth) -> dict:
@@ -134,16 +138,10 @@ def score_reported(pairs: list[Pair], truth: SampleTruth) -> dict:
     counts only when reported itself, not when reached through other reported pairs (the
     ``score`` of a peer's groups credits such chains, and charges the false pairs they make)."""
     reported = set(pairs)
+    planted = relations(truth)
     joined = truth_groups(truth)
-    found = {name: len(planted & reported) for name, planted in relations(truth).items()}
-    planted_count = {name: len(planted) for name, planted in relations(truth).items()}
-    return {
-        "recall": {
-            n: round(found[n] / planted_count[n], 4) if planted_count[n] else None for n in found
-        },
-        "found": found,
-        "false_pairs": sum(joined.find(a) != joined.find(b) for a, b in reported),
-    }
+    found = {name: len(planted_pairs & reported) for name, planted_pairs in planted.items()}
+    return _scored(found, planted, sum(joined.find(a) != joined.find(b) for a, b in reported))
 
 
 def _stem(name: str) -> str:
@@ -242,7 +240,7 @@ def originals_folder(root: Path) -> Path:
 
 
 def measure(archive: Path, work: Path = CORPUS_DIR / "peers", peers: tuple[str, ...] = PEERS):
-    """Every tool on the corpus ``archive``; see the module docstring and NOTES-peers.md."""
+    """Every tool on the corpus ``archive``; see the module docstring and bench/RESULTS.md."""
     truth = SampleTruth.from_json(truth_path(archive).read_text())
     root = corpus_source(archive).root
     folder = originals_folder(root)

@@ -3,8 +3,9 @@
 Two exact engines, one answer: faiss brute force (``IndexBinaryFlat``, every query against
 every code) for small searches, and pigeonhole multi-index hashing (``curation.multi_index``)
 once a search compares more than ``INDEX_PAIRS`` pairs: on the bench corpus's codes it is
-slower below ~20,000 codes and about 30x faster at 1,000,000 (NOTES-peers.md). Both give the same
-rows in the same order (query row, then indexed row), so which one ran never shows.
+slower below ~20,000 codes and about 30x faster at 1,000,000 (``bench/RESULTS.md``, goal 5).
+Both give the same rows in the same order (query row, then indexed row), so which one ran
+never shows.
 
 faiss returns pairs strictly closer than the radius, so "distance <= d" is a search at radius
 ``d + 1``. Queries go in blocks so that the result buffers stay bounded on large archives.

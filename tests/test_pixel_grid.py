@@ -1,4 +1,4 @@
-"""The comparison grid's arithmetic: cells by integer sums, the draft scale, atomic writes.
+"""The comparison grid's arithmetic: cells by integer sums and the draft scale.
 
 Each is hand-written for speed in place of a library call, so each is checked against that
 call (Pillow's BOX resize, Pillow's draft) over sizes the real archive may hold, odd ones too.
@@ -7,15 +7,12 @@ call (Pillow's BOX resize, Pillow's draft) over sizes the real archive may hold,
 from __future__ import annotations
 
 import io
-import os
-import threading
 
 import numpy as np
 import pytest
 from PIL import Image
 
 from curation import pixels
-from curation.atomic import write_bytes
 from curation.pixels import box_cells, draft_scale
 
 SIZES = [(2043, 1090), (2048, 1024), (2940, 1435), (1999, 1001), (256, 128), (300, 140)]
@@ -77,27 +74,3 @@ def test_draft_scale_is_the_scale_pillow_drafts_at(request_size):
             with Image.open(buffer) as image:
                 box = image.draft("L", request_size)[1]
             assert draft_scale((width, height), request_size) == round(width / box[2])
-
-
-def test_an_atomic_write_replaces_the_file_readable_by_all_and_leaves_nothing(tmp_path):
-    target = tmp_path / "out" / "thumb.jpg"
-    old_mask = os.umask(0o077)
-    try:
-        write_bytes(target, b"first")
-        write_bytes(target, b"second")
-    finally:
-        os.umask(old_mask)
-    assert target.read_bytes() == b"second"
-    assert target.stat().st_mode & 0o777 == 0o644
-    assert sorted(p.name for p in target.parent.iterdir()) == ["thumb.jpg"]
-
-
-def test_an_atomic_write_does_not_follow_a_link_planted_at_its_temporary_name(tmp_path):
-    victim = tmp_path / "victim.txt"
-    victim.write_bytes(b"keep me")
-    target = tmp_path / "thumb.jpg"
-    planted = tmp_path / f".thumb.jpg.{os.getpid()}-{threading.get_ident()}.tmp"
-    planted.symlink_to(victim)
-    with pytest.raises(OSError):
-        write_bytes(target, b"data")
-    assert victim.read_bytes() == b"keep me" and not target.exists()
