@@ -125,11 +125,11 @@ def hash_on_ray(
 def _facts_batch(batch: dict[str, Any]) -> dict[str, list]:
     """Ray Data batch function: file bytes and path in, the fields of ``file_facts`` out."""
     out: dict[str, list] = {"path": [], "sha256": [], "size": [], "problem": []}
-    out.update({"width": [], "height": [], "boxes": [], "patient_number": []})
+    out.update({"width": [], "height": [], "boxes": [], "encoder": [], "patient_number": []})
     for data, path in zip(batch["bytes"], batch["path"], strict=True):
         facts = file_facts(bytes(data), file_kind(str(path)))
         out["path"].append(path)
-        for name in ("sha256", "size", "problem", "width", "height"):
+        for name in ("sha256", "size", "problem", "width", "height", "encoder"):
             out[name].append(getattr(facts, name))
         out["boxes"].append(json.dumps([dataclasses.asdict(box) for box in facts.boxes]))
         out["patient_number"].append(facts.patient_number or "")  # in memory, never written
@@ -152,7 +152,8 @@ def read_facts_on_ray(jobs: list[tuple[str, Kind]], batch_size: int = 64) -> lis
             int(row["width"]),
             int(row["height"]),
             tuple(RawBox(**box) for box in json.loads(str(row["boxes"]))),
-            str(row["patient_number"]) or None,
+            encoder=str(row["encoder"]),
+            patient_number=str(row["patient_number"]) or None,
         )
         for row in dataset.iter_rows()
     }

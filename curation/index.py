@@ -37,6 +37,7 @@ from curation.atomic import settled
 from curation.cache import read_cache, write_cache
 from curation.originals import named_original
 from curation.parallel import ordered_map
+from curation.provenance import UNREADABLE, encoder_signature
 from curation.records import Fate, Kind, Lesion, SourceRecord
 from curation.voc import GRADES, AnnotationError, RawBox, read_voc
 
@@ -48,7 +49,7 @@ MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a
 # The hash and the pixel check look at a film at 256 x 128; a smaller one is not a film.
 MIN_FILM_WIDTH, MIN_FILM_HEIGHT = 256, 128
 EXIF_ORIENTATION = 0x0112
-FACTS_VERSION = "facts-v3"  # bump when what is read from one file changes
+FACTS_VERSION = "facts-v4"  # bump when what is read from one file changes
 CHUNK = 64
 
 
@@ -62,6 +63,7 @@ class FileFacts:
     width: int = 0
     height: int = 0
     boxes: tuple[RawBox, ...] = ()
+    encoder: str = ""  # image: its encoder signature (``curation.provenance``)
     patient_number: str | None = field(default=None, repr=False)  # never cached nor shown
 
 
@@ -85,20 +87,29 @@ def to_lesions(boxes: list[RawBox], width: int, height: int) -> tuple[Lesion, ..
     return tuple(sorted(lesions, key=lambda les: (les.box, les.pai)))
 
 
-def image_header_problem(source: Path | BinaryIO) -> tuple[str, int, int]:
-    """``(problem, width, height)``; the problem is empty for a usable JPEG film."""
+def image_header_problem(source: Path | BinaryIO) -> tuple[str, int, int, str]:
+    """``(problem, width, height, encoder signature)``; the problem is empty for a usable
+    JPEG film."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(source) as image:
                 width, height = image.size
-                return _header_problem(image, width, height), width, height
+                problem = _header_problem(image, width, height)
+                return problem, width, height, _signature(image)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
-        return f"decompression bomb: {error}", 0, 0
+        return f"decompression bomb: {error}", 0, 0, UNREADABLE
     except UnidentifiedImageError:  # its message names the file object, not the file
-        return "not a readable image: no image format recognised", 0, 0
+        return "not a readable image: no image format recognised", 0, 0, UNREADABLE
     except Exception as error:  # Pillow raises many types for bad bytes; all mean "unreadable"
-        return f"not a readable image: {type(error).__name__}: {error}", 0, 0
+        return f"not a readable image: {type(error).__name__}: {error}", 0, 0, UNREADABLE
+
+
+def _signature(image: Image.Image) -> str:
+    try:
+        return encoder_signature(image)
+    except Exception:  # a header Pillow opened but cannot describe says nothing
+        return UNREADABLE
 
 
 def _header_problem(image: Image.Image, width: int, height: int) -> str:
@@ -143,8 +154,8 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
     not a path, so that any executor can read the file where it lives (``curation.executors``)."""
     sha256, size = hashlib.sha256(data).hexdigest(), len(data)
     if kind is Kind.image:
-        problem, width, height = image_header_problem(io.BytesIO(data))
-        return FileFacts(sha256, size, problem, width, height)
+        problem, width, height, encoder = image_header_problem(io.BytesIO(data))
+        return FileFacts(sha256, size, problem, width, height, encoder=encoder)
     try:
         voc = read_voc(io.BytesIO(data))
     except AnnotationError as error:
@@ -176,6 +187,7 @@ _FACTS_SCHEMA = pa.schema(
         ("width", pa.int64()),
         ("height", pa.int64()),
         ("boxes", pa.list_(_BOX)),
+        ("encoder", pa.string()),
     ]
 )
 
@@ -187,9 +199,9 @@ def read_facts_cache(path: Path | None) -> dict[StatKey, FileFacts]:
     columns = {name: table.column(name).to_pylist() for name in table.column_names}
     return {
         (p, size, mtime): FileFacts(
-            sha, size, problem, width, height, tuple(RawBox(**b) for b in boxes)
+            sha, size, problem, width, height, tuple(RawBox(**b) for b in boxes), encoder
         )
-        for p, size, mtime, sha, problem, width, height, boxes in zip(
+        for p, size, mtime, sha, problem, width, height, boxes, encoder in zip(
             *(columns[name] for name in _FACTS_SCHEMA.names), strict=True
         )
     }
@@ -208,6 +220,7 @@ def write_facts_cache(path: Path, facts: dict[StatKey, FileFacts]) -> None:
         "width": [f.width for f in rows],
         "height": [f.height for f in rows],
         "boxes": [[box.__dict__ for box in f.boxes] for f in rows],
+        "encoder": [f.encoder for f in rows],
     }
     write_cache(path, FACTS_VERSION, pa.table(columns, schema=_FACTS_SCHEMA))
 
@@ -225,6 +238,7 @@ def _record(rel: str, kind: Kind, facts: FileFacts | None) -> SourceRecord:
         sha256=facts.sha256,
         size_bytes=facts.size,
         folder=folder,
+        encoder=facts.encoder,
         patient_number=facts.patient_number,
     )
     if not STEM_PATTERN.fullmatch(stem):

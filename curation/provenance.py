@@ -8,7 +8,9 @@ folder (the originals folder may hold copies too, so it cannot be the reference)
 group, a film written like the augmentation folder is a copy when another film's signature
 never occurs there.
 
-Only the header is read (Pillow parses it on open without decoding pixels).
+Only the header is read (Pillow parses it on open without decoding pixels): the index reads
+each film's signature with its other header facts (``curation.index``), so this step opens
+no file for it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from PIL import Image, JpegImagePlugin
 
@@ -27,17 +28,16 @@ SCRIPT_SHARE = 0.05
 _MARKERS = ("jfif", "exif", "adobe", "comment", "icc_profile", "progressive")
 
 
-def encoder_signature(path: Path) -> str:
-    """A short text naming how the file was encoded (header only; never decodes pixels)."""
-    try:
-        with Image.open(path) as image:
-            if image.format != "JPEG":
-                return f"format={image.format}"
-            sampling = JpegImagePlugin.get_sampling(image)
-            markers = ",".join(m for m in _MARKERS if m in image.info)
-            return f"{image.mode}|sampling={sampling}|{markers}"
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
-        return "unreadable"
+UNREADABLE = "unreadable"  # the signature of a file whose header Pillow cannot read
+
+
+def encoder_signature(image: Image.Image) -> str:
+    """A short text naming how an opened image file was encoded (its header only)."""
+    if image.format != "JPEG":
+        return f"format={image.format}"
+    sampling = JpegImagePlugin.get_sampling(image)
+    markers = ",".join(m for m in _MARKERS if m in image.info)
+    return f"{image.mode}|sampling={sampling}|{markers}"
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,9 @@ class EncoderEvidence:
     augmented: dict[str, int]
 
     @classmethod
-    def learn(cls, augmented: Iterable[Path]) -> EncoderEvidence:
-        return cls(dict(Counter(map(encoder_signature, augmented))))
+    def learn(cls, signatures: Iterable[str]) -> EncoderEvidence:
+        """The evidence of the augmentation folder's films' signatures."""
+        return cls(dict(Counter(signatures)))
 
     def script_share(self, signature: str) -> float:
         """The share of the augmentation folder written with this signature (0: never)."""

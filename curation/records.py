@@ -64,6 +64,7 @@ class SourceRecord:
     fate: Fate = Fate.pending
     reason: str = ""
     related: str = ""
+    encoder: str = ""  # image: its encoder signature, read by the index (``curation.provenance``)
     # From the annotation's <filename>, for grouping a patient's films. In memory only: never
     # written (``write_records`` keeps to ``RECORD_SCHEMA``), cached, logged or shown.
     patient_number: str | None = field(default=None, repr=False)
@@ -119,6 +120,7 @@ RECORD_SCHEMA = pa.schema(
         ("fate", pa.string()),
         ("reason", pa.string()),
         ("related", pa.string()),
+        ("encoder", pa.string()),
     ]
 )
 

@@ -19,7 +19,7 @@ from curation.originals import ORIGINALS_FOLDER
 from curation.parallel import ordered_map
 from curation.pixel_cache import ComparisonCache, PairKey
 from curation.pixels import Comparison
-from curation.provenance import EncoderEvidence, encoder_signature
+from curation.provenance import EncoderEvidence
 from curation.records import Fate, Kind, SourceRecord, pending_images
 from curation.same_picture import (
     Candidate,
@@ -32,9 +32,6 @@ from curation.same_picture import (
     films_needing_grain,
     same_picture_groups,
 )
-
-# Enough files of each folder to learn the encoders' signatures; taken evenly by path.
-SIGNATURE_SAMPLE = 1000
 
 
 @dataclass(frozen=True)
@@ -50,16 +47,11 @@ class SamePictureOutcome:
         return {d.film_id: g.kept for g in self.groups for d in g.dropped}
 
 
-def _evenly(paths: list[str], count: int) -> list[str]:
-    step = max(1, len(paths) // count)
-    return sorted(paths)[::step][:count]
-
-
-def learn_encoders(root: Path, records: list[SourceRecord]) -> EncoderEvidence:
-    """Signatures of the archive's augmentation folder (an even sample of it)."""
+def learn_encoders(records: list[SourceRecord]) -> EncoderEvidence:
+    """Signatures of every readable film of the archive's augmentation folder: the index read
+    them with the headers, so the evidence costs no file read (it was a 1,000-film sample)."""
     images = [r for r in records if r.kind is Kind.image and r.fate is not Fate.rejected]
-    augmented = [r.path for r in images if r.folder.lower() != ORIGINALS_FOLDER]
-    return EncoderEvidence.learn(root / p for p in _evenly(augmented, SIGNATURE_SAMPLE))
+    return EncoderEvidence.learn(r.encoder for r in images if r.folder.lower() != ORIGINALS_FOLDER)
 
 
 @dataclass(frozen=True)
@@ -140,13 +132,13 @@ def run_same_picture(
         cache.add_comparisons(measured)
         on_progress(len(job.candidates))
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
-    encoders = learn_encoders(root, records) if in_pairs else EncoderEvidence({})
+    encoders = learn_encoders(records) if in_pairs else EncoderEvidence({})
     facts = {
         f: FilmFacts(
             films[f].width,
             films[f].height,
             films[f].lesions,
-            encoders.script_share(encoder_signature(root / films[f].path)),
+            encoders.script_share(films[f].encoder),
         )
         for f in in_pairs
     }

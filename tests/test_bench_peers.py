@@ -14,6 +14,7 @@ from bench.peers import (
     score,
     score_reported,
     truth_groups,
+    warm,
     without_bad_files,
 )
 
@@ -77,3 +78,11 @@ def test_a_peer_as_reported_earns_no_pair_through_a_chain(sample_zip):
     grouped = joined_groups(chain)
     assert score(dict.fromkeys(RELATIONS, grouped), grouped, truth)["found"]["look-alike"] >= 1
     assert score_reported([(visit, other_visit)], truth)["found"]["look-alike"] == 1
+
+
+def test_warming_reads_every_file_below_the_root_once_and_skips_links(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "one.jpg").write_bytes(b"x" * 3_000_000)
+    (tmp_path / "a" / "b" / "two.xml").write_bytes(b"y" * 10)
+    (tmp_path / "link.jpg").symlink_to(tmp_path / "a" / "one.jpg")
+    assert warm(tmp_path) == 3_000_010
