@@ -73,7 +73,7 @@ def relations(truth: SampleTruth) -> dict[str, set[Pair]]:
     return found
 
 
-class _Groups:
+class Groups:
     """Union-find over film ids: which group each film ends up in."""
 
     def __init__(self) -> None:
@@ -96,14 +96,14 @@ class _Groups:
         return [sorted(m) for m in by_root.values() if len(m) > 1]
 
 
-def joined_groups(pairs: set[Pair] | list[Pair]) -> _Groups:
-    groups = _Groups()
+def joined_groups(pairs: set[Pair] | list[Pair]) -> Groups:
+    groups = Groups()
     for a, b in pairs:
         groups.join(a, b)
     return groups
 
 
-def truth_groups(truth: SampleTruth) -> _Groups:
+def truth_groups(truth: SampleTruth) -> Groups:
     """Films joined by any planted relation, also through other films."""
     groups = joined_groups(set().union(*relations(truth).values()))
     for copy in truth.augmented:
@@ -119,7 +119,7 @@ def _scored(found: dict[str, int], planted: dict[str, set[Pair]], false_pairs: i
     return {"recall": recall, "found": found, "false_pairs": false_pairs}
 
 
-def score(found_by: dict[str, _Groups], grouped: _Groups, truth: SampleTruth) -> dict:
+def score(found_by: dict[str, Groups], grouped: Groups, truth: SampleTruth) -> dict:
     """Recall per relation (``found_by[relation]`` groups the films for that relation) and the
     false pairs among ``grouped``'s groups."""
     planted = relations(truth)
@@ -169,14 +169,14 @@ def peer_pairs(tool: str, folder: Path) -> list[Pair]:
     raise SystemExit(f"unknown peer {tool!r}; peers are {', '.join(PEERS)}")
 
 
-def pericurate_groups(build: Path) -> tuple[_Groups, _Groups]:
+def pericurate_groups(build: Path) -> tuple[Groups, Groups]:
     """pericurate's same-picture groups and look-alike clusters (dropped films counted in
     their keeper's cluster), from the build's outputs."""
-    same = _Groups()
+    same = Groups()
     for row in pq.read_table(build / "manifest.parquet").to_pylist():
         if row["kind"] == "image" and row["fate"] == "dropped" and row["related"]:
             same.join(row["film_id"], row["related"])
-    clusters = _Groups()
+    clusters = Groups()
     for row in pq.read_table(build / "clusters.parquet").to_pylist():
         clusters.join(row["film_id"], "cluster:" + row["cluster_id"])
     for film in list(same.parent):
@@ -186,9 +186,9 @@ def pericurate_groups(build: Path) -> tuple[_Groups, _Groups]:
     return same, _without_labels(clusters)
 
 
-def _without_labels(clusters: _Groups) -> _Groups:
+def _without_labels(clusters: Groups) -> Groups:
     """The clusters as groups of films only (the ``cluster:`` labels dropped)."""
-    films = _Groups()
+    films = Groups()
     for members in clusters.members():
         real = [m for m in members if not m.startswith("cluster:")]
         for other in real[1:]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from bench import lookalike_spread
 from bench.splits_bench import COMMANDS
 from curation.atomic import write_bytes, write_json
 
@@ -386,6 +387,7 @@ def table(results: dict) -> str:
         ("cost", _cost_rows),
         ("speed", _speed_rows),
         ("peers", _peers_rows),
+        ("lookalike_spread", lookalike_spread.report_rows),
         ("executors", _executor_rows),
     ):
         if part in results:

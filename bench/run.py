@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import cost, margins, peers
+from bench import cost, lookalike_spread, margins, peers
 from bench.corpus import CORPUS_DIR, corpus_source, corpus_zip
 from bench.measure import child_json, python_child, run_measured
 from bench.report import write_results
@@ -216,6 +216,7 @@ def main(argv: list[str] | None = None) -> None:
         results["speed"] = cost.measure(in_folders, args.baseline, audit=True)
     if "peers" in parts:
         results["peers"] = peers.measure(corpus_zip(args.peers_films))
+        results["lookalike_spread"] = lookalike_spread.measure(corpus_zip(args.peers_films))
     if "executors" in parts:
         results["executors"] = _executors()
     results["machine"]["load_average_at_end"] = os.getloadavg()
