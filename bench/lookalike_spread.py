@@ -19,7 +19,7 @@ import numpy as np
 from bench.corpus import corpus_source, corpus_zip
 from bench.peers import Groups, Pair, originals_folder, relations, truth_groups
 from curation.hashing import AverageHash512, View
-from curation.pairs import as_codes, range_pairs
+from curation.lookalikes import lookalike_links
 from curation.parallel import ordered_map
 from curation.sample import SampleTruth, truth_path
 from curation.vocabulary import LOOKALIKE_DISTANCE
@@ -28,21 +28,17 @@ RADII = (LOOKALIKE_DISTANCE, 40, 50, 60, 70, 80, 90)
 
 
 def nearest_views(views: dict[str, dict[View, bytes]], radius: int) -> dict[Pair, int]:
-    """Every pair of films within ``radius`` bits in some orientation, at its smallest distance."""
-    ids = sorted(views)
-    own = as_codes([views[i][View.identity] for i in ids])
-    found: dict[Pair, int] = {}
-    for view in View:
-        turned = as_codes([views[i][view] for i in ids])
-        for block in range_pairs(own, turned, radius):
-            for q, t, distance in block.tolist():
-                if q != t:
-                    pair = (ids[min(q, t)], ids[max(q, t)])
-                    found[pair] = min(distance, found.get(pair, distance))
-    return found
+    """Every pair of films within ``radius`` bits in some orientation, at its smallest distance:
+    the look-alike step's own search (``lookalike_links``), run at a wider radius."""
+    return {(link.first, link.second): link.distance for link in lookalike_links(views, radius)}
 
 
-def spread(distances: dict[Pair, int], lookalikes: set[Pair], joined: Groups, radii=RADII) -> dict:
+def spread(
+    distances: dict[Pair, int],
+    lookalikes: set[Pair],
+    joined: Groups,
+    radii: tuple[int, ...] = RADII,
+) -> dict:
     """Look-alike pairs and distinct pairs within each radius, and both spreads' ends."""
     planted = sorted(distances[p] for p in lookalikes if p in distances)
     distinct = sorted(d for (a, b), d in distances.items() if joined.find(a) != joined.find(b))

@@ -87,7 +87,7 @@ def to_lesions(boxes: list[RawBox], width: int, height: int) -> tuple[Lesion, ..
     return tuple(sorted(lesions, key=lambda les: (les.box, les.pai)))
 
 
-def image_header_problem(source: Path | BinaryIO) -> tuple[str, int, int, str]:
+def read_image_header(source: Path | BinaryIO) -> tuple[str, int, int, str]:
     """``(problem, width, height, encoder signature)``; the problem is empty for a usable
     JPEG film."""
     try:
@@ -154,7 +154,7 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
     not a path, so that any executor can read the file where it lives (``curation.executors``)."""
     sha256, size = hashlib.sha256(data).hexdigest(), len(data)
     if kind is Kind.image:
-        problem, width, height, encoder = image_header_problem(io.BytesIO(data))
+        problem, width, height, encoder = read_image_header(io.BytesIO(data))
         return FileFacts(sha256, size, problem, width, height, encoder=encoder)
     try:
         voc = read_voc(io.BytesIO(data))
