@@ -10,8 +10,23 @@ import pytest
 from curation.download import fetch_source
 from curation.pipeline import Outcome, Settings, Source, curate
 from curation.sample import SampleTruth, write_sample_archive
+from tests.sample_reading import SMALL_FILMS, SMALL_SEED
 
 SAMPLE_FILMS = 120
+
+
+@pytest.fixture(scope="session")
+def small_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SampleTruth]:
+    """A small sample archive with every planted case (the sample tests)."""
+    dest = tmp_path_factory.mktemp("small") / "sample.zip"
+    return dest, write_sample_archive(dest, seed=SMALL_SEED, films=SMALL_FILMS)
+
+
+@pytest.fixture(scope="session")
+def default_sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SampleTruth]:
+    """The default archive, as make splits writes it."""
+    dest = tmp_path_factory.mktemp("default") / "sample.zip"
+    return dest, write_sample_archive(dest)
 
 
 @pytest.fixture(scope="session")

@@ -20,13 +20,14 @@ import json
 import tempfile
 import zipfile
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
 from curation.hashing import AverageHash512, View, hamming
 from curation.pairs import as_codes, range_pairs
-from curation.pixels import SAME_PICTURE_LIMIT, compare
+from curation.pixels import SAME_PICTURE_LIMIT, Comparison, compare
 from curation.same_picture import SAME_PICTURE_RADIUS
 from curation.sample import SampleTruth, truth_path, write_sample_archive
 
@@ -180,9 +181,12 @@ def run(films: int, seed: int, all_copies: bool, archive: Path | None = None) ->
         return margins(measure(Path(folder) / "root", truth))
 
 
-def kit_measures() -> list[Measure]:
+def kit_measures(
+    compare_films: Callable[[Path, Path, View], Comparison] = compare,
+) -> list[Measure]:
     """The real-size test films of ``tests/film_kit.py`` and their copies (the same cases as
-    ``tests/test_same_picture.py``)."""
+    ``tests/test_same_picture.py``), compared by ``compare_films`` (the pixel check's own
+    ``compare`` unless a variant is measured: ``bench.check_scale``)."""
     from tests import test_same_picture as cases
     from tests.film_kit import film, save
 
@@ -198,7 +202,7 @@ def kit_measures() -> list[Measure]:
                 made, quality = cases._make(picture, how, seed)
                 other = save(made, Path(folder) / f"{seed}-{how}.jpg", quality)
                 distance = hamming(hashes[view], AverageHash512().hash_views(other)[View.identity])
-                difference = compare(original, other, view).difference
+                difference = compare_films(original, other, view).difference
                 results.append(
                     Measure(name, side, str(seed), how, view.value, distance, difference)
                 )

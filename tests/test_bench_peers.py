@@ -5,8 +5,10 @@ own build is scored from its outputs."""
 
 from __future__ import annotations
 
+import bench.peers as peers
 from bench.peers import (
     RELATIONS,
+    Groups,
     joined_groups,
     originals_folder,
     pericurate_groups,
@@ -86,3 +88,47 @@ def test_warming_reads_every_file_below_the_root_once_and_skips_links(tmp_path):
     (tmp_path / "a" / "b" / "two.xml").write_bytes(b"y" * 10)
     (tmp_path / "link.jpg").symlink_to(tmp_path / "a" / "one.jpg")
     assert warm(tmp_path) == 3_000_010
+
+
+def test_every_timed_run_starts_after_the_corpus_was_read_again(
+    sample_zip, sample_source, monkeypatch, tmp_path
+):
+    """Each tool's run, a peer's retry without the bad files included, follows a warming
+    read, so that no run pays alone for reading the corpus from disk."""
+    events: list[str] = []
+
+    def peer(tool: str, folder):
+        events.append(tool)
+        failed = tool == "second" and events.count("second") == 1
+        return ({"error": "planted bad file"}, None) if failed else ({"wall_s": 1.0}, [])
+
+    def pericurate(source, build):
+        events.append("pericurate")
+        return {"wall_s": 1.0}
+
+    monkeypatch.setattr(peers, "corpus_source", lambda archive: sample_source)
+    monkeypatch.setattr(peers, "warm", lambda root: events.append("warm") or 0)
+    monkeypatch.setattr(peers, "_run_pericurate", pericurate)
+    monkeypatch.setattr(peers, "pericurate_groups", lambda build: (Groups(), Groups()))
+    monkeypatch.setattr(peers, "_run_peer", peer)
+    monkeypatch.setattr(peers, "without_bad_files", lambda folder, truth, work: folder)
+    result = peers.measure(sample_zip[0], tmp_path, peers=("first", "second"))
+    assert events == [
+        "warm",
+        "pericurate",
+        "warm",
+        "first",
+        "warm",
+        "second",
+        "warm",
+        "second",
+        "warm",
+        "pericurate",
+    ]
+    assert [run["tool"] for run in result["runs"]] == [
+        "pericurate",
+        "first",
+        "second",
+        "second (bad files removed)",
+        "pericurate",
+    ]
