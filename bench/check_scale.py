@@ -1,8 +1,8 @@
 """``python -m bench.check_scale``: why the pixel check decodes turned and rescaled pairs at
 full size. The margins of the real-size test films (``tests/film_kit.py``) are measured again
 with those full-size decodes replaced by libjpeg-turbo's reduced-scale decodes (1/2, 1/4,
-1/8), the only way to make them cheaper: its Huffman stage costs the same at every scale,
-so a reduced decode saves only the inverse DCT and the cells' sums.
+1/8), the cheaper decodes the library offers: its entropy (Huffman) decoding costs the same
+at every scale, so a reduced decode saves only the inverse DCT and the cells' sums.
 
 A pair of one size in one orientation is compared as the check compares it (at reduced scale
 already); every other pair is decoded at the scale measured, its cells taken over exactly its
@@ -25,7 +25,7 @@ import numpy as np
 import simplejpeg
 from PIL import Image
 
-from bench.margins import Measure, kit_measures
+from bench.margins import MARGIN, Measure, kit_measures
 from curation.hashing import View
 from curation.pixels import (
     COMPARE_SIZE,
@@ -37,7 +37,6 @@ from curation.pixels import (
 )
 
 SCALES = (1, 2, 4, 8)
-MARGIN = 0.25
 QUARTER_TURNS = (View.rot90, View.rot270)
 TURN = {
     View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
