@@ -5,9 +5,8 @@ with those full-size decodes replaced by libjpeg-turbo's reduced-scale decodes (
 at every scale, so a reduced decode saves only the inverse DCT and the cells' sums.
 
 A pair of one size in one orientation is compared as the check compares it (at reduced scale
-already); every other pair is decoded at the scale measured, its cells taken over exactly its
-picture area (Pillow's BOX with the decoded area as its box, as the check's own reduced-scale
-path does). Scale 1 is the check itself (``tests/test_bench_check_scale.py``).
+already); every other pair is decoded at the scale measured (``pixels.compare``'s
+``full_scale``). Scale 1 is the check itself (``tests/test_bench_check_scale.py``).
 
 Figures describe the test films only, which are synthetic.
 """
@@ -21,58 +20,23 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import simplejpeg
-from PIL import Image
-
 from bench.margins import MARGIN, Measure, kit_measures
 from curation.hashing import View
 from curation.pixels import (
     COMPARE_SIZE,
     SAME_PICTURE_LIMIT,
     Comparison,
-    box_cells,
     compare,
-    fit_exposure,
+    unaligned_cells,
 )
 
 SCALES = (1, 2, 4, 8)
-QUARTER_TURNS = (View.rot90, View.rot270)
-TURN = {
-    View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
-    View.rot90: Image.Transpose.ROTATE_90,
-    View.rot180: Image.Transpose.ROTATE_180,
-    View.rot270: Image.Transpose.ROTATE_270,
-}
-
-
-def cells_at_scale(path: Path, grid: tuple[int, int], scale: int) -> np.ndarray:
-    """The film's mean grey level per cell of ``grid`` (width, height), decoded at 1/scale."""
-    data = path.read_bytes()
-    height, width = simplejpeg.decode_jpeg_header(data)[:2]
-    if scale == 1:
-        return box_cells(simplejpeg.decode_jpeg(data, colorspace="GRAY")[..., 0], grid)
-    smallest = {"min_width": -(-width // scale), "min_height": -(-height // scale)}
-    grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_factor=scale, **smallest)
-    image = Image.fromarray(grey[..., 0]).convert("F")
-    box = (0, 0, width / scale, height / scale)
-    return np.asarray(image.resize(grid, Image.Resampling.BOX, box=box), np.float64)
 
 
 def compare_at_scale(path_a: Path, path_b: Path, view: View, scale: int) -> Comparison:
-    """Film A turned by ``view`` against film B, full-size decodes made at 1/scale."""
-    with Image.open(path_a) as a, Image.open(path_b) as b:
-        size_a, size_b = a.size, b.size
-    turned_a = size_a[::-1] if view in QUARTER_TURNS else size_a
-    if turned_a == size_b and view is View.identity:
-        return compare(path_a, path_b, view)  # the check's reduced-scale path already
-    grid_b = COMPARE_SIZE if size_b[0] >= size_b[1] else COMPARE_SIZE[::-1]
-    grid_a = grid_b[::-1] if view in QUARTER_TURNS else grid_b
-    cells_a = cells_at_scale(path_a, grid_a, scale)
-    if view in TURN:
-        cells_a = np.asarray(Image.fromarray(cells_a.astype(np.float32)).transpose(TURN[view]))
-    exposure, difference = fit_exposure(cells_a, cells_at_scale(path_b, grid_b, scale))
-    return Comparison(difference, exposure, turned_a == size_b)
+    """Film A turned by ``view`` against film B, the check's full-size decodes made at
+    1/scale (scale 1: the check itself)."""
+    return compare(path_a, path_b, view, full_scale=scale)
 
 
 def measure(scales: tuple[int, ...] = SCALES) -> dict[int, list[Measure]]:
@@ -93,7 +57,7 @@ def decode_ms(scales: tuple[int, ...] = SCALES, repeats: int = 20) -> dict[int, 
             for scale in scales:
                 for path in paths:
                     start = time.perf_counter()
-                    cells_at_scale(path, COMPARE_SIZE, scale)
+                    unaligned_cells(path.read_bytes(), COMPARE_SIZE, scale)
                     timings[scale].append(time.perf_counter() - start)
     return {s: round(statistics.median(t) * 1000, 2) for s, t in timings.items()}
 

@@ -82,33 +82,53 @@ def _grid_size(width: int, height: int) -> tuple[int, int]:
     return COMPARE_SIZE if width >= height else COMPARE_SIZE[::-1]
 
 
-def reduced(path: Path, size: tuple[int, int], draft: bool) -> np.ndarray:
+def reduced(path: Path, size: tuple[int, int], draft: bool, full_scale: int = 1) -> np.ndarray:
     """Film at ``path`` as float grey levels on a ``size`` grid, over exactly its picture area;
-    decoded at reduced scale (JPEG draft) when ``draft``. A process remembers its last few
-    films (a film with several copies is compared several times in a row), keyed by the
-    file's size and modification time too, so a rewritten file is read again. Read-only."""
+    decoded at reduced scale (JPEG draft) when ``draft``, else at 1/``full_scale`` (1, full
+    size: the only scale with margin on real-size films, ``bench.check_scale``). A process
+    remembers its last few films (a film with several copies is compared several times in a
+    row), keyed by the file's size and modification time too, so a rewritten file is read
+    again. Read-only."""
     facts = path.stat()
-    return _reduced(path, facts.st_size, facts.st_mtime_ns, size, draft)
+    return _reduced(path, facts.st_size, facts.st_mtime_ns, size, draft, full_scale)
 
 
 @functools.lru_cache(maxsize=64)
-def _reduced(path: Path, _bytes: int, _mtime_ns: int, size: tuple[int, int], draft: bool):
-    # Straight to grey (luma) with simplejpeg, which the hash step's strict decode has already
-    # read every film with: the same pixels as Pillow's grey decode at each scale, sooner.
+def _reduced(
+    path: Path, _bytes: int, _mtime_ns: int, size: tuple[int, int], draft: bool, full_scale: int
+):
     data = path.read_bytes()
     if draft:
         height, width = simplejpeg.decode_jpeg_header(data)[:2]
-        scale = draft_scale((width, height), (size[0] * 2, size[1] * 2))
-        smallest = {"min_width": -(-width // scale), "min_height": -(-height // scale)}
-        grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_factor=scale, **smallest)
-        # Pillow's BOX filter with the draft's box covers a partial last block exactly.
-        box = (0, 0, width / scale, height / scale)
-        image = Image.fromarray(grey[..., 0]).convert("F")
-        cells = np.asarray(image.resize(size, Image.Resampling.BOX, box=box), np.float64)
+        cells = scaled_cells(data, size, draft_scale((width, height), (size[0] * 2, size[1] * 2)))
     else:
-        cells = box_cells(simplejpeg.decode_jpeg(data, colorspace="GRAY")[..., 0], size)
+        cells = unaligned_cells(data, size, full_scale)
     cells.flags.writeable = False
     return cells
+
+
+def unaligned_cells(data: bytes, size: tuple[int, int], scale: int = 1) -> np.ndarray:
+    """The cells of the JPEG ``data`` as the check takes them for a pair whose block grids do
+    not coincide: decoded at full size, straight to grey (luma) with simplejpeg (which the
+    hash step's strict decode has already read every film with: the same pixels as Pillow's
+    grey decode, sooner), and summed exactly (``box_cells``); at 1/``scale`` when measuring
+    what a cheaper decode would do (``bench.check_scale``)."""
+    if scale != 1:
+        return scaled_cells(data, size, scale)
+    return box_cells(simplejpeg.decode_jpeg(data, colorspace="GRAY")[..., 0], size)
+
+
+def scaled_cells(data: bytes, size: tuple[int, int], scale: int) -> np.ndarray:
+    """The mean grey level of each cell of a ``size`` grid over exactly the picture of the
+    JPEG ``data``, decoded straight to grey at 1/``scale`` by simplejpeg (libjpeg-turbo's
+    scaled pixels, as Pillow's draft decodes them): Pillow's BOX filter with the decoded area
+    as its box covers a partial last block exactly."""
+    height, width = simplejpeg.decode_jpeg_header(data)[:2]
+    smallest = {"min_width": -(-width // scale), "min_height": -(-height // scale)}
+    grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_factor=scale, **smallest)
+    image = Image.fromarray(grey[..., 0]).convert("F")
+    box = (0, 0, width / scale, height / scale)
+    return np.asarray(image.resize(size, Image.Resampling.BOX, box=box), np.float64)
 
 
 def draft_scale(size: tuple[int, int], request: tuple[int, int]) -> int:
@@ -235,9 +255,10 @@ def compare(
     path_b: Path,
     view: View = View.identity,
     sizes: tuple[tuple[int, int], tuple[int, int]] | None = None,
+    full_scale: int = 1,
 ) -> Comparison:
     """Compare film A turned by ``view`` with film B; ``sizes``: their width and height when
-    known (the index read them), else read from the files."""
+    known (the index read them), else read from the files; ``full_scale``: see ``reduced``."""
     if sizes is None:
         with Image.open(path_a) as ia, Image.open(path_b) as ib:
             sizes = (ia.size, ib.size)
@@ -252,10 +273,10 @@ def compare(
     # orientation share their block grid, so every other pair is decoded at full size.
     same_size = turned_a == size_b
     draft = same_size and view is View.identity
-    cells_a = reduced(path_a, grid_a, draft)
+    cells_a = reduced(path_a, grid_a, draft, full_scale)
     if view in _TRANSPOSE:
         cells_a = np.asarray(
             Image.fromarray(cells_a.astype(np.float32)).transpose(_TRANSPOSE[view])
         )
-    exposure, difference = fit_exposure(cells_a, reduced(path_b, grid_b, draft))
+    exposure, difference = fit_exposure(cells_a, reduced(path_b, grid_b, draft, full_scale))
     return Comparison(difference, exposure, same_size)
