@@ -1,25 +1,41 @@
 # Two commands on a fresh machine: `make splits` (set up, then curate the bundled sample) and
 # `make test`. SOURCE=<url|zip|folder> curates another source (e.g. the real archive).
 SHELL := /bin/bash
+# uv's own warning that an activated venv is not the project's .venv is noise here: every
+# command below runs in the project's .venv on purpose.
+unexport VIRTUAL_ENV
+# Where `make uv` installs uv when none is found: a private venv (never the system Python,
+# which Debian and Ubuntu forbid pip to write to, PEP 668).
+UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pericurate/uv
 # uv, found once: through a pyenv shim each call would cost ~0.1 s more (five calls per run).
 ifeq ($(origin UV),undefined)
-UV := $(shell (pyenv which uv || command -v uv) 2>/dev/null || echo python3 -m uv)
+UV := $(shell (pyenv which uv || command -v uv || command -v $(UV_HOME)/bin/uv) 2>/dev/null \
+	|| echo $(UV_HOME)/bin/uv)
 endif
 BUILD ?= build
 SAMPLE_ZIP := $(BUILD)/sample/periapical-sample.zip
 SOURCE ?=
+# Extra options of `pericurate build` for SOURCE builds, e.g. --no-fail-on-rejected.
+BUILD_FLAGS ?=
 # Bytecode is written even where PYTHONDONTWRITEBYTECODE is set: a command with nothing to do
 # costs ~0.15 s, of which compiling click, typer and rich afresh would double.
 PERICURATE = env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen --no-sync pericurate
 
-.PHONY: uv setup setup-dev splits test bench clean
+.PHONY: uv setup setup-dev splits test browser bench clean
+
+# uv on PATH (or installed here before) is used as it is; otherwise it is installed from PyPI
+# into UV_HOME, a venv of its own made by `python3 -m venv`.
+uv:
+	@$(UV) --version >/dev/null 2>&1 || { \
+		echo "uv not found: installing it into $(UV_HOME) (a private venv, nothing system-wide)."; \
+		python3 -m venv "$(UV_HOME)" || { echo "python3 -m venv failed: on Debian or Ubuntu \
+install python3-venv (sudo apt-get install python3-venv), or install uv yourself \
+(https://docs.astral.sh/uv/)." >&2; exit 1; }; \
+		"$(UV_HOME)/bin/python" -m pip install --quiet --disable-pip-version-check uv \
+			&& $(UV) --version; }
 
 # `make splits` needs the toolkit alone (no dev tools, no extras); `make test` needs them all.
 # --inexact leaves what a `make test` installed in place, so switching costs nothing.
-uv:
-	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
-		|| python3 -m pip install --quiet uv
-
 # Synced once per change of the lock or a pyproject: the stamp lives in the environment, so a
 # removed .venv is set up again.
 SYNCED := .venv/.pericurate-synced
@@ -35,25 +51,46 @@ setup-dev: uv
 $(SAMPLE_ZIP): | setup
 	$(PERICURATE) sample $(SAMPLE_ZIP)
 
+# The source lock (sha256 and size of the archive) lives in the build folder. The sample
+# plants bad files on purpose: their rejection is expected, not a failure. `next` ends with
+# what to look at and the commands that come next.
 ifeq ($(SOURCE),)
 splits: setup $(SAMPLE_ZIP)
-	$(PERICURATE) download $(SAMPLE_ZIP) --build $(BUILD) --lock $(BUILD)/sample/source.lock.json
-	# The sample plants bad files on purpose: their rejection is expected, not a failure.
+	$(PERICURATE) download $(SAMPLE_ZIP) --build $(BUILD)
 	$(PERICURATE) build --build $(BUILD) --no-fail-on-rejected
 	$(PERICURATE) card --build $(BUILD)
 	$(PERICURATE) agreement --build $(BUILD)
+	@$(PERICURATE) next --build $(BUILD)
 else
 splits: setup
 	$(PERICURATE) download "$(SOURCE)" --build $(BUILD)
-	$(PERICURATE) build --build $(BUILD)
+	$(PERICURATE) build --build $(BUILD) $(BUILD_FLAGS)
 	$(PERICURATE) card --build $(BUILD)
 	$(PERICURATE) agreement --build $(BUILD)
+	@$(PERICURATE) next --build $(BUILD)
 endif
 
-test: setup-dev
+# What CI runs (.ci/run is this target and nothing else). The review page's browser test needs
+# a headless Chromium: `browser` installs Debian's where it can (root or CI), and otherwise says
+# in one line that the test will be skipped.
+test: setup-dev browser
+	@echo "make test: ruff, then the whole suite (about 7 minutes on 2 cores)."
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen pytest -n 2
+
+browser:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		:; \
+	elif [[ "$${CI:-}" == "true" || $$(id -u) -eq 0 ]]; then \
+		sudo=""; [[ $$(id -u) -eq 0 ]] || sudo="sudo"; \
+		echo "installing chromium for the review page's browser test (apt-get)"; \
+		$$sudo apt-get update -qq >/dev/null && $$sudo env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	else \
+		echo "chromium is missing, so the review page's browser test will be SKIPPED \
+(sudo apt-get install chromium)." >&2; \
+	fi
 
 # Speed and memory figures (not part of `make test`): builds a 4,000-film synthetic corpus
 # first (slow), then writes bench/results.json and bench/RESULTS.md.

@@ -36,6 +36,8 @@ PARTS = (
     "speed",
     "peers",
     "executors",
+    "keeper",
+    "visits",
 )
 BENCH_DIR = Path(__file__).parent
 WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
@@ -219,6 +221,14 @@ def main(argv: list[str] | None = None) -> None:
         results["lookalike_spread"] = lookalike_spread.measure(corpus_zip(args.peers_films))
     if "executors" in parts:
         results["executors"] = _executors()
+    if "keeper" in parts:  # issue 22: which film of a group is kept, on real films
+        from bench import keeper
+
+        results["keeper"] = keeper.figures()
+    if "visits" in parts:  # issue 22: visits of one patient verified by features, real films
+        from bench import visits
+
+        results["visits"] = visits.run()
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}

@@ -117,6 +117,37 @@ def card_data(summary: Summary, files: list[SplitFile]) -> DatasetCardData:
     return data
 
 
+def _visits_line(summary: Summary) -> str:
+    """Step 4's visits of one patient: verified by local features, joined or only counted."""
+    counts, linked = summary.counts, summary.parameters.link_visits
+    found = (
+        f"Visits of one patient verified by local features (ORB matches under one affine "
+        f"transform fitted by MAGSAC): {counts.verified_visits} pairs of kept films"
+    )
+    if linked:
+        return found + ", joined into the components (`--link-visits`)."
+    return found + (
+        f", not joined (built without `--link-visits`): {counts.visits_across_splits} of "
+        "them cross splits."
+    )
+
+
+def _visits_limit(summary: Summary) -> str:
+    """The patient limit, as this build's visits setting leaves it."""
+    counts = summary.counts
+    if summary.parameters.link_visits:
+        return (
+            "visits verified by local features were joined (`--link-visits`), but two films "
+            "of one patient that neither look alike nor match by features can still fall in "
+            "different splits."
+        )
+    return (
+        "two films of one patient that do not look alike can fall in different splits; "
+        f"{counts.visits_across_splits} pairs verified as visits of one patient by local "
+        "features do (build with `--link-visits` to keep them together)."
+    )
+
+
 def _splits_table(summary: Summary) -> str:
     lines = [
         "| split | films | lesions | PAI 3 | PAI 4 | PAI 5 | lesion-free films |",
@@ -184,6 +215,7 @@ Every step is recorded in `curation.json`; the curation code is `pericurate` (ha
    orientation), {counts.patient_links} patient links,
    {counts.clusters} components
    ({counts.multi_film_clusters} with more than one film); the largest is {largest_text}.
+   {_visits_line(summary)}
 5. Assign whole components to splits with fractions {list(params.fractions)} and seed
    {params.seed}: {kept} original films kept.
 
@@ -232,7 +264,7 @@ environment's scorer: {agreement_line}.
 ## Limits
 
 - The source publishes no patient ids, so splits are per film and per look-alike component:
-  two films of one patient that do not look alike can fall in different splits.
+  {_visits_limit(summary)}
 - The referral demographics are synthetic.
 - Annotations are the source's; they were not re-read.
 

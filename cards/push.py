@@ -1,9 +1,10 @@
 """``pericurate push``: publish a build as one Hub commit that never moves, and pin the
 periapical-lesions environment to it.
 
-Before anything is sent, every file is checked against the build: each shard must be a
-readable parquet file holding exactly the films the manifest keeps in its split, each image
-with the sha256 the manifest records; a build made from the synthetic sample is refused
+Before anything is sent (``--dry-run`` too), the build's files are verified together
+(``curation.build_check``): each shard holds exactly the films the manifest keeps in its
+split, each image with the published sha256 the manifest records, and ``clusters.parquet``
+and ``curation.json`` agree with them; a build made from the synthetic sample is refused
 unless ``--allow-synthetic``. One ``create_commit`` guarded by ``parent_commit`` uploads the
 files (it drops unchanged files itself and makes no empty commit, so the head is then the
 revision). The revision is tagged, written into the environment's ``pinned.py``, its eval
@@ -21,23 +22,21 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import typer
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
-from huggingface_hub.errors import HfHubHTTPError
 from rich.console import Console
 
-from cards.card import render_card, write_card
-from cards.licenses import license_texts
 from curation.atomic import write_bytes
 from curation.download import read_lock
 from curation.errors import PericurateError, SourceError
-from curation.options import DEFAULT_BUILD, BuildDir
+from curation.options import DEFAULT_BUILD, BuildDir, SourceLock, lock_path
 from curation.schema import SPLITS, shard_name
 from curation.summary import SourceFacts, Summary, SummaryError
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PINNED_FILE = Path("environments/periapical-lesions/periapical_lesions/pinned.py")
@@ -92,36 +91,26 @@ def check_fresh(build: Path, lock: Path) -> SourceFacts:
 
 
 def check_files(build: Path) -> None:
-    """Refuse a build whose shards or audit files are missing, unreadable or do not hold
-    exactly the kept films of the manifest, each image with its recorded sha256."""
-    manifest_path = build / "manifest.parquet"
+    """Refuse a build whose audit files are missing or unreadable, or whose shards, manifest,
+    clusters and summary disagree (``curation.build_check.verify_build``)."""
+    from curation.build_check import BuildMismatch, verify_build  # numpy and pyarrow
+
     for name in AUDIT_FILES:
-        _read_parquet(build / name, None)
-    kept = [
-        row
-        for row in _read_parquet(manifest_path, ["kind", "film_id", "sha256", "fate", "reason"])
-        if row["kind"] == "image" and row["fate"] == "kept"
-    ]
-    for split in SPLITS:
-        shard = build / "dataset" / "data" / shard_name(split)
-        wanted = sorted(
-            (r["film_id"], r["sha256"]) for r in kept if r["reason"] == f"kept: {split}"
-        )
-        found = sorted(
-            (row["film_id"], hashlib.sha256(row["image"]["bytes"] or b"").hexdigest())
-            for row in _read_parquet(shard, ["film_id", "image"])
-        )
-        if found != wanted:
-            raise PushError(
-                f"{shard}: does not match the manifest {manifest_path} (films or image bytes "
-                "differ); rebuild before pushing."
-            )
+        for _ in _read_parquet(build / name, None):
+            pass
+    try:
+        verify_build(build)
+    except BuildMismatch as error:
+        raise PushError(str(error)) from None
 
 
 def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict]:
     """The rows of a parquet file, a batch at a time (a shard holds gigabytes of films)."""
     if not path.is_file():
         raise PushError(f"{path}: missing from the build; rebuild before pushing.")
+    import pyarrow as pa  # here, not at the top: `push --help` stays fast
+    import pyarrow.parquet as pq
+
     try:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=64, columns=columns):
             yield from batch.to_pylist()
@@ -134,6 +123,9 @@ def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict]:
 def uploads(build: Path) -> list[Upload]:
     """What a push publishes: shards, card (rendered fresh, without a pin), licence files,
     the summary and the audit files."""
+    from cards.card import render_card
+    from cards.licenses import license_texts
+
     dataset = build / "dataset"
     source = Summary.load(build / "curation.json").source
     files = [
@@ -169,6 +161,8 @@ def _http_error(error: HfHubHTTPError, repo: str) -> PushError:
 
 def publish(api: HfApi, repo: str, files: list[Upload], tag: str) -> tuple[str, bool]:
     """The commit holding exactly ``files`` on main and whether this call made it."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
     api.create_repo(repo, repo_type="dataset", exist_ok=True)
     parent = api.repo_info(repo, repo_type="dataset", revision="main").sha
     remote = {
@@ -266,9 +260,7 @@ def push_command(
     endpoint: Annotated[
         str | None, typer.Option(help="Hub endpoint (default HF_ENDPOINT or the Hub).")
     ] = None,
-    lock: Annotated[Path, typer.Option(help="Source lock the build must match.")] = Path(
-        "source.lock.json"
-    ),
+    lock: SourceLock = None,
     tag: Annotated[
         str | None, typer.Option(help="Tag for the version (default: by content).")
     ] = None,
@@ -284,7 +276,7 @@ def push_command(
     console = Console(soft_wrap=True, markup=False, highlight=False)
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
         raise PushError(f"--repo {repo!r} is not OWNER/NAME.")
-    source = check_fresh(build, lock)
+    source = check_fresh(build, lock_path(build, lock))
     if source.synthetic and not allow_synthetic:
         raise PushError(
             f"{build} was made from the synthetic sample, not real data; pass "
@@ -299,7 +291,21 @@ def push_command(
         for u in files:
             console.print(f"{u.path_in_repo}\t{len(u.content)} bytes")
         console.print(f"would commit {len(files)} files to dataset {repo} at {target}, tag {tag}")
+        console.print(
+            f"a real push then rewrites tracked files of this project ({PINNED_FILE}, "
+            f"{EVAL_CONFIG}) to pin the revision, writes the card again"
+            + (
+                f" and builds the environment's wheel and sdist into {ENV_DIST}."
+                if build_env
+                else "."
+            )
+        )
         return
+    from huggingface_hub import HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from cards.card import write_card
+
     token = get_token()
     if not token:
         raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login`.")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
+from curation.build_origin import is_synthetic
 from curation.errors import PericurateError
 from curation.options import DEFAULT_BUILD, BuildDir
 from curation.up_to_date import skip_when_unchanged
@@ -84,4 +85,6 @@ def agreement_command(
 ) -> None:
     """The ``agreement`` command: errors are ``PericurateError``s, told by the command line."""
     result = agreement(build / AGREEMENT_FILE, seed)
-    Console().print(f"inter-annotator agreement: {describe(result)}", soft_wrap=True)
+    synthetic = is_synthetic(build)
+    sample = " (synthetic sample: generated films, not the real archive)" if synthetic else ""
+    Console().print(f"inter-annotator agreement: {describe(result)}{sample}", soft_wrap=True)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from curation.errors import naming_full_disk
 
 
 @contextmanager
@@ -17,16 +20,53 @@ def atomic_path(target: Path) -> Iterator[Path]:
 
     The temporary name is this process's and thread's own (``tempfile``'s random names cost
     about a fifth more over thousands of review thumbnails). The file is created here,
-    refusing a link in its place; a leftover of a crashed run is overwritten."""
+    refusing a link in its place. A run killed here leaves its temporary file under its own
+    pid, which no later run would write again: ``remove_leftovers`` removes such files at
+    the start of a run, under the build folder's lock (``curation.build_lock``)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{threading.get_ident()}.tmp")
     try:
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644))
-        yield tmp
-        os.chmod(tmp, 0o644)  # whatever the umask: outputs are for everyone to read
-        os.replace(tmp, target)
+        with naming_full_disk(target):  # one sentence naming the file, never a traceback
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644))
+            yield tmp
+            os.chmod(tmp, 0o644)  # whatever the umask: outputs are for everyone to read
+            os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+LEFTOVER = re.compile(r"\..+\.([0-9]+)-[0-9]+\.tmp")  # the name ``atomic_path`` gives
+SOURCE_FOLDERS = ("extracted", "downloads")  # the source's files, never ours to remove
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Remove the temporary files (``atomic_path``'s names) that earlier runs killed midway
+    left below the build ``folder`` (partial shards, caches, thumbnails), and return them.
+    The source below ``extracted/`` and ``downloads/`` is never touched, and a file whose
+    process still runs is left alone (a ``pericurate sample`` writing beside the build)."""
+    removed = []
+    for parent, folders, names in os.walk(folder):
+        if Path(parent) == folder:
+            folders[:] = [f for f in folders if f not in SOURCE_FOLDERS]
+        for name in names:
+            found = LEFTOVER.fullmatch(name)
+            if found and not _running(int(found.group(1))):
+                path = Path(parent) / name
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return sorted(removed)
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # no such process (or no such pid at all)
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def write_bytes(target: Path, data: bytes) -> None:

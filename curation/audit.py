@@ -18,39 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
-from curation.audit_checks import (
-    Audit,
-    check_clusters,
-    check_groups,
-    closest_pairs,
-    cross_split_pairs,
-    findings,
-    method_threshold,
-    nearest_to_train,
-    order_splits,
-    same_content,
-    sorted_pairs,
-)
-from curation.audit_identical import fill_pixels
-from curation.audit_referrals import associations, find_hints
-from curation.audit_report import hashing_progress, print_summary, write_report
-from curation.audit_target import (
-    AuditError,
-    Columns,
-    count_rows,
-    find_shards,
-    resolve_columns,
-    resolve_target,
-    scan,
-)
-from curation.audit_turned import turned_same_picture
-from curation.hashing import AverageHash512, Decode
-from curation.lookalikes import LOOKALIKE_DISTANCE
+from curation.build_origin import audit_folder
+from curation.options import DEFAULT_BUILD
+from curation.vocabulary import LOOKALIKE_DISTANCE, Decode
+
+if TYPE_CHECKING:
+    from curation.audit_checks import Audit
+    from curation.audit_target import Columns
 
 METHODS = ("ahash", "phash", "dhash")
 DEFAULT_PERMUTATIONS = 9999
@@ -66,8 +45,40 @@ def run_audit(
     decode: Decode = Decode.draft,
     on_start: Callable[[int], None] | None = None,
     on_film: Callable[[], None] | None = None,
+    visits: bool = True,
 ) -> Audit:
-    """Read the target, recompute every hash and run every check."""
+    """Read the target, recompute every hash and run every check (``visits``: also match
+    local features across splits, ``curation.audit_visits``)."""
+    # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
+    # `pericurate audit --help` stays as fast as the other commands' help.
+    from curation.audit_checks import (
+        Audit,
+        check_clusters,
+        check_groups,
+        closest_pairs,
+        cross_split_pairs,
+        findings,
+        method_threshold,
+        nearest_to_train,
+        order_splits,
+        same_content,
+        sorted_pairs,
+    )
+    from curation.audit_identical import fill_pixels
+    from curation.audit_referrals import associations, find_hints
+    from curation.audit_target import (
+        AuditError,
+        Columns,
+        count_rows,
+        find_shards,
+        resolve_columns,
+        resolve_target,
+        scan,
+    )
+    from curation.audit_turned import turned_same_picture
+    from curation.audit_visits import cross_split_matches, shard_features
+    from curation.hashing import AverageHash512
+
     columns = columns or Columns()
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
@@ -115,6 +126,11 @@ def run_audit(
         [f.turned for f in films],
         lambda index: audit.image_bytes(films[index]),
     )
+    if visits:
+        features = shard_features(shards, names["image"] or columns.image)
+        audit.visits, audit.visit_fits = cross_split_matches(
+            films, features, splits, lambda index: audit.image_bytes(films[index])
+        )
     audit.findings = findings(audit)
     return audit
 
@@ -152,16 +168,31 @@ def audit_command(
         list[str] | None, typer.Option(help="Also flag pairs by ahash, phash or dhash.")
     ] = None,
     decode: Annotated[Decode, typer.Option(help="Average hash decoding.")] = Decode.draft,
-    out: Annotated[Path, typer.Option(help="Folder for report.json, report.html, nearest.png.")] = (
-        Path("audit")
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder for report.json, report.html, nearest.png [default: the audit folder "
+            "of the target's build, else build/audit].",
+            show_default=False,
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the permutation tests.")] = 0,
     permutations: Annotated[
         int, typer.Option(help="Permutations per association test.")
     ] = DEFAULT_PERMUTATIONS,
+    strict_patients: Annotated[
+        bool,
+        typer.Option(help="Exit 1 also when visits of one patient sit in different splits."),
+    ] = False,
 ) -> None:
-    """Audit published splits for look-alike leakage and referral hints (exit 1 if found)."""
+    """Audit published splits for look-alike leakage and referral hints (exit 1 if found;
+    cross-split visits of one patient are listed first, and give exit 1 with
+    --strict-patients)."""
+    from curation.audit_report import hashing_progress, print_summary, write_report
+    from curation.audit_target import AuditError, Columns
+
     console = Console(stderr=True)
+    out = out or audit_folder(target, DEFAULT_BUILD)
     columns = Columns(
         image_column,
         split_column,
@@ -191,4 +222,4 @@ def audit_command(
         console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     print_summary(audit, out, console)
-    raise typer.Exit(1 if audit.findings else 0)
+    raise typer.Exit(1 if audit.findings or (strict_patients and audit.patient_visits) else 0)

@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 from curation.audit_referrals import Association, HintHit
 from curation.audit_target import AuditError, Film, image_bytes_of
 from curation.audit_turned import TurnedPair
+from curation.audit_visits import CrossSplitMatch
+from curation.features import FeatureMatch
 from curation.hashing import HASH_BYTES, View
 from curation.pairs import as_codes, range_pairs, self_pairs
 from curation.schema import SPLITS as KNOWN_SPLITS
@@ -56,6 +58,15 @@ class Audit:
     permutations: int
     seed: int
     findings: list[str] = field(default_factory=list)
+    # Cross-split pairs verified by local features (``curation.audit_visits``): visits of
+    # one patient, and copies under another frame; the feature matches, for the drawings.
+    visits: list[CrossSplitMatch] = field(default_factory=list)
+    visit_fits: dict[tuple[int, int], FeatureMatch] = field(default_factory=dict)
+
+    @property
+    def patient_visits(self) -> list[CrossSplitMatch]:
+        """The cross-split visits of one patient (not the same picture)."""
+        return [v for v in self.visits if not v.same_picture]
 
     def image_bytes(self, film: Film) -> bytes:
         """The image bytes of one film, read back from its shard (for thumbnails)."""
@@ -244,6 +255,12 @@ def findings(audit: Audit) -> list[str]:
         count = sum(p.method == method for p in audit.pairs)
         if count:
             found.append(f"{count} cross-split pairs at {method} distance <= {limit}.")
+    reframed = len(audit.visits) - len(audit.patient_visits)
+    if reframed:
+        found.append(
+            f"{reframed} cross-split pairs are the same picture under another frame (cropped, "
+            "padded, turned a few degrees or re-toned; feature- and pixel-confirmed)."
+        )
     if audit.turned:
         found.append(
             f"{len(audit.turned)} cross-split pairs are the same picture mirrored or turned "

@@ -21,6 +21,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from curation.atomic import write_bytes, write_json
+from curation.audit_visits import visit_entries, visit_rule, visits_html, write_drawings
+from curation.build_origin import SAMPLE_BANNER, build_of, is_synthetic
 
 if TYPE_CHECKING:
     from curation.audit_checks import Audit, Pair
@@ -115,6 +117,12 @@ def report_json(audit: Audit) -> dict[str, Any]:
     }
     return {
         "target": audit.target,
+        "synthetic_sample": is_synthetic(build_of(audit.target)),
+        "cross_split_visits": {
+            "rule": visit_rule(),
+            "visits_of_one_patient": len(audit.patient_visits),
+            "listed": visit_entries(audit.films, audit.visits),
+        },
         "shards": [s.name for s in audit.shards],
         "columns": audit.columns,
         "hash_version": audit.hash_version,
@@ -167,7 +175,7 @@ def report_json(audit: Audit) -> dict[str, Any]:
             for t in audit.associations
         ],
         "findings": audit.findings,
-        "clean": not audit.findings,
+        "clean": not audit.findings and not audit.patient_visits,
     }
 
 
@@ -260,7 +268,9 @@ def _pair_rows(audit: Audit, pairs: list[Pair], thumbs: dict[int, str]) -> str:
 def report_html(audit: Audit) -> str:
     thumbs: dict[int, str] = {}
     findings = "".join(f"<li>{html.escape(f)}</li>" for f in audit.findings) or (
-        "<li>None: no leakage or hint found.</li>"
+        "<li>None: no hash-level leakage or hint found; see the visits of one patient above.</li>"
+        if audit.patient_visits
+        else "<li>None: no leakage or hint found.</li>"
     )
     flagged = audit.pairs[:SHOWN]
     more = len(audit.pairs) - len(flagged)
@@ -274,9 +284,10 @@ def report_html(audit: Audit) -> str:
 <html lang="en"><head><meta charset="utf-8"><title>Split audit: {html.escape(audit.target)}</title>
 <style>body{{font-family:sans-serif;margin:2em}}td{{padding:4px;vertical-align:top}}
 tr.flagged{{background:#fdd}}img{{border:1px solid #999}}</style></head><body>
-<h1>Split audit</h1>
+<h1>Split audit</h1>{_banner(audit)}
+{visits_html(audit.films, audit.visits)}
 <p>Target: {html.escape(audit.target)}; hash {html.escape(audit.hash_version)};
-thresholds (bits): {html.escape(str(audit.thresholds))}.</p>
+thresholds: {html.escape(", ".join(f"{m} {b} bits" for m, b in audit.thresholds.items()))}.</p>
 <h2>Findings</h2><ul>{findings}</ul>
 <h2>Flagged cross-split pairs ({len(audit.pairs)})</h2>
 <table>{_pair_rows(audit, flagged, thumbs)}</table>
@@ -292,14 +303,34 @@ thresholds (bits): {html.escape(str(audit.thresholds))}.</p>
 """
 
 
+def _banner(audit: Audit) -> str:
+    """The synthetic sample's banner, when the audited build was made from it."""
+    if not is_synthetic(build_of(audit.target)):
+        return ""
+    style = "background:#ffe08a;border:2px solid #b07d00;padding:.6em 1em;font-weight:bold"
+    return f'\n<p class="banner" style="{style}">{html.escape(SAMPLE_BANNER)}</p>'
+
+
 def write_report(audit: Audit, out: Path) -> None:
-    """``report.json``, ``report.html`` and ``nearest.png`` in ``out``, each written atomically."""
+    """``report.json``, ``report.html`` and ``nearest.png`` in ``out``, each written atomically,
+    and the drawing of each cross-split pair verified by features (``visits/``)."""
+    audit.visits = write_drawings(
+        audit.visits, audit.visit_fits, lambda i: audit.image_bytes(audit.films[i]), out
+    )
     write_json(out / "report.json", report_json(audit))
     write_bytes(out / "nearest.png", nearest_png(audit))
     write_bytes(out / "report.html", report_html(audit).encode("utf-8"))
 
 
 def print_summary(audit: Audit, out: Path, console: Console) -> None:
+    for visit in audit.patient_visits:  # first: no hash distance shows these
+        a, b = audit.films[visit.a], audit.films[visit.b]
+        console.print(
+            f"[red]PATIENT[/red] visit of one patient across splits: {a.split} {a.film_id} / "
+            f"{b.split} {b.film_id} ({visit.inliers} matched features, share {visit.share}; "
+            f"{out / visit.drawing})",
+            highlight=False,
+        )
     figures = split_figures(audit)
     table = Table(title="Splits")
     for column in ("split", "films", "lesions", "grades", "lesion-free", "nearest to train"):
@@ -315,9 +346,17 @@ def print_summary(audit: Audit, out: Path, console: Console) -> None:
             f"min {nearest['min']}, median {nearest['median']:g}" if nearest else "",
         )
     console.print(table)
+    if is_synthetic(build_of(audit.target)):
+        console.print(SAMPLE_BANNER, style="bold yellow", highlight=False)
     if audit.findings:
         for finding in audit.findings:
             console.print(f"[red]LEAK/HINT[/red] {finding}", highlight=False)
+    elif audit.patient_visits:
+        console.print(
+            f"[red]not clean:[/red] {len(audit.patient_visits)} visits of one patient cross "
+            "splits (listed above); no other leakage or hint found.",
+            highlight=False,
+        )
     else:
         console.print("[green]clean:[/green] no leakage or hint found.")
     console.print(f"report: {out / 'report.html'}", highlight=False)

@@ -4,7 +4,12 @@ Writes, below the build folder: ``dataset/data/{split}-00000-of-00001.parquet`` 
 in ``curation.schema``), ``manifest.parquet`` (every source file, its fate and reason),
 ``clusters.parquet``, ``agreement.parquet`` and ``curation.json`` (source, parameters, hash
 version, counts, package versions; no timestamps, so equal inputs give equal bytes).
-Images are the source JPEG bytes, never re-encoded; shards are written in row groups so
+Images are the source JPEG's segments, never re-encoded, without what it carries beside the
+picture (``curation.jpeg_publish``); each source film is read again here and refused unless
+its sha256 is the one the index recorded (and the hash and pixel steps keyed their work by),
+so a film rewritten during the build never enters a shard. The manifest records each kept
+film's ``published_sha256``, and ``curation.build_check`` verifies the written outputs
+together before the build counts as done. Shards are written in row groups so
 memory stays bounded by a batch of films, without compressing or taking statistics of the
 JPEG bytes (neither gains anything on JPEG; together they took half the write time). A shard
 whose every row (each image by its sha256) and writer are as last time, and whose file is
@@ -24,17 +29,48 @@ import pyarrow.parquet as pq
 
 from curation import schema as schema_module
 from curation.atomic import atomic_path, write_json
+from curation.errors import PericurateError
 from curation.hash_films import Hashes
 from curation.hashing import View
+from curation.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.lookalikes import Cluster
 from curation.near_identical import AgreementPair
-from curation.records import LESION_STRUCT, Lesion, SourceRecord
+from curation.records import LESION_STRUCT, Fate, Kind, Lesion, SourceRecord
 from curation.referrals import referral_for
 from curation.schema import SPLITS, features, shard_name
+from splits.assign import empty_splits_problem
 
 ROW_GROUP = 64
-SHARD_WRITER = "shards-v2/uncompressed-jpeg/no-jpeg-statistics"
+SHARD_WRITER = "shards-v3/published-jpeg-segments/uncompressed/no-jpeg-statistics"
 _LESIONS = pa.list_(LESION_STRUCT)
+
+
+class BuildError(PericurateError):
+    """The build cannot publish what it was asked to; the message names the file."""
+
+
+def published_bytes(path: Path, indexed_sha256: str) -> bytes:
+    """The bytes a film is published with, refused when the file is not the one the index
+    read (rewritten since) or its segments cannot be walked."""
+    data = path.read_bytes()
+    found = hashlib.sha256(data).hexdigest()
+    if found != indexed_sha256:
+        raise BuildError(
+            f"{path}: changed during the build (its sha256 is now {found[:16]}..., the index "
+            f"read {indexed_sha256[:16]}...); run the build again on a source nobody writes to."
+        )
+    try:
+        return publishable_jpeg(data)
+    except UnpublishableJpeg as error:
+        raise BuildError(f"{path}: its JPEG segments cannot be copied ({error}).") from None
+
+
+def refuse_empty_splits(kept: dict[str, list[SourceRecord]], fractions: tuple[float, ...]) -> None:
+    """A source too small for the splits is refused before anything is written: ``datasets``
+    cannot load an empty shard, and a benchmark without a test split is none."""
+    problem = empty_splits_problem({s: len(kept.get(s, [])) for s in SPLITS}, fractions)
+    if problem:
+        raise BuildError(problem)
 
 
 def _lesion_rows(lesions: tuple[Lesion, ...]) -> list[dict[str, object]]:
@@ -76,10 +112,12 @@ def write_split(
     films: list[SourceRecord],
     rows: list[dict[str, object]],
     on_film: Callable[[int], None] | None = None,
-) -> None:
-    """One split's shard: ``rows`` (from ``_shard_rows``) with the films' bytes."""
+) -> dict[str, str]:
+    """One split's shard: ``rows`` (from ``_shard_rows``) with the films' published bytes;
+    returns each film's published sha256."""
     schema = features().arrow_schema
     statistics = [c for c in schema.names if c != "image"] + ["image.path"]
+    published = {}
     with (
         atomic_path(path) as tmp,
         pq.ParquetWriter(tmp, schema, compression="none", write_statistics=statistics) as writer,
@@ -90,14 +128,31 @@ def write_split(
                 films[start : start + ROW_GROUP], rows[start : start + ROW_GROUP], strict=True
             )
             for film, row in chunk:
-                image = {"bytes": (root / film.path).read_bytes(), "path": row["image"]["path"]}
-                batch.append({**row, "image": image})
+                data = published_bytes(root / film.path, film.sha256)
+                published[film.film_id] = hashlib.sha256(data).hexdigest()
+                batch.append({**row, "image": {"bytes": data, "path": row["image"]["path"]}})
                 if on_film:
                     on_film(1)
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    return published
 
 
-def write_manifest(path: Path, records: list[SourceRecord]) -> None:
+MANIFEST_COLUMNS = (
+    "path",
+    "kind",
+    "film_id",
+    "sha256",
+    "size_bytes",
+    "fate",
+    "reason",
+    "related",
+    "published_sha256",
+)
+
+
+def write_manifest(path: Path, records: list[SourceRecord], published: dict[str, str]) -> None:
+    """Every source file; ``sha256`` is the source file's, ``published_sha256`` that of the
+    bytes a kept film is published with (empty for the others)."""
     rows = [
         {
             "path": r.path,
@@ -108,26 +163,19 @@ def write_manifest(path: Path, records: list[SourceRecord]) -> None:
             "fate": r.fate.value,
             "reason": r.reason,
             "related": r.related,
+            "published_sha256": published.get(r.stem, "") if _is_kept_film(r) else "",
         }
         for r in sorted(records, key=lambda r: r.path)
     ]
     schema = pa.schema(
-        [
-            (k, pa.int64() if k == "size_bytes" else pa.string())
-            for k in (
-                "path",
-                "kind",
-                "film_id",
-                "sha256",
-                "size_bytes",
-                "fate",
-                "reason",
-                "related",
-            )
-        ]
+        [(k, pa.int64() if k == "size_bytes" else pa.string()) for k in MANIFEST_COLUMNS]
     )
     with atomic_path(path) as tmp:
         pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+
+
+def _is_kept_film(record: SourceRecord) -> bool:
+    return record.kind is Kind.image and record.fate is Fate.kept
 
 
 def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]) -> None:
@@ -188,9 +236,10 @@ def write_dataset(
     clusters: list[Cluster],
     salt: str,
     on_film: Callable[[int], None] | None = None,
-) -> None:
+) -> dict[str, str]:
     """All split shards under ``out/dataset/data``; stale shards of other names removed; a
-    shard unchanged since the last build (``out/cache/shards.json``) is left as it is."""
+    shard unchanged since the last build (``out/cache/shards.json``, which also remembers
+    its films' published sha256) is left as it is. Returns every film's published sha256."""
     cluster_of = {f: c.cluster_id for c in clusters for f in c.film_ids}
     data = out / "dataset" / "data"
     data.mkdir(parents=True, exist_ok=True)
@@ -203,18 +252,25 @@ def write_dataset(
         memo = json.loads(memo_path.read_text())
     except (OSError, ValueError):
         memo = {}
+    published: dict[str, str] = {}
     for split in SPLITS:
         films = sorted(kept.get(split, []), key=lambda r: r.film_id)
         rows = _shard_rows(films, hashes, cluster_of, salt)
         path = data / shard_name(split)
         fingerprint = _fingerprint(rows)
         stamp = _stamp(path, fingerprint)
-        if stamp is None or memo.get(split) != stamp:
-            write_split(path, root, films, rows, on_film)
-            memo[split] = _stamp(path, fingerprint)
-        elif on_film:
-            on_film(len(films))
+        remembered = memo.get(split) if isinstance(memo.get(split), dict) else {}
+        was = remembered.get("published")
+        if stamp is None or {k: remembered.get(k) for k in stamp} != stamp or was is None:
+            now = write_split(path, root, films, rows, on_film)
+            memo[split] = {**(_stamp(path, fingerprint) or {}), "published": now}
+        else:
+            now = was
+            if on_film:
+                on_film(len(films))
+        published.update(now)
     write_json(memo_path, memo)
+    return published
 
 
 def _stamp(path: Path, fingerprint: str) -> dict[str, object] | None:

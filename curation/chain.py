@@ -146,7 +146,7 @@ CHAIN: tuple[Step, ...] = (
         "curation.steps:join_lookalikes",
         reads=("records", "hashes", "same_picture"),
         writes=("lookalikes",),
-        settings=("lookalike_distance",),
+        settings=("lookalike_distance", "link_visits", "workers"),
     ),
     Step(
         "assign",

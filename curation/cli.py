@@ -9,10 +9,18 @@ commands (``LAZY_COMMANDS``) are listed by their help alone until one of them is
 Errors: every command raises ``curation.errors.PericurateError`` for a problem a user can
 cause; ``LazyCommands.invoke`` is the one handler, printing its message as one plain line
 (never read as markup: file names and reasons come from hostile sources) and exiting with
-its code (2 for usage and source errors).
+its code (2 for usage and source errors). A Ctrl-C anywhere ends the command with one line
+and exit 130 (``curation.errors.exit_interrupted``); a full disk with one line naming the file.
 """
+# ruff: noqa: E402  (the excepthook is set before the imports it guards)
 
 from __future__ import annotations
+
+import sys
+
+from curation.errors import interrupts_end_in_one_line
+
+sys.excepthook = interrupts_end_in_one_line  # first: a Ctrl-C while the rest is imported
 
 import importlib
 import inspect
@@ -26,9 +34,22 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
+from curation.build_lock import holds_build_folder
 from curation.chain import CHAIN, Step, number, through
-from curation.errors import PericurateError
-from curation.options import DEFAULT_BUILD, BuildDir
+from curation.errors import (
+    EXIT_FAILED,
+    PericurateError,
+    exit_interrupted,
+    full_disk_message,
+    is_disk_full,
+)
+from curation.options import (
+    DEFAULT_BUILD,
+    BuildDir,
+    SourceLock,
+    lock_path,
+    old_lock_note,
+)
 from curation.source import DEFAULT_URL, Source
 from curation.up_to_date import skip_when_unchanged
 from curation.vocabulary import Decode, ExecutorName
@@ -51,7 +72,9 @@ HELP = (
 LAZY_COMMANDS = {
     "audit": (
         "curation.audit:audit_command",
-        "Audit published splits for look-alike leakage and referral hints (exit 1 if found).",
+        "Audit published splits for look-alike leakage and referral hints (exit 1 if found). "
+        "TARGET is a build folder, a folder of parquet files, or a Hub dataset as "
+        "OWNER/NAME@REVISION.",
     ),
     "card": (
         "cards.card:card_command",
@@ -66,6 +89,11 @@ LAZY_COMMANDS = {
         "Publish the build as one pinned Hub commit and pin the environment to it.",
     ),
 }
+
+
+# The lazy commands that hold their build folder while they run (``curation.build_lock``),
+# by the argument naming it; ``audit`` holds a TARGET only when it is a build folder.
+LOCKING_COMMANDS = {"card": "build", "push": "build", "audit": "target"}
 
 
 class _LazyCommand(click.Command):
@@ -83,10 +111,12 @@ class _LazyCommand(click.Command):
         **extra: Any,
     ) -> click.Context:
         module, _, function = self.target.partition(":")
-        single = typer.Typer(add_completion=False)
-        single.command(self.name, help=self.help)(
-            getattr(importlib.import_module(module), function)
-        )
+        single = typer.Typer(add_completion=False, rich_markup_mode=None)
+        run = getattr(importlib.import_module(module), function)
+        if self.name in LOCKING_COMMANDS:  # one command at a time per build folder
+            argument = LOCKING_COMMANDS[self.name]
+            run = holds_build_folder(self.name, argument, builds_only=argument != "build")(run)
+        single.command(self.name, help=self.help)(run)
         command = typer.main.get_command(single)
         return command.make_context(info_name, args, parent=parent, **extra)
 
@@ -110,6 +140,26 @@ class LazyCommands(TyperGroup):
         except PericurateError as error:
             click.echo(one_line(str(error)), err=True)
             raise click.exceptions.Exit(error.exit_code) from None
+        except KeyboardInterrupt:  # after the unwinding: temporary files gone, locks freed
+            exit_interrupted()
+        except OSError as error:  # a full disk where no writer named the file
+            if not is_disk_full(error):
+                raise
+            message = full_disk_message(error.filename, "every output is a whole file")
+            click.echo(one_line(message), err=True)
+            raise click.exceptions.Exit(EXIT_FAILED) from None
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except KeyboardInterrupt:
+            exit_interrupted()
 
 
 def one_line(message: str) -> str:
@@ -117,7 +167,9 @@ def one_line(message: str) -> str:
     return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", message)
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP, cls=LazyCommands)
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help=HELP, cls=LazyCommands, rich_markup_mode=None
+)
 console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
 
 EXIT_REJECTED = 3
@@ -135,30 +187,42 @@ def sample(
     seed: Annotated[int, typer.Option(help="Seed of the synthetic films.")] = 0,
     films: Annotated[int, typer.Option(help="Number of original films.")] = 200,
 ) -> None:
-    """Write the synthetic sample source (real layout and quirks; NOT real data)."""
+    """Write the synthetic sample source (real layout and quirks; NOT real data) to the zip
+    DEST."""
     from curation.sample import write_sample_archive
 
-    truth = write_sample_archive(dest, seed=seed, films=films)
+    truth = write_sample_archive(dest, seed=seed, films=films, progress=True)
     console.print(f"wrote {dest} (synthetic sample, seed {seed}; {len(truth.originals)} originals)")
 
 
 @app.command()
+@holds_build_folder("download")
 @skip_when_unchanged("download")
 def download(
     source: Annotated[
         str, typer.Argument(help="URL, local zip or extracted folder.")
     ] = DEFAULT_URL,
     build: BuildDir = DEFAULT_BUILD,
-    lock: Annotated[Path, typer.Option(help="sha256/size lock of the source archive.")] = Path(
-        "source.lock.json"
-    ),
+    lock: SourceLock = None,
 ) -> None:
-    """Step 1: fetch (resumable), check against the lock, extract safely."""
+    """Step 1: fetch (resumable), check against the lock, extract safely. SOURCE is a URL,
+    a local zip or an extracted folder (default: the real archive's URL)."""
     from curation.download import fetch_source
 
+    lock = lock_path(build, lock)
+    if note := old_lock_note(lock):
+        console.print(note)
     fetched = fetch_source(source, build, lock)
     fetched.save(_source_file(build))
     console.print(f"source ready at {fetched.root}")
+
+
+@app.command("next")
+def next_command(build: BuildDir = DEFAULT_BUILD) -> None:
+    """What now: where the build's dataset, review page and card are; the audit and push."""
+    from curation.next_steps import next_table
+
+    print(next_table(build))
 
 
 def _param(name: str, annotation: Any, default: object) -> inspect.Parameter:
@@ -179,6 +243,13 @@ SETTING_OPTIONS = {
         "decode", Decode, Decode.draft, "Hash decoding: at reduced JPEG scale, or whole."
     ),
     "workers": _option("workers", int, 0, "Worker processes for per-file work (0 = all cores)."),
+    "link_visits": _option(
+        "link_visits",
+        bool,
+        False,
+        "Join visits of one patient verified by local features into one look-alike component "
+        "(one split).",
+    ),
 }
 COMMON_OPTIONS = (
     _option(
@@ -209,7 +280,7 @@ def step_command(step: Step) -> Callable[..., None]:
 
     command.__signature__ = inspect.Signature([build, *settings, *COMMON_OPTIONS])  # type: ignore[attr-defined]
     command.__doc__ = f"Step {number(step)}: {step.help}"
-    return skip_when_unchanged(step.name)(command)
+    return holds_build_folder(step.name)(skip_when_unchanged(step.name)(command))
 
 
 def _run(
@@ -223,7 +294,12 @@ def _run(
     outcome = curate(source, build, Settings(**settings), step, executor_for(executor))
     _print_summary(outcome, step)
     if outcome.rejected and fail_on_rejected:
-        console.print(f"{outcome.rejected} source files were rejected (see the manifest).")
+        console.print(
+            f"{outcome.rejected} source files were rejected (reasons in the table above and in "
+            f"{build / 'manifest.parquet'}); the outputs are written without them. To accept "
+            "that and go on, pass --no-fail-on-rejected (with make: make splits SOURCE=... "
+            "BUILD_FLAGS=--no-fail-on-rejected)."
+        )
         raise typer.Exit(EXIT_REJECTED)
 
 
@@ -285,7 +361,7 @@ def _print_summary(outcome: Outcome, step: str) -> None:
     console.print(
         f"clusters: {counts_.clusters} ({counts_.multi_film_clusters} with look-alikes); "
         f"largest: {largest}; same-picture groups: {counts_.same_picture_groups}, dropped by "
-        f"kind: {counts_.same_picture_dropped}"
+        f"kind: {', '.join(f'{k} {n}' for k, n in counts_.same_picture_dropped.items()) or 'none'}"
     )
 
 

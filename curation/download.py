@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from curation.atomic import settled, write_bytes, write_json
-from curation.errors import DamagedArchiveError, SourceError
+from curation.errors import DamagedArchiveError, SourceError, naming_full_disk
 from curation.extract import CHUNK_BYTES, EXTRACTED_FILES, extract_archive, progress_bar
 from curation.source import Source
 
@@ -50,6 +50,8 @@ def fetch_source(source: str, work_dir: Path, lock_path: Path, *, progress: bool
     remote = urlsplit(source).scheme in ("http", "https")
     if not remote and Path(source).is_dir():
         return Source(find_dataset_root(Path(source), source), source, None, None, ())
+    if not remote and not Path(source).is_file():  # before the build folder is made
+        raise SourceError(f"{source}: no such file or folder.")
     work_dir.mkdir(parents=True, exist_ok=True)
     try:
         with FileLock(work_dir / BUILD_LOCK_NAME, timeout=0):
@@ -205,7 +207,8 @@ def _download_attempt(
                 f"{expected_size}; refusing a changed source (nothing was deleted)."
             )
         bar.update(task, total=total, completed=offset)
-        with part.open(mode) as out:
+        kept = "what arrived is kept in it and the next run resumes from there"
+        with naming_full_disk(part, kept), part.open(mode) as out:
             # No chunk size: a buffering chunker would lose its buffer when the link drops.
             for chunk in response.iter_raw():
                 out.write(chunk)

@@ -60,13 +60,30 @@ class RayExecutor(LocalExecutor):
         ray = _import_ray()
         started = not ray.is_initialized()
         if started:
-            ray.init()
+            quiet_ray_init(ray)
         try:
             on_ray = dataclasses.replace(run, reader=read_facts_on_ray, hasher=hash_on_ray)
             return super().run(steps, on_ray)
         finally:
             if started:
                 ray.shutdown()
+
+
+def quiet_ray_init(ray: ModuleType) -> None:
+    """``ray.init`` with Ray's own messages kept out of the terminal: workers' output, Ray
+    Data's plans and progress stay in the session's log folder, which one line names; the
+    steps' own progress bars are the ones shown. Errors still reach the terminal."""
+    import logging
+    import sys
+
+    import ray.data
+
+    context = ray.init(log_to_driver=False, logging_level=logging.ERROR)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    for handler in logging.getLogger("ray.data").handlers:  # its file handler keeps all
+        if isinstance(handler, logging.StreamHandler):
+            handler.setLevel(logging.ERROR)
+    print(f"Ray's logs: {context.address_info['session_dir']}/logs", file=sys.stderr)
 
 
 def executor_for(name: ExecutorName) -> Executor:

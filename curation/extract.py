@@ -2,8 +2,10 @@
 only when every member is out, reused when a marker records the same archive sha256.
 
 Any member that could write outside the target (absolute paths, ``..``, drive letters,
-backslashes, links), that the filesystem cannot name, or an archive that expands
-suspiciously (zip bomb by size or by member count) refuses the whole archive.
+backslashes, links), that the filesystem cannot name, that cannot be read (encrypted, an
+unknown compression method, data that ends before the size its central directory records),
+or an archive that expands suspiciously (zip bomb by size or by member count) refuses the
+whole archive.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.atomic import write_json
-from curation.errors import DamagedArchiveError, SourceError
+from curation.errors import DamagedArchiveError, DiskFullError, SourceError, is_disk_full
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -35,6 +38,8 @@ MAX_MEMBERS = 50_000
 MAX_NAME_BYTES = 255  # what Linux and macOS filesystems allow for one path component
 CHUNK_BYTES = 1 << 20
 EXTRACT_THREADS = 2
+ENCRYPTED_FLAG = 0x1  # general purpose bit 0 (APPNOTE 4.4.4)
+READ_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 
 
 def progress_bar(enabled: bool) -> Progress:
@@ -158,6 +163,10 @@ def _unsafe_reason(info: zipfile.ZipInfo) -> str | None:
         return "is a symbolic link"
     if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
         return "is a special file"
+    if info.flag_bits & ENCRYPTED_FLAG:
+        return "is encrypted (no password is known)"
+    if info.compress_type not in READ_METHODS:
+        return f"is stored with compression method {info.compress_type}, which is not read here"
     return None
 
 
@@ -187,11 +196,22 @@ def _copy_share(
             try:
                 with zf.open(info) as src, (dest / info.filename).open("xb") as out:
                     shutil.copyfileobj(src, out, CHUNK_BYTES)
-            except zipfile.BadZipFile as exc:
+            except (zipfile.BadZipFile, zlib.error) as exc:
                 raise DamagedArchiveError(
                     f"{archive}: cannot extract member {info.filename!r} ({exc})."
                 ) from None
+            except EOFError:  # zipfile reads past the archive's end: click would say "Aborted."
+                raise DamagedArchiveError(
+                    f"{archive}: member {info.filename!r} ends before the {info.compress_size} "
+                    "bytes its central directory records (a cut archive, or a directory that "
+                    "lies); refusing the whole archive."
+                ) from None
             except OSError as exc:
+                if is_disk_full(exc):
+                    raise DiskFullError(
+                        f"{archive}: no space left on the device to extract member "
+                        f"{info.filename!r}; nothing was extracted: free space and rerun."
+                    ) from None
                 raise SourceError(
                     f"{archive}: cannot extract member {info.filename!r} ({exc.strerror})."
                 ) from None

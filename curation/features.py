@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+import simplejpeg
 
 WORKING_SIDE = 1024  # longest side features are detected at, pixels
 MAX_FEATURES = 2000
@@ -49,9 +50,23 @@ class FeatureMatch:
         return self.inliers / self.matches if self.matches else 0.0
 
 
-def film_features(grey: np.ndarray) -> FilmFeatures:
-    """Detect ORB features on a grey film (uint8, height x width)."""
+def working_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
+    """The JPEG ``data`` decoded straight to grey at the largest JPEG reduction (1/2, 1/4,
+    1/8) that keeps its longest side at least ``WORKING_SIDE`` (libjpeg-turbo's scaled
+    decode, a fraction of a full decode's cost), and the film's full width and height."""
+    height, width = simplejpeg.decode_jpeg_header(data)[:2]
+    factor = next(f for f in (8, 4, 2, 1) if max(width, height) // f >= WORKING_SIDE or f == 1)
+    smallest = {"min_width": -(-width // factor), "min_height": -(-height // factor)}
+    grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_factor=factor, **smallest)
+    return np.ascontiguousarray(grey[..., 0]), (width, height)
+
+
+def film_features(grey: np.ndarray, size: tuple[int, int] | None = None) -> FilmFeatures:
+    """Detect ORB features on a grey film (uint8, height x width), decoded at full size or,
+    when ``size`` (the full width and height) is given, at a reduced scale of it: the
+    points are in full-size pixels either way."""
     height, width = grey.shape
+    full = size or (width, height)
     scale = min(1.0, WORKING_SIDE / max(height, width))
     small = grey
     if scale < 1.0:
@@ -60,11 +75,10 @@ def film_features(grey: np.ndarray) -> FilmFeatures:
     toned = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8)).apply(small)
     keypoints, descriptors = cv2.ORB_create(nfeatures=MAX_FEATURES).detectAndCompute(toned, None)
     if descriptors is None:
-        return FilmFeatures(
-            np.zeros((0, 2), np.float32), np.zeros((0, 32), np.uint8), (width, height)
-        )
-    points = np.array([k.pt for k in keypoints], dtype=np.float32) / scale
-    return FilmFeatures(points, descriptors, (width, height))
+        return FilmFeatures(np.zeros((0, 2), np.float32), np.zeros((0, 32), np.uint8), full)
+    to_full = np.array([full[0] / small.shape[1], full[1] / small.shape[0]], np.float32)
+    points = np.array([k.pt for k in keypoints], dtype=np.float32) * to_full
+    return FilmFeatures(points, descriptors, full)
 
 
 def match_features(a: FilmFeatures, b: FilmFeatures) -> FeatureMatch:

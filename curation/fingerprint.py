@@ -19,9 +19,11 @@ rule, as the caches use). Outputs are compared by size and modification time in 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from importlib.util import find_spec
@@ -36,6 +38,11 @@ RECORD_FORMAT = "pericurate-fingerprint-v1"
 CODE_PACKAGES = ("curation", "cards", "splits", "periapical_lesions")
 CODE_SUFFIXES = (".py", ".json", ".toml", ".txt", ".html", ".css", ".js")
 PARQUET_TAIL = 8  # footer length (4 bytes, little-endian) and the magic b"PAR1"
+PROJECT = "pericurate"
+LOCK = Path(__file__).resolve().parent.parent / "uv.lock"
+# In the environment (``sys.prefix``), beside the Makefile's sync stamp: the runtime
+# dependencies' names read from the lock, by the lock's sha256.
+RUNTIME_CACHE = ".pericurate-runtime-packages.json"
 
 
 @dataclass(frozen=True)
@@ -134,8 +141,57 @@ def code_files() -> list[Path]:
                 for p in Path(location).rglob("*")
                 if p.suffix in CODE_SUFFIXES and "__pycache__" not in p.parts
             )
-    lock = Path(__file__).resolve().parent.parent / "uv.lock"
-    return [*files, lock] if lock.is_file() else files
+    return [*files, LOCK] if LOCK.is_file() else files
+
+
+def normal_name(name: str) -> str:
+    """A distribution's name as PEP 503 compares them (``Foo_bar`` is ``foo-bar``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def locked_runtime_names(lock: bytes) -> list[str]:
+    """The packages the toolkit needs at run time, by the lock (``uv.lock``): its own locked
+    dependencies followed transitively, with the extras they ask for, but none of its own
+    extras or dependency groups (the dev tools ``make test`` installs)."""
+    import tomllib  # stdlib, but ~0.2 s on the lock: its result is cached (runtime_names)
+
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for package in tomllib.loads(lock.decode("utf-8")).get("package", []):
+        by_name.setdefault(normal_name(package["name"]), []).append(package)
+    seen: set[tuple[str, str]] = set()
+    todo = [(PROJECT, "")]
+    while todo:
+        name, extra = todo.pop()
+        if (name, extra) in seen:
+            continue
+        seen.add((name, extra))
+        for package in by_name.get(name, []):
+            needs = (
+                package.get("optional-dependencies", {}).get(extra, [])
+                if extra
+                else package.get("dependencies", [])
+            )
+            for need in needs:
+                wanted = normal_name(need["name"])
+                todo += [(wanted, ""), *((wanted, e) for e in need.get("extra", []))]
+    return sorted({name for name, _ in seen} - {PROJECT})
+
+
+def runtime_names(lock: bytes) -> list[str]:
+    """``locked_runtime_names``, remembered per lock in the environment (``RUNTIME_CACHE``),
+    so a command with nothing to do does not parse the lock again."""
+    sha = hashlib.sha256(lock).hexdigest()
+    cache = Path(sys.prefix) / RUNTIME_CACHE
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached["lock_sha256"] == sha and isinstance(cached["names"], list):
+            return [str(name) for name in cached["names"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    names = locked_runtime_names(lock)
+    with contextlib.suppress(OSError):  # a read-only environment only costs the parse
+        write_json(cache, {"lock_sha256": sha, "names": names})
+    return names
 
 
 def installed_distributions() -> list[str]:
@@ -151,14 +207,28 @@ def installed_distributions() -> list[str]:
     return sorted(names)
 
 
+def runtime_distributions(lock: bytes | None) -> list[str]:
+    """The installed distributions a run's outputs may depend on: the toolkit's runtime
+    dependencies by the lock (every installed one when there is no lock). The dev tools and
+    extras ``make test`` installs are not among them, so installing them changes no key."""
+    installed = installed_distributions()
+    if lock is None:
+        return installed
+    wanted = set(runtime_names(lock))
+    return [n for n in installed if normal_name(n.split("-", 1)[0]) in wanted]
+
+
 def code_digest() -> str:
     """sha256 of the code a run executes: the project's source files, ``uv.lock``, the
-    installed package versions and the interpreter."""
+    installed versions of the toolkit's runtime dependencies and the interpreter."""
     digest = hashlib.sha256(sys.version.encode())
+    lock = None
     for path in code_files():
+        content = path.read_bytes()
+        lock = content if path == LOCK else lock
         digest.update(f"\n{path.name}\n".encode())
-        digest.update(path.read_bytes())
-    digest.update("\n".join(installed_distributions()).encode())
+        digest.update(content)
+    digest.update("\n".join(runtime_distributions(lock)).encode())
     return digest.hexdigest()
 
 

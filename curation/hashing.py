@@ -33,6 +33,7 @@ import numpy as np
 import simplejpeg
 from PIL import Image
 
+from curation.jpeg_check import check_decodable
 from curation.vocabulary import Decode
 
 GRID = (32, 16)
@@ -43,6 +44,10 @@ JPEG_START = b"\xff\xd8"  # start-of-image marker
 
 class CorruptJpeg(ValueError):
     """A JPEG whose data is corrupt or ends early: libjpeg warned while decoding it."""
+
+
+class RefusedJpeg(CorruptJpeg):
+    """A JPEG that ``curation.jpeg_check`` does not clear for decoding (lossless, 12-bit, ...)."""
 
 
 class View(StrEnum):
@@ -83,6 +88,9 @@ class AverageHash512:
         data = path.read() if hasattr(path, "read") else Path(path).read_bytes()
         if not data.startswith(JPEG_START):  # not a JPEG: Pillow decodes it as before
             return self._pillow_grey(io.BytesIO(data))
+        refused = check_decodable(data)
+        if refused:  # a legal JPEG can still crash libjpeg-turbo's scaled decode
+            raise RefusedJpeg(refused)
         smallest = DRAFT_REQUEST if self.decode == "draft" else (1, 1)
         try:
             pixels = simplejpeg.decode_jpeg(

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 from curation.atomic import settled
 from curation.cache import read_cache, write_cache
+from curation.jpeg_check import check_decodable
 from curation.originals import named_original
 from curation.parallel import ordered_map
 from curation.provenance import UNREADABLE, encoder_signature
@@ -43,13 +44,13 @@ from curation.voc import GRADES, AnnotationError, RawBox, read_voc
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg"}
 ANNOTATION_FOLDER = "image annots"
-STEM_PATTERN = re.compile(r"\d{5,6}")
+STEM_PATTERN = re.compile(r"[0-9]{5,6}")  # ASCII only: \d takes fullwidth digits too
 ACCEPTED_MODES = {"L", "RGB"}
 MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a bomb
 # The hash and the pixel check look at a film at 256 x 128; a smaller one is not a film.
 MIN_FILM_WIDTH, MIN_FILM_HEIGHT = 256, 128
 EXIF_ORIENTATION = 0x0112
-FACTS_VERSION = "facts-v4"  # bump when what is read from one file changes
+FACTS_VERSION = "facts-v5"  # bump when what is read from one file changes
 CHUNK = 64
 
 
@@ -155,6 +156,7 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
     sha256, size = hashlib.sha256(data).hexdigest(), len(data)
     if kind is Kind.image:
         problem, width, height, encoder = read_image_header(io.BytesIO(data))
+        problem = problem or check_decodable(data) or ""  # never decode what it refuses
         return FileFacts(sha256, size, problem, width, height, encoder=encoder)
     try:
         voc = read_voc(io.BytesIO(data))

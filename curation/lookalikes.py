@@ -6,13 +6,15 @@ distance 30 of 512 of the other: a superset of "within 30 bits", so that even a 
 the pixel check missed stays with its original. Films dropped as
 copies of a kept film pass their links on to it. Films whose annotations name the same patient
 number are linked, unless implausibly many films share that number (``MAX_FILMS_PER_PATIENT``:
-a copied template, not a patient). Clusters are the connected components (networkx).
+a copied template, not a patient). With ``--link-visits``, visits of one patient verified by
+local features (``curation.visits``) are linked too; without it they are only counted (the
+card says how many cross splits). Clusters are the connected components (networkx).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import networkx as nx
 
@@ -34,9 +36,10 @@ class Link:
 
     first: str
     second: str
-    method: str  # "ahash" or "patient"
+    method: str  # "ahash", "patient" or "visit"
     view: View | None = None  # the average hash's orientation
     distance: int | None = None  # None for a patient link
+    inliers: int | None = None  # a visit's matched features under one transform
 
 
 @dataclass(frozen=True)
@@ -115,16 +118,26 @@ class Lookalikes:
     links: list[Link]
     patient_links: list[Link]
     templated: int
+    visit_links: list[Link] = field(default_factory=list)  # verified visits of kept films
+    visits_linked: bool = False  # whether ``visit_links`` joined the clusters
 
 
 def lookalike_clusters(
-    films: dict[str, SourceRecord], hashes: Hashes, kept_as: dict[str, str], max_distance: int
+    films: dict[str, SourceRecord],
+    hashes: Hashes,
+    kept_as: dict[str, str],
+    max_distance: int,
+    visit_links: list[Link] | None = None,
+    link_visits: bool = False,
 ) -> Lookalikes:
     """The look-alike components of ``films`` (film id -> record); the films dropped as copies
-    (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on."""
+    (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on.
+    ``visit_links`` join the components only when ``link_visits``."""
     compared = {k: v for k, v in hashes.items() if k in films or k in kept_as}
     links = lookalike_links(compared, max_distance)
     numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
     patients, templated = patient_links(numbers)
-    clusters = lookalike_components(sorted(films), links + patients, kept_as)
-    return Lookalikes(clusters, links, patients, templated)
+    visits = visit_links or []
+    joined = links + patients + (visits if link_visits else [])
+    clusters = lookalike_components(sorted(films), joined, kept_as)
+    return Lookalikes(clusters, links, patients, templated, visits, link_visits)

@@ -37,6 +37,8 @@ def settle_same_picture(
     for group in groups:
         for film in group.dropped:
             measured = f"hash distance {film.distance}, pixel difference {film.difference:g}"
+            if film.frame:  # same picture under another frame: the transform is the evidence
+                measured = f"hash distance {film.distance}; {film.frame}"
             if film.kind == "re-filing":
                 reason = (
                     f"near-identical: the same radiograph as {group.kept} "

@@ -1,28 +1,28 @@
-"""The review page (issue 11, item 8): nobody can check the real archive's same-picture and
-look-alike decisions by hand here, so the build writes a static page that whoever runs it can
-read at a glance. It shows every same-picture group and every multi-film look-alike cluster with
-small thumbnails and the measured numbers beside their limits, closest call first.
+"""The review page: nobody can check the real archive's same-picture and look-alike decisions
+by hand here, so the build writes a static page that whoever runs it can read at a glance.
+For every same-picture group and every multi-film look-alike cluster it shows which films,
+which split they went to and why (kind, evidence, distance against its limit, margin), and
+how many films each rule took out of the dataset; decisions near their limit come first.
 
 Static files only (``index.html`` and ``thumbs/``), no script and no external URL, so the page
-works from ``file://``. Film ids come from file names in a downloaded archive, so every string
-on the page is escaped and a thumbnail's file name is derived from its id, never trusted as a
-path. The same inputs give the same bytes: nothing on the page depends on time or order of
-arrival.
+works from ``file://``. It is rendered by Jinja2 from ``templates/review.html`` with
+autoescaping on: film ids come from file names in a downloaded archive. A thumbnail's file
+name is derived from its id, never trusted as a path. The same inputs give the same bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from string import Template
+from typing import Any
 from urllib.parse import quote
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from networkx.utils import UnionFind
 
 from curation.atomic import write_bytes
@@ -64,44 +64,37 @@ class ReviewCluster:
     links: tuple[ReviewLink, ...]
 
 
+@dataclass(frozen=True)
+class RuleCounts:
+    """How many source films each rule kept out of the dataset."""
+
+    folder_rule: int = 0  # filed as an augmented copy (folder and stem rule)
+    same_picture: int = 0  # the same picture as a kept film
+    bad_file: int = 0  # rejected: unreadable, corrupt, a bomb, no annotation, ...
+
+
 class ReviewError(ValueError):
     """The records handed to the page contradict themselves (a bug upstream, not bad luck)."""
 
 
-CLOSE = 0.8  # a measurement using this much of its limit is shown in red
+CLOSE = 0.8  # a measurement using this much of its limit is a near-limit decision (red)
 KIND_ORDER = ("mirror", "rotation", "rescaled", "noised", "re-filing")
+SPLIT_ORDER = ("train", "validation", "test")
+NO_SPLIT = "no split"  # a film the page was given no split for
 # Ids that are already a harmless file name keep it, so a reviewer can find a film's thumbnail.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-_PAGE = Template("""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>$title</title>
-<style>
-body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #111; background: #fff; }
-h1 { font-size: 1.5em; } h2 { font-size: 1.15em; margin: 0 0 .4em; }
-.banner { background: #ffe08a; border: 2px solid #b07d00; padding: .6em 1em; font-weight: bold; }
-section { border-top: 1px solid #bbb; padding: .8em 0; }
-.films, .member { display: flex; flex-wrap: wrap; gap: .8em; align-items: flex-start; }
-.member { flex-wrap: nowrap; max-width: 560px; } .facts td:first-child { white-space: nowrap; }
-figure { margin: 0; width: 200px; } figure img { display: block; background: #ddd; }
-figcaption { font-size: 12px; overflow-wrap: anywhere; } .kept figcaption { color: #05631e; }
-.close, .missing, .kept figcaption { font-weight: bold; } .close, .missing { color: #a30000; }
-.missing { width: 192px; height: 100px; background: #eee; font-size: 12px; }
-td, th { padding: 0 .8em 0 0; vertical-align: top; text-align: left; }
-tr.deciding { background: #fff2c6; } tr.patient { color: #3b3bb0; }
-</style></head>
-<body><h1>$title</h1>
-$banner$summary
-<h2 id="groups">Same-picture groups: closest to the limit first</h2>
-$groups
-<h2 id="clusters">Look-alike clusters: weakest needed link first</h2>
-$clusters
-</body></html>
-""")
+_TEMPLATES = Environment(
+    loader=PackageLoader("curation", "templates"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
 
 
-def _e(text: object) -> str:
-    """Every string that reaches the page passes here: ids and evidence are hostile input."""
-    return html.escape(str(text), quote=True)
+def bits(n: int) -> str:
+    return f"{n} bit" if n == 1 else f"{n} bits"
 
 
 def _thumb_name(film_id: str) -> str:
@@ -152,14 +145,12 @@ def _display_order(link: ReviewLink) -> tuple[bool, float, str, str, str]:
     return (link.distance is None, -_link_ratio(link), link.first, link.second, link.reason)
 
 
-def _deciding_link(cluster: ReviewCluster) -> ReviewLink | None:
-    """The weakest link the cluster needs: the largest hash link of a minimum spanning forest
-    (Kruskal, patient links first). Lowering the limit below it would split the cluster, which
-    the largest of all links does not say when the links form cycles. None when patient links
-    alone hold the cluster together."""
+def _needed_links(cluster: ReviewCluster) -> list[ReviewLink]:
+    """The links of a minimum spanning forest (Kruskal, patient links first): those the
+    cluster needs. Any other link joins films already joined, so it decides nothing."""
     films = UnionFind(cluster.film_ids)
     members = set(cluster.film_ids)
-    deciding = None
+    needed = []
     for link in sorted(cluster.links, key=_kruskal_order):
         if not {link.first, link.second} <= members:
             raise ReviewError(
@@ -168,115 +159,154 @@ def _deciding_link(cluster: ReviewCluster) -> ReviewLink | None:
             )
         if films[link.first] != films[link.second]:
             films.union(link.first, link.second)
-            deciding = link if link.distance is not None else deciding
+            needed.append(link)
     if len({films[film] for film in cluster.film_ids}) > 1:
         raise ReviewError(f"Cluster {cluster.cluster_id!r} has films no listed link connects.")
-    return deciding
+    return needed
+
+
+def _deciding_link(needed: list[ReviewLink]) -> ReviewLink | None:
+    """The weakest link the cluster needs: lowering the limit below it would split the
+    cluster (the largest of all links does not say so when links form cycles). None when
+    patient links alone hold the cluster together."""
+    return next((link for link in reversed(needed) if link.distance is not None), None)
 
 
 Thumbs = dict[str, Thumbnail | str]  # film id -> thumbnail, or why there is none
 
 
-def _figure(film_id: str, thumbs: Thumbs, role: str) -> str:
-    """One film's thumbnail (or why it is missing) with its id and role underneath."""
-    thumb = thumbs[film_id]
-    if isinstance(thumb, str):
-        picture = f'<div class="missing">thumbnail unavailable: {_e(thumb)}</div>'
-    else:
+class _View:
+    """Turns the records into the plain values the template shows (numbers as text)."""
+
+    def __init__(self, thumbs: Thumbs, split_of: Mapping[str, str]) -> None:
+        self.thumbs = thumbs
+        self.split_of = split_of
+
+    def split(self, films: tuple[str, ...] | list[str]) -> str:
+        return ", ".join(sorted({self.split_of.get(film, NO_SPLIT) for film in films}))
+
+    def figure(self, film_id: str, role: str) -> dict[str, Any]:
+        thumb = self.thumbs[film_id]
+        if isinstance(thumb, str):
+            return {"film": film_id, "role": role, "missing": thumb}
         width, height = thumb.size
-        source = _e("thumbs/" + quote(_thumb_name(film_id)))
-        picture = f'<img src="{source}" width="{width}" height="{height}" alt="{_e(film_id)}">'
-    css = ' class="kept"' if role == "kept" else ""
-    return f"<figure{css}>{picture}<figcaption>{_e(film_id)}<br>{_e(role)}</figcaption></figure>"
+        src = "thumbs/" + quote(_thumb_name(film_id))
+        return {"film": film_id, "role": role, "src": src, "width": width, "height": height}
+
+    def group(self, number: int, group: ReviewGroup) -> dict[str, Any]:
+        members = sorted(group.members, key=lambda m: (-_member_ratio(m), m.film_id))
+        split = self.split([group.kept])
+        ratio = _group_ratio(group)
+        return {
+            "anchor": f"group-{number}",
+            "number": number,
+            "kept": group.kept,
+            "split": split,
+            "ratio": ratio,
+            "close": ratio >= CLOSE,
+            "kinds": ", ".join(sorted({m.kind for m in members})),
+            "figure": self.figure(group.kept, f"kept, {split}"),
+            "members": [self.member(m, group.kept) for m in members],
+        }
+
+    def member(self, member: ReviewMember, kept: str) -> dict[str, Any]:
+        ratio = _member_ratio(member)
+        return {
+            "figure": self.figure(member.film_id, f"dropped: the same picture as {kept}"),
+            "kind": member.kind,
+            "view": member.view,
+            "distance": bits(member.hash_distance),
+            "difference": f"{member.difference:.2f}",
+            "limit": f"{member.limit:.2f}",
+            "ratio": ratio,
+            "close": ratio >= CLOSE,
+            "margin": f"{member.limit - member.difference:.2f}",
+            "evidence": member.evidence,
+        }
+
+    def cluster(
+        self, number: int, cluster: ReviewCluster, needed: list[ReviewLink]
+    ) -> dict[str, Any]:
+        deciding = _deciding_link(needed)
+        split = self.split(cluster.film_ids)
+        ratio = _link_ratio(deciding) if deciding else 0.0
+        if deciding is None:
+            held = "held by patient links only"
+        else:
+            held = f"weakest needed link {deciding.distance} of {bits(deciding.limit)}"
+        return {
+            "anchor": f"cluster-{number}",
+            "number": number,
+            "cluster_id": cluster.cluster_id,
+            "films": len(cluster.film_ids),
+            "split": split,
+            "ratio": ratio,
+            "close": ratio >= CLOSE,
+            "held": held,
+            "deciding": deciding is not None,
+            "figures": [self.figure(f, self.split([f])) for f in sorted(cluster.film_ids)],
+            "links": [
+                self.link(link, deciding, link in needed)
+                for link in sorted(cluster.links, key=_display_order)
+            ],
+        }
+
+    @staticmethod
+    def link(link: ReviewLink, deciding: ReviewLink | None, needed: bool) -> dict[str, Any]:
+        if link.distance is None:
+            css, measure = "patient", "patient link (no threshold)"
+        else:
+            measure = f"{link.distance} of {bits(link.limit)} (margin {link.limit - link.distance})"
+            css = "deciding" if link is deciding else "hash" if needed else "redundant"
+        role = {
+            "deciding": "weakest needed link",
+            "hash": "needed",
+            "patient": "needed" if needed else "not needed: films already joined",
+            "redundant": "not needed: films already joined",
+        }[css]
+        return {
+            "first": link.first,
+            "second": link.second,
+            "css": css,
+            "measure": measure,
+            "role": role,
+            "reason": link.reason,
+        }
 
 
-def _member_html(member: ReviewMember, thumbs: Thumbs) -> str:
-    """A dropped film: thumbnail, then the facts a reviewer needs to agree or not."""
-    ratio = _member_ratio(member)
-    margin = member.limit - member.difference
-    facts = (
-        ("kind", _e(member.kind)),
-        ("view", _e(member.view)),
-        ("hash distance", f"{_e(member.hash_distance)} bits"),
-        (
-            "difference",
-            f'<span class="{"close" if ratio >= CLOSE else "ok"}">{member.difference:.2f}</span>'
-            f" of limit {member.limit:.2f} "
-            f"grey levels ({ratio:.0%}, margin {margin:.2f})",
-        ),
-        ("evidence", _e(member.evidence)),
-    )
-    rows = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in facts)
-    figure = _figure(member.film_id, thumbs, "dropped")
-    return f'<div class="member">{figure}<table class="facts">{rows}</table></div>'
-
-
-def _group_html(number: int, group: ReviewGroup, thumbs: Thumbs) -> str:
-    """A same-picture group, its dropped films closest to the limit first."""
-    members = sorted(group.members, key=lambda m: (-_member_ratio(m), m.film_id))
-    body = _figure(group.kept, thumbs, "kept") + "".join(_member_html(m, thumbs) for m in members)
-    heading = (
-        f"Group {number}: kept {_e(group.kept)}, {len(members)} dropped, "
-        f"closest at {_group_ratio(group):.0%} of its limit"
-    )
-    return (
-        f'<section class="group" id="group-{number}" data-kept="{_e(group.kept)}">'
-        f'<h2>{heading}</h2><div class="films">{body}</div></section>'
-    )
-
-
-def _link_row(link: ReviewLink, deciding: ReviewLink | None) -> str:
-    """One link: hash links show distance against limit, patient links are marked apart."""
-    if link.distance is None:
-        css, numbers = "patient", "patient link (no threshold)"
-    else:
-        css = "deciding" if link is deciding else "hash"
-        numbers = f"{link.distance} of {link.limit} bits (margin {link.limit - link.distance})"
-        numbers += ": weakest needed link" if link is deciding else ""
-    cells = (_e(link.first), _e(link.second), numbers, _e(link.reason))
-    return f'<tr class="{css}">' + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
-
-
-def _cluster_html(
-    number: int, cluster: ReviewCluster, deciding: ReviewLink | None, thumbs: Thumbs
-) -> str:
-    """A multi-film cluster: every film's thumbnail and every link, hash links closest first."""
-    links = sorted(cluster.links, key=_display_order)
-    figures = "".join(_figure(film, thumbs, "in cluster") for film in sorted(cluster.film_ids))
-    rows = "".join(_link_row(link, deciding) for link in links)
-    held = (
-        f"weakest needed link {deciding.distance} of {deciding.limit} bits"
-        if deciding is not None
-        else "held by patient links only"
-    )
-    return (
-        f'<section class="cluster" id="cluster-{number}" data-cluster="{_e(cluster.cluster_id)}">'
-        f"<h2>Cluster {number}: {_e(cluster.cluster_id)}, {len(cluster.film_ids)} films, "
-        f'{held}</h2><div class="films">{figures}</div><table class="links"><tr><th>film</th>'
-        f"<th>film</th><th>distance</th><th>reason</th></tr>{rows}</table></section>"
-    )
-
-
-def _summary_html(
-    groups: list[ReviewGroup],
-    clusters: list[tuple[ReviewCluster, ReviewLink | None]],
+def _summary(
+    groups: list[dict[str, Any]],
+    clusters: list[dict[str, Any]],
+    raw_groups: list[ReviewGroup],
+    split_of: Mapping[str, str],
+    rules: RuleCounts | None,
     missing: int,
-) -> str:
+) -> list[tuple[str, str]]:
     """The counts a reviewer checks first against the build's own summary."""
-    kinds = Counter(m.kind for g in groups for m in g.members)
+    kinds = Counter(m.kind for g in raw_groups for m in g.members)
     ordered = [k for k in KIND_ORDER if k in kinds] + sorted(set(kinds) - set(KIND_ORDER))
-    by_kind = ", ".join(f"{_e(kind)} {kinds[kind]}" for kind in ordered) or "none"
-    patient_only = sum(deciding is None for _, deciding in clusters)
-    rows = (
+    by_kind = ", ".join(f"{kind} {kinds[kind]}" for kind in ordered) or "none"
+    splits = Counter(split_of.values())
+    order = [s for s in SPLIT_ORDER if s in splits] + sorted(set(splits) - set(SPLIT_ORDER))
+    rows = []
+    if splits:
+        rows.append(("films in the dataset", ", ".join(f"{s} {splits[s]}" for s in order)))
+    if rules is not None:
+        rows += [
+            ("dropped by the folder rule (augmented copies)", str(rules.folder_rule)),
+            ("dropped as the same picture as a kept film", f"{rules.same_picture} ({by_kind})"),
+            ("rejected as bad files", str(rules.bad_file)),
+        ]
+    else:
+        rows.append(("dropped as the same picture as a kept film", f"{kinds.total()} ({by_kind})"))
+    return [
+        *rows,
         ("same-picture groups", str(len(groups))),
-        ("dropped films", f"{kinds.total()} ({by_kind})"),
         ("multi-film look-alike clusters", str(len(clusters))),
-        ("films in those clusters", str(sum(len(c.film_ids) for c, _ in clusters))),
-        ("clusters held by patient links only", str(patient_only)),
+        ("films in those clusters", str(sum(c["films"] for c in clusters))),
+        ("clusters held by patient links only", str(sum(not c["deciding"] for c in clusters))),
         ("thumbnails unavailable", str(missing)),
-    )
-    cells = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in rows)
-    return f'<table class="summary">{cells}</table>'
+    ]
 
 
 def write_review_page(
@@ -287,20 +317,25 @@ def write_review_page(
     *,
     title: str,
     synthetic: bool,
+    split_of: Mapping[str, str] | None = None,
+    rules: RuleCounts | None = None,
     workers: int = 0,
     known: Callable[[list[str]], Mapping[str, Thumbnail]] = lambda films: {},
 ) -> Path:
     """Write ``out_dir/index.html`` and its thumbnails; return the page's path.
 
-    Groups are ordered by their largest difference/limit, clusters by their weakest needed
-    link's distance/limit (clusters held by patient links alone last), closest call first,
-    ties by id. Thumbnails are written before the page and stale ones removed after it, each
-    file atomically, so a reader never meets a page pointing at a missing thumbnail.
+    ``split_of`` maps each kept film to its split; ``rules`` says how many films each rule
+    dropped. Groups are ordered by their largest difference/limit, clusters by their weakest
+    needed link's distance/limit (clusters held by patient links alone last), closest call
+    first, ties by id; decisions at ``CLOSE`` of their limit or more are listed first of all.
+    Thumbnails are written before the page and stale ones removed after it, each file
+    atomically, so a reader never meets a page pointing at a missing thumbnail.
     ``known(film ids)`` gives the thumbnails already made (the hash step's, by film id); the
     others are made here over ``workers`` processes (0: one per core)."""
+    split_of = dict(split_of or {})
     groups = sorted(groups, key=lambda g: (-_group_ratio(g), g.kept))
-    decided = [(c, _deciding_link(c)) for c in clusters if len(c.film_ids) > 1]
-    decided.sort(key=lambda c: (-_link_ratio(c[1]) if c[1] else 0.0, c[1] is None, c[0].cluster_id))
+    decided = [(c, _needed_links(c)) for c in clusters if len(c.film_ids) > 1]
+    decided.sort(key=lambda c: (-_ratio_of(c[1]), _deciding_link(c[1]) is None, c[0].cluster_id))
     films = [g.kept for g in groups] + [m.film_id for g in groups for m in g.members]
     films += [film for c, _ in decided for film in c.film_ids]
     shown = list(dict.fromkeys(films))
@@ -314,23 +349,22 @@ def write_review_page(
         thumb = thumbs[film]
         if not isinstance(thumb, str):
             write_bytes(thumb_dir / _thumb_name(film), thumb.jpeg)
-    banner = (
-        '<p class="banner">Synthetic sample: these films were generated by pericurate, not '
-        "taken from the real archive; this page checks the code, not the archive.</p>"
-        if synthetic
-        else ""
+    view = _View(thumbs, split_of)
+    group_views = [view.group(i, g) for i, g in enumerate(groups, 1)]
+    cluster_views = [view.cluster(i, c, needed) for i, (c, needed) in enumerate(decided, 1)]
+    near = sorted(
+        (d for d in [*group_views, *cluster_views] if d["close"]),
+        key=lambda d: (-d["ratio"], d["anchor"]),
     )
-    missing = sum(isinstance(thumb, str) for thumb in thumbs.values())
-    page = _PAGE.substitute(
-        title=_e(title),
-        banner=banner,
-        summary=_summary_html(groups, decided, missing),
-        groups="\n".join(_group_html(i, g, thumbs) for i, g in enumerate(groups, 1))
-        or "<p>No same-picture groups.</p>",
-        clusters="\n".join(
-            _cluster_html(i, c, deciding, thumbs) for i, (c, deciding) in enumerate(decided, 1)
-        )
-        or "<p>No multi-film look-alike clusters.</p>",
+    unavailable = sum(isinstance(thumb, str) for thumb in thumbs.values())
+    page = _TEMPLATES.get_template("review.html").render(
+        title=title,
+        synthetic=synthetic,
+        close=CLOSE,
+        summary=_summary(group_views, cluster_views, groups, split_of, rules, unavailable),
+        near=near,
+        groups=group_views,
+        clusters=cluster_views,
     )
     index = out_dir / "index.html"
     write_bytes(index, page.encode("utf-8"))
@@ -340,3 +374,8 @@ def write_review_page(
             if stale.is_file() and stale.name not in kept_names:
                 stale.unlink()
     return index
+
+
+def _ratio_of(needed: list[ReviewLink]) -> float:
+    deciding = _deciding_link(needed)
+    return _link_ratio(deciding) if deciding else 0.0

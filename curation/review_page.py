@@ -13,6 +13,7 @@ from curation.review import (
     ReviewGroup,
     ReviewLink,
     ReviewMember,
+    RuleCounts,
     write_review_page,
 )
 from curation.same_picture import SamePictureGroup
@@ -57,6 +58,8 @@ def review_clusters(
         inherited = " (through a dropped copy)" if (a, b) != (link.first, link.second) else ""
         if link.method == "patient":
             reason = "same patient number"
+        elif link.method == "visit":  # --link-visits: verified by local features
+            reason = f"visit of one patient ({link.inliers} matched features, --link-visits)"
         else:
             reason = f"hash distance {link.distance} ({link.view}){inherited}"
         joined[cluster_of[a]].append(ReviewLink(a, b, reason, link.distance, limit))
@@ -65,6 +68,15 @@ def review_clusters(
         for c in clusters
         if len(c.film_ids) > 1
     ]
+
+
+def rule_counts(records: list[SourceRecord], groups: list[SamePictureGroup]) -> RuleCounts:
+    """How many films each rule kept out of the dataset: dropped films outside any same-picture
+    group were dropped by the folder rule; rejected images were bad files."""
+    in_groups = {d.film_id for g in groups for d in g.dropped}
+    dropped = {r.film_id for r in records if r.kind is Kind.image and r.fate is Fate.dropped}
+    rejected = sum(r.kind is Kind.image and r.fate is Fate.rejected for r in records)
+    return RuleCounts(len(dropped - in_groups), len(dropped & in_groups), rejected)
 
 
 def write_review(
@@ -78,9 +90,11 @@ def write_review(
     synthetic: bool,
     thumbnail_cache: Path,
     workers: int = 0,
+    split_of: dict[str, str] | None = None,
 ) -> Path:
     """``out/review/index.html`` with thumbnails of every film it shows (those the hash step
-    cached in ``thumbnail_cache``, the others made for the page over ``workers`` processes)."""
+    cached in ``thumbnail_cache``, the others made for the page over ``workers`` processes);
+    ``split_of`` maps each kept film to its split."""
     films = [r for r in records if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)]
     paths = {r.film_id: root / r.path for r in films}
     sha_of = {r.film_id: r.sha256 for r in films}
@@ -97,6 +111,8 @@ def write_review(
         lambda film_id: paths[film_id],
         title="pericurate: same-picture and look-alike decisions",
         synthetic=synthetic,
+        split_of=split_of,
+        rules=rule_counts(records, groups),
         workers=workers,
         known=known,
     )

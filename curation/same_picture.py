@@ -5,21 +5,11 @@ own hash, within ``SAME_PICTURE_RADIUS`` bits. Each candidate is confirmed in pi
 (``curation.pixels``). Confirmed pairs form groups (connected components), so chains of
 copies (a mirror of a re-filing, say) are one group; each group keeps exactly one film.
 
-Which film is kept is decided by evidence, strongest first, and the evidence is recorded:
-
-1. the encoder signature (``curation.provenance``): the film written like the archive's
-   augmented copies is a copy;
-2. orientation: in a group with a landscape film, a portrait film is a quarter-turned copy;
-3. size: of films of different sizes, the height further from the archive's typical film
-   height is a rescaled copy;
-4. fine grain, among films that 1-3 leave tied and whose annotations repeat each other's
-   boxes exactly (as a script copies them): the grainier film (measured only then, since it
-   costs a full-size decode: ``films_needing_grain``);
-5. fallback when nothing in the files separates them: the lower film number is kept.
-
-Grain alone does not decide that a pair is a copy: on test films, noise of sigma 4 raised
-the grain by 1.5x-1.6x while re-encoding and re-exposure moved it by up to 1.1x, too close
-for a threshold with margin. A same-frame pair with no such evidence is a re-filing.
+Which film is kept is decided by evidence from the files, strongest first, and the rule
+that decided is recorded with its sentence: the order and why are in ``curation.keeper``
+(an augmentation-folder twin, the script's encoder, a turn, padding, fewer pixels, lower
+JPEG quality, an unusual encoder, black corners, grain among script copies, and only then
+the lower number, compared as a number).
 
 A dropped film's kind says how it relates to the film it was confirmed against: ``mirror``,
 ``rotation``, ``rescaled``, ``noised`` (same frame, a copy) or ``re-filing`` (the same
@@ -28,19 +18,23 @@ radiograph filed twice with its own annotation: inter-annotator evidence).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import networkx as nx
-import numpy as np
 
 from curation.hash_films import Hashes
 from curation.hashing import View
+from curation.keeper import (
+    COPY_RULES,
+    FilmFacts,
+    deciding,
+    grain_contest,
+    keeper,
+    keeper_key,
+)
 from curation.pairs import as_codes, range_pairs
 from curation.pixels import Comparison
-from curation.provenance import scripted
-from curation.records import Lesion
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
 
@@ -55,16 +49,6 @@ _INVERSE = {View.rot90: View.rot270, View.rot270: View.rot90}
 
 
 @dataclass(frozen=True)
-class FilmFacts:
-    """What the keeper rule reads about a film."""
-
-    width: int
-    height: int
-    lesions: tuple[Lesion, ...]
-    script_share: float  # share of the augmentation folder written with its signature
-
-
-@dataclass(frozen=True)
 class SamePicture:
     """A confirmed pair: film ``a`` turned by ``view`` is film ``b``."""
 
@@ -73,6 +57,10 @@ class SamePicture:
     view: View
     distance: int
     comparison: Comparison
+    # Same picture under another frame (``curation.frame_step``): the kind of B relative to
+    # A and of A relative to B, and the transform as evidence; empty for whole-frame pairs.
+    frame_kinds: tuple[str, str] | tuple[()] = ()
+    frame_evidence: str = ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +74,7 @@ class DroppedFilm:
     distance: int
     difference: float
     evidence: str
+    frame: str = ""  # the fitted transform, when the frame check confirmed the pair
 
 
 @dataclass(frozen=True)
@@ -148,66 +137,6 @@ def confirm_component(
     return [found[k] for k in sorted(found)], skipped
 
 
-def _strong_evidence(
-    film: str, group: set[str], facts: Mapping[str, FilmFacts], typical: float
-) -> tuple[tuple[float, str], ...]:
-    """Evidence from the files that ``film`` is a copy (lower = more original), each with the
-    sentence that explains it when it decides: signature, orientation, height."""
-    fact = facts[film]
-    by_script = scripted(fact.script_share, (facts[f].script_share for f in group))
-    has_landscape = any(facts[f].width >= facts[f].height for f in group)
-    portrait = fact.height > fact.width and has_landscape
-    sizes = {(facts[f].width, facts[f].height) for f in group}
-    off_height = abs(fact.height - typical) if len(sizes) > 1 else 0.0
-    return (
-        (float(by_script), "its encoder signature is that of the archive's augmented copies"),
-        (float(portrait), "it is portrait: a quarter-turned copy of a landscape film"),
-        (off_height, "its height is further from the archive's typical film height"),
-    )
-
-
-def _grain_contest(group: set[str], facts: Mapping[str, FilmFacts], typical: float) -> set[str]:
-    """The films whose grain decides which is kept: tied on the stronger evidence, of one
-    size, and repeating each other's boxes exactly (as a script copies them). A re-filing,
-    annotated anew, never enters one."""
-    strong = {f: [k for k, _ in _strong_evidence(f, group, facts, typical)] for f in group}
-    best = min(strong.values())
-    tied = {f for f in group if strong[f] == best}
-    copies = Counter(_frame(facts[f]) for f in tied)
-    return {f for f in tied if facts[f].lesions and copies[_frame(facts[f])] > 1}
-
-
-def _frame(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
-    return fact.width, fact.height, fact.lesions
-
-
-def _keeper_key(
-    film: str,
-    group: set[str],
-    facts: Mapping[str, FilmFacts],
-    contest: set[str],
-    grains: Mapping[str, float],
-    typical: float,
-) -> tuple[tuple[float, str], ...]:
-    """All the evidence that ``film`` is a copy, strongest first; grain only in a contest."""
-    rivals = [grains[f] for f in contest if _frame(facts[f]) == _frame(facts[film])]
-    grainier = film in contest and grains[film] > min(rivals)
-    return (
-        *_strong_evidence(film, group, facts, typical),
-        (
-            float(grainier),
-            f"it repeats the other film's boxes and is grainier ({grains.get(film, 0):.2f})",
-        ),
-        (0.0, "fallback: nothing in the files separates them, the lower number is kept"),
-    )
-
-
-def _typical(facts: Mapping[str, FilmFacts], typical_height: float | None) -> float:
-    if typical_height is not None:
-        return typical_height
-    return float(np.median([f.height for f in facts.values()] or [0]))
-
-
 def _graph(pairs: list[SamePicture]) -> nx.Graph:
     graph = nx.Graph()
     for pair in pairs:
@@ -215,33 +144,19 @@ def _graph(pairs: list[SamePicture]) -> nx.Graph:
     return graph
 
 
-def films_needing_grain(
-    pairs: list[SamePicture], facts: Mapping[str, FilmFacts], typical_height: float | None = None
-) -> list[str]:
+def films_needing_grain(pairs: list[SamePicture], facts: Mapping[str, FilmFacts]) -> list[str]:
     """The films whose grain ``same_picture_groups`` will read: grain costs a full-size
     decode, so it is measured only where nothing stronger decides."""
-    typical = _typical(facts, typical_height)
     return sorted(
         film
         for component in nx.connected_components(_graph(pairs))
-        for film in _grain_contest(component, facts, typical)
+        for film in grain_contest(component, facts)
     )
 
 
-def _copied_boxes(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> bool:
-    """True when another film of the group carries exactly this film's (non-empty) boxes."""
-    mine = facts[film].lesions
-    return bool(mine) and any(facts[f].lesions == mine for f in group if f != film)
-
-
-def _evidence(dropped: tuple[tuple[float, str], ...], kept: tuple[tuple[float, str], ...]) -> str:
-    for (mine, why), (theirs, _) in zip(dropped, kept, strict=True):
-        if mine > theirs:
-            return why
-    return dropped[-1][1]
-
-
-def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str) -> str:
+def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str, film: str) -> str:
+    if pair.frame_kinds:
+        return pair.frame_kinds[pair.a == film]
     if pair.view is View.mirror:
         return "mirror"
     if pair.view is not View.identity:
@@ -250,7 +165,7 @@ def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str) ->
         return "rescaled"
     a, b = facts[pair.a], facts[pair.b]
     copied_boxes = bool(a.lesions) and a.lesions == b.lesions
-    if copied_boxes or "encoder" in decided_by:
+    if copied_boxes or decided_by in COPY_RULES:
         return "noised"
     return "re-filing"
 
@@ -258,23 +173,19 @@ def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str) ->
 def same_picture_groups(
     pairs: list[SamePicture],
     facts: Mapping[str, FilmFacts],
-    typical_height: float | None = None,
     grains: Mapping[str, float] | None = None,
 ) -> list[SamePictureGroup]:
     """Group confirmed pairs and pick each group's keeper by evidence (module docstring);
     ``grains`` holds the grain of every film ``films_needing_grain`` names."""
     graph = _graph(pairs)
-    typical = _typical(facts, typical_height)
     groups = []
     for component in nx.connected_components(graph):
-        contest = _grain_contest(component, facts, typical)
-        keys = {
-            f: _keeper_key(f, component, facts, contest, grains or {}, typical) for f in component
-        }
-        kept = min(component, key=lambda f: ([k for k, _ in keys[f]], f))
+        contest = grain_contest(component, facts)
+        keys = {f: keeper_key(f, component, facts, contest, grains or {}) for f in component}
+        kept = keeper(component, keys)
         dropped = []
         for film in sorted(component - {kept}):
-            evidence = _evidence(keys[film], keys[kept])
+            rule, evidence = deciding(keys[film], keys[kept])
             if graph.has_edge(film, kept):
                 pair = graph.edges[film, kept]["pair"]
             else:
@@ -285,12 +196,13 @@ def same_picture_groups(
             dropped.append(
                 DroppedFilm(
                     film,
-                    _kind(pair, facts, evidence),
+                    _kind(pair, facts, rule, film),
                     relative_to,
                     view,
                     pair.distance,
                     round(pair.comparison.difference, 4),
                     evidence,
+                    pair.frame_evidence,
                 )
             )
         groups.append(SamePictureGroup(kept, tuple(dropped)))

@@ -1,5 +1,6 @@
 """Step 5 wired to files: learn encoder signatures, compare candidates in pixels (cached,
-parallel), group, and settle each group; the look-alike step then inherits dropped films'
+parallel), add the pairs the frame check confirms (``curation.frame_step``: same picture
+under another frame), group, and settle each group; the look-alike step then inherits dropped films'
 links. Kept apart from ``curation.same_picture`` so that the rules there read without I/O."""
 
 from __future__ import annotations
@@ -9,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from curation import pixels
+from curation.frame_step import FrameCache, frame_pairs
 from curation.hash_films import Hashes
 from curation.hashing import View
+from curation.keeper_evidence import keeper_facts
 from curation.near_identical import AgreementPair, settle_same_picture
 from curation.originals import ORIGINALS_FOLDER
 from curation.parallel import ordered_map
@@ -23,7 +24,6 @@ from curation.provenance import EncoderEvidence
 from curation.records import Fate, Kind, SourceRecord, pending_images
 from curation.same_picture import (
     Candidate,
-    FilmFacts,
     SamePicture,
     SamePictureGroup,
     candidate_components,
@@ -131,21 +131,28 @@ def run_same_picture(
         pairs.extend(confirmed)
         cache.add_comparisons(measured)
         on_progress(len(job.candidates))
+    frames = FrameCache(cache.path.parent if cache.path else None)
+    pairs.extend(
+        frame_pairs(
+            root,
+            films,
+            hashes,
+            pairs,
+            frames,
+            workers,
+            on_total=lambda count: on_total(len(candidates) + count),
+            on_progress=on_progress,
+        )
+    )
+    frames.save()
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(records) if in_pairs else EncoderEvidence({})
-    facts = {
-        f: FilmFacts(
-            films[f].width,
-            films[f].height,
-            films[f].lesions,
-            encoders.script_share(films[f].encoder),
-        )
-        for f in in_pairs
-    }
-    typical_height = float(np.median([r.height for r in films.values()])) if films else 0.0
-    wanted = films_needing_grain(pairs, facts, typical_height)
+    facts = keeper_facts(
+        root, records, hashes, [(p.a, p.b) for p in pairs], encoders, radius, workers
+    )
+    wanted = films_needing_grain(pairs, facts)
     grains = _grains(root, films, wanted, cache, workers)
     cache.save()
-    groups = same_picture_groups(pairs, facts, typical_height, grains)
+    groups = same_picture_groups(pairs, facts, grains)
     settled, agreement = settle_same_picture(records, groups)
     return SamePictureOutcome(settled, groups, agreement, len(candidates))

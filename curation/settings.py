@@ -18,4 +18,5 @@ class Settings:
     same_picture_distance: int = SAME_PICTURE_RADIUS
     decode: Decode = Decode.draft
     referral_salt: str = DEFAULT_SALT
+    link_visits: bool = False  # join verified visits of one patient into one component
     workers: int = 0

@@ -7,16 +7,17 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from curation import build
+from curation.build_check import verify_build
 from curation.chain import Run
 from curation.hash_films import Hashes, hash_films
 from curation.hashing import AverageHash512
 from curation.index import index_source
-from curation.lookalikes import Cluster, Lookalikes, lookalike_clusters
+from curation.lookalikes import Cluster, Link, Lookalikes, lookalike_clusters
 from curation.originals import drop_augmented_by_name
+from curation.parallel import Beside
 from curation.pixel_cache import ComparisonCache
 from curation.records import (
     Fate,
@@ -31,9 +32,11 @@ from curation.records import (
 from curation.review_page import write_review
 from curation.same_picture_step import SamePictureOutcome, run_same_picture
 from curation.sample import SAMPLE_COMMENT
+from curation.schema import features
 from curation.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
 from curation.summary import ClusterSize, Counts, Parameters, ReasonCount, SourceFacts, Summary
 from curation.thumbnails import THUMBNAILS_CACHE
+from curation.visits import kept_film_visits
 from splits.assign import Group, assign_groups, target_counts
 from splits.figures import SPLITS, Figures
 
@@ -114,7 +117,16 @@ def join_lookalikes(
 ) -> dict[str, object]:
     """Step 6: the kept films joined into look-alike components."""
     films = {r.film_id: r for r in pending_images(records)}
-    found = lookalike_clusters(films, hashes, same_picture.kept_as, run.settings.lookalike_distance)
+    visits = kept_film_visits(run.source.root, films, run.cache(""), run.settings.workers)
+    links = [Link(a, b, "visit", inliers=v.inliers) for a, b, v in visits]
+    found = lookalike_clusters(
+        films,
+        hashes,
+        same_picture.kept_as,
+        run.settings.lookalike_distance,
+        links,
+        run.settings.link_visits,
+    )
     return {"lookalikes": found}
 
 
@@ -155,32 +167,43 @@ def write_build(
     kept = {s: [kept_films[f] for f in sorted(film_split) if film_split[f] == s] for s in SPLITS}
     bar = run.track("write dataset", len(kept_films))
     salt = run.settings.referral_salt
+    build.refuse_empty_splits(kept, run.settings.fractions)  # before anything is written
     # The review page is written beside the dataset: creating thousands of thumbnail files
     # waits on the file system, not on this process (on the 4,000-film all-copies corpus the
     # step took 7.7-8.2 s with the page after the dataset, 6.2-6.6 s with it beside). The
     # thumbnails the hash step did not make are then made in this process (``workers=1``):
-    # no worker is forked while another thread is writing.
-    with ThreadPoolExecutor(max_workers=1) as beside:
-        review = beside.submit(
-            write_review,
-            out,
-            root,
-            records,
-            same_picture.groups,
-            clusters,
-            lookalikes.links + lookalikes.patient_links,
-            run.settings.lookalike_distance,
-            synthetic=run.source.comment == SAMPLE_COMMENT,
-            thumbnail_cache=run.cache(THUMBNAILS_CACHE),
-            workers=1,
-        )
-        build.write_dataset(out, root, kept, hashes, clusters, salt, on_film=bar.advance)
-        build.write_manifest(out / "manifest.parquet", records)
+    # no worker is forked while another thread is writing. ``datasets`` is imported here
+    # first: a Ctrl-C inside an import another thread waits on can block that thread for good,
+    # and an interrupted run never waits for the page (``Beside``).
+    features()
+    review = Beside(
+        write_review,
+        out,
+        root,
+        records,
+        same_picture.groups,
+        clusters,
+        lookalikes.links
+        + lookalikes.patient_links
+        + (lookalikes.visit_links if lookalikes.visits_linked else []),
+        run.settings.lookalike_distance,
+        synthetic=run.source.comment == SAMPLE_COMMENT,
+        thumbnail_cache=run.cache(THUMBNAILS_CACHE),
+        workers=1,
+        split_of=film_split,
+    )
+    try:
+        published = build.write_dataset(out, root, kept, hashes, clusters, salt, bar.advance)
+        build.write_manifest(out / "manifest.parquet", records, published)
         build.write_clusters(out / "clusters.parquet", clusters, split_of)
         build.write_agreement(out / "agreement.parquet", same_picture.agreement)
-        review.result()
+    except Exception:
+        review.wait()  # an ordinary error: the page's files are whole before it is told
+        raise
+    review.result()
     summary = summarize(run, records, same_picture, lookalikes, kept)
     summary.save(out / "curation.json")
+    verify_build(out)  # the outputs agree, or the build is not done (no fingerprint written)
     return {"summary": summary}
 
 
@@ -214,6 +237,7 @@ def summarize(
             settings.same_picture_distance,
             settings.decode,
             settings.referral_salt,
+            link_visits=settings.link_visits,
         ),
         hash_version=AverageHash512(settings.decode).version,
         targets=target_counts(sum(len(v) for v in kept.values()), settings.fractions),
@@ -234,10 +258,18 @@ def summarize(
             clusters=len(clusters),
             multi_film_clusters=sum(1 for c in clusters if len(c.film_ids) > 1),
             largest_clusters=tuple(_size(c) for c in clusters[:5]),
+            verified_visits=len(lookalikes.visit_links),
+            visits_across_splits=_visits_across(lookalikes, kept),
         ),
         splits={split: _figures(films) for split, films in kept.items()},
         versions=_versions(),
     )
+
+
+def _visits_across(lookalikes: Lookalikes, kept: dict[str, list[SourceRecord]]) -> int:
+    """Verified visits whose two films were assigned to different splits."""
+    split = {film.film_id: name for name, films in kept.items() for film in films}
+    return sum(split.get(v.first) != split.get(v.second) for v in lookalikes.visit_links)
 
 
 def _size(cluster: Cluster) -> ClusterSize:

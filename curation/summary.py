@@ -48,6 +48,7 @@ class Parameters:
     same_picture_distance: int
     decode: str
     referral_salt: str
+    link_visits: bool = False  # verified visits of one patient joined into one component
     workers: None = None
 
 
@@ -85,6 +86,8 @@ class Counts:
     clusters: int
     multi_film_clusters: int
     largest_clusters: tuple[ClusterSize, ...]  # the five largest, largest first
+    verified_visits: int = 0  # pairs of kept films verified as visits of one patient
+    visits_across_splits: int = 0  # of those, pairs whose films sit in different splits
 
     def files(self, kind: str, fate: str, reason_start: str = "") -> int:
         """Files of ``kind`` and ``fate`` whose reason class starts with ``reason_start``."""

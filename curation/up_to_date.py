@@ -49,6 +49,7 @@ from curation.fingerprint import (
     unchanged,
     write_record,
 )
+from curation.options import lock_path
 
 Command = TypeVar("Command", bound=Callable[..., Any])
 Force = Annotated[
@@ -89,7 +90,8 @@ def _record(build: Path, command: str) -> Path:
 
 
 def download_plan(arguments: dict[str, Any]) -> Plan:
-    source, build, lock = str(arguments["source"]), arguments["build"], arguments["lock"]
+    source, build = str(arguments["source"]), arguments["build"]
+    lock = lock_path(build, arguments["lock"])
     remote = urlsplit(source).scheme in ("http", "https")
     archive = Path(source)
     if remote:

@@ -51,7 +51,8 @@ def parse_voc(source: Path | BinaryIO) -> list[RawBox]:
 
 def read_voc(source: Path | BinaryIO) -> VocAnnotation:
     """Boxes and patient number of a VOC file; ``AnnotationError`` on anything untrustworthy:
-    malformed or unsafe XML (DTDs, entities), another document than a VOC annotation."""
+    malformed or unsafe XML (DTDs, entities), another document than a VOC annotation, or one
+    this reader does not fully understand (``check_elements``)."""
     try:
         root = parse_xml(source, forbid_dtd=True)
     except ParseError as error:
@@ -61,18 +62,87 @@ def read_voc(source: Path | BinaryIO) -> VocAnnotation:
     root = root.getroot()
     if root.tag != "annotation":
         raise AnnotationError(f"not a VOC annotation: its root element is <{root.tag[:40]}>")
+    check_elements(root)
     found = PATIENT_NUMBER.search(root.findtext("filename") or "")
     return VocAnnotation(_voc_boxes(root), found.group() if found else None)
 
 
+# What a VOC annotation may hold (LabelImg's and the VOC devkit's elements): element -> its
+# allowed children, each with how many times it may appear (at most once, or any number).
+ONCE: int | None = 1
+MANY: int | None = None
+ANNOTATION_CHILDREN: dict[str, int | None] = {
+    "folder": ONCE,
+    "filename": ONCE,
+    "path": ONCE,
+    "source": ONCE,
+    "owner": ONCE,
+    "size": ONCE,
+    "segmented": ONCE,
+    "object": MANY,
+}
+OBJECT_CHILDREN: dict[str, int | None] = {
+    "name": ONCE,
+    "pose": ONCE,
+    "truncated": ONCE,
+    "difficult": ONCE,
+    "occluded": ONCE,
+    "bndbox": ONCE,
+}
+CORNERS = ("xmin", "ymin", "xmax", "ymax")
+BNDBOX_CHILDREN: dict[str, int | None] = dict.fromkeys(CORNERS, ONCE)
+KNOWN_NAMES = {"annotation", *ANNOTATION_CHILDREN, *OBJECT_CHILDREN, *BNDBOX_CHILDREN}
+
+
+def check_elements(root: Element) -> None:
+    """Refuse what could hide or double a label: a namespaced element anywhere (``<v:object>``),
+    a case variant of a VOC name (``<Object>``), an element VOC does not define in the
+    annotation, an object or its box, a field given twice (two ``<name>``, two ``<bndbox>``,
+    two ``<xmin>``: which one is meant cannot be told), and children inside a value."""
+    for element in root.iter():
+        tag = element.tag
+        if not isinstance(tag, str):
+            continue  # comments and processing instructions hold no labels
+        if tag.startswith("{"):
+            raise AnnotationError(f"namespaced element <{tag[:60]}>: not plain VOC")
+        if tag not in KNOWN_NAMES and tag.lower() in KNOWN_NAMES:
+            raise AnnotationError(f"element <{tag[:40]}> is not VOC's <{tag.lower()}>")
+    _check_children(root, "annotation", ANNOTATION_CHILDREN)
+    for obj in root.findall("object"):
+        _check_children(obj, "object", OBJECT_CHILDREN)
+        for box in obj.findall("bndbox"):
+            _check_children(box, "bndbox", BNDBOX_CHILDREN)
+        for field in (*obj.findall("name"), *obj.findall("bndbox/*")):
+            if len(field):
+                raise AnnotationError(f"<{field.tag}> holds elements, not a value")
+
+
+def _check_children(parent: Element, name: str, allowed: dict[str, int | None]) -> None:
+    seen: dict[str, int] = {}
+    for child in parent:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag not in allowed:
+            raise AnnotationError(f"unknown element <{child.tag[:40]}> in <{name}>")
+        seen[child.tag] = seen.get(child.tag, 0) + 1
+        limit = allowed[child.tag]
+        if limit is not None and seen[child.tag] > limit:
+            raise AnnotationError(f"<{child.tag}> given twice in one <{name}>")
+
+
 def _voc_boxes(root: Element) -> list[RawBox]:
     boxes = []
-    for obj in root.iter("object"):
-        grade = (obj.findtext("name") or "").strip()
+    for obj in root.findall("object"):
+        name = obj.find("name")
+        if name is None:
+            raise AnnotationError("an <object> without a <name>")
+        grade = (name.text or "").strip()
         if grade not in GRADES:
             raise AnnotationError(f"unknown grade {grade!r} (expected 3, 4 or 5)")
+        if obj.find("bndbox") is None:
+            raise AnnotationError("an <object> without a <bndbox>")
         coords = []
-        for tag in ("xmin", "ymin", "xmax", "ymax"):
+        for tag in CORNERS:
             text = obj.findtext(f"bndbox/{tag}")
             try:
                 value = float(text) if text is not None else math.nan
@@ -83,7 +153,8 @@ def _voc_boxes(root: Element) -> list[RawBox]:
             if value < 0:
                 raise AnnotationError(f"{tag} {value:g} is negative")
             coords.append(value)
-        boxes.append(RawBox(*coords, grade=grade))
+        xmin, ymin, xmax, ymax = coords
+        boxes.append(RawBox(xmin, ymin, xmax, ymax, grade))
         if len(boxes) > MAX_BOXES_PER_FILM:
             raise AnnotationError(f"too many boxes: more than {MAX_BOXES_PER_FILM} on one film")
     return boxes

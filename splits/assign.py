@@ -11,6 +11,7 @@ targets, and a group too large for a small split goes to train.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
@@ -45,6 +46,32 @@ def target_counts(n_films: int, fractions: tuple[float, float, float]) -> dict[s
     validation = round(n_films * fractions[1])
     test = round(n_films * fractions[2])
     return dict(zip(SPLITS, (n_films - validation - test, validation, test), strict=True))
+
+
+def smallest_source(fractions: tuple[float, ...]) -> int:
+    """The fewest films for which each small split's target can take a one-film group
+    (``MAX_SMALL_SHARE`` of it at least one film): 35 with the default fractions."""
+    needed = math.ceil(1 / MAX_SMALL_SHARE)
+    films = 1
+    while any(f > 0 and round(films * f) < needed for f in fractions[1:]):
+        films += 1
+    return films
+
+
+def empty_splits_problem(films: dict[str, int], fractions: tuple[float, ...]) -> str | None:
+    """Why an assignment cannot be published (one sentence with the numbers), or None: a
+    split left without films, which happens below ``smallest_source`` films."""
+    empty = [split for split in SPLITS if not films.get(split)]
+    if not empty:
+        return None
+    total = sum(films.values())
+    counts = ", ".join(f"{split} {films.get(split, 0)}" for split in SPLITS)
+    return (
+        f"the source keeps {total} films, too few for the splits: {' and '.join(empty)} "
+        f"would be empty ({counts}); a look-alike group may fill at most "
+        f"{MAX_SMALL_SHARE:.0%} of a small split's target, so about "
+        f"{smallest_source(fractions)} films or more are needed."
+    )
 
 
 def assign_groups(

@@ -3,6 +3,9 @@ usage and source errors, and file names or reasons shown as they are (never as m
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from typer.testing import CliRunner
 
 from curation.cli import app
@@ -45,3 +48,62 @@ def test_a_source_folder_named_like_markup_is_shown_as_it_is(tmp_path):
     result = CliRunner().invoke(app, ["download", str(root), "--build", build])
     assert result.exit_code == 0, result.output
     assert _lines(result.output) == [f"source ready at {root}"]
+
+
+def test_help_at_80_columns_cuts_no_option_and_names_what_target_is():
+    result = CliRunner().invoke(app, ["build", "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+    assert result.exit_code == 0
+    assert "--no-fail-on-rejected" in result.output
+    assert all(len(line) <= 80 for line in result.output.splitlines())
+    audit = CliRunner().invoke(app, ["audit", "--help"], env={"COLUMNS": "80"}, terminal_width=80)
+    words = " ".join(audit.output.split())
+    assert "TARGET is a build folder, a folder of parquet files, or a Hub dataset" in words
+    assert "TEXT" not in audit.output.split("Options:")[0]
+
+
+def test_a_failed_download_leaves_no_build_folder(tmp_path):
+    build = tmp_path / "build"
+    result = CliRunner().invoke(app, ["download", str(tmp_path / "no.zip"), "--build", str(build)])
+    assert result.exit_code == 2
+    assert not build.exists()
+
+
+def test_rejected_files_name_the_way_on_and_the_summary_shows_no_python_dict(tmp_path):
+    films = {f"{i:04d}1": (film_bytes(i), voc(f"{i:04d}1")) for i in range(1, 41)}
+    films["00411"] = (b"not a jpeg", voc("00411"))
+    root = write_source(tmp_path / "source", films)
+    build = str(tmp_path / "build")
+    assert CliRunner().invoke(app, ["download", str(root), "--build", build]).exit_code == 0
+    result = CliRunner().invoke(app, ["build", "--build", build, "--workers", "1"])
+    assert result.exit_code == 3, result.output
+    words = " ".join(result.output.split())
+    assert "source files were rejected" in words and "pass --no-fail-on-rejected" in words
+    assert "dropped by kind: none" in words
+    assert "{'" not in result.output and "{}" not in result.output
+
+
+def test_sample_shows_its_progress_and_writes_the_same_bytes(small_sample, tmp_path):
+    zip_path, truth = small_sample
+    dest = tmp_path / "sample.zip"
+    args = ["sample", str(dest), "--films", str(truth.films), "--seed", str(truth.seed)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "draw films" in result.stderr and "write zip" in result.stderr
+    assert dest.read_bytes() == zip_path.read_bytes()
+
+
+def test_every_commands_help_imports_nothing_heavy():
+    """A command's help needs its signature only: the modules behind ``audit`` and ``push``
+    import numpy, pyarrow and the Hub client inside their bodies (help in ~0.5 s, not ~2 s)."""
+    heavy = ("numpy", "pyarrow", "huggingface_hub", "faiss", "networkx", "PIL", "cv2", "datasets")
+    probe = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from curation.cli import app\n"
+        "for name in ('audit', 'push', 'card', 'agreement', 'build', 'download'):\n"
+        "    assert CliRunner().invoke(app, [name, '--help']).exit_code == 0, name\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

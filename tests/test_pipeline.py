@@ -1,5 +1,6 @@
 """The chain's invariants, checked on a build of the synthetic sample source."""
 
+import hashlib
 import io
 import itertools
 import json
@@ -11,11 +12,13 @@ import datasets
 import networkx as nx
 import numpy as np
 import pyarrow.parquet as pq
+from PIL import Image
 from typer.testing import CliRunner
 
 from curation.atomic import write_json
 from curation.cli import EXIT_REJECTED, app
 from curation.hashing import AverageHash512, View, hamming
+from curation.jpeg_publish import publishable_jpeg
 from curation.pairs import as_codes, range_pairs
 from curation.pipeline import Settings, curate
 from curation.schema import SPLITS, features
@@ -147,10 +150,14 @@ def test_the_dataset_loads_with_datasets_and_keeps_the_source_bytes(sample_sourc
         if r["kind"] == "image" and r["fate"] == "kept"
     }
     row = _rows(sample_build)["test"][0]
-    assert (
-        row["image"]["bytes"]
-        == (sample_source.root / manifest[row["film_id"]]["path"]).read_bytes()
-    )
+    source = (sample_source.root / manifest[row["film_id"]]["path"]).read_bytes()
+    # the source's own segments, without its text (EXIF, COM): same pixels, never re-encoded
+    assert row["image"]["bytes"] == publishable_jpeg(source) != source
+    published = hashlib.sha256(row["image"]["bytes"]).hexdigest()
+    assert published == manifest[row["film_id"]]["published_sha256"]
+    assert loaded["test"][0]["film_id"] == row["film_id"]
+    with Image.open(io.BytesIO(source)) as original:
+        assert np.array_equal(np.asarray(loaded["test"][0]["image"]), np.asarray(original))
 
 
 def test_no_patient_number_reaches_any_output(sample_build):

@@ -15,6 +15,9 @@ import pytest
 
 from curation.lookalikes import MAX_FILMS_PER_PATIENT
 
+# Same picture under another frame, as the sample plants it, and the kind the chain names.
+REFRAMED = {"crop": "cropped", "pad": "padded", "tilt": "rotated", "clahe": "re-toned"}
+
 
 def _images(build: Path) -> dict[str, dict]:
     rows = pq.read_table(build / "manifest.parquet").to_pylist()
@@ -39,8 +42,8 @@ def decided(sample_zip, sample_build):
 def test_the_sample_plants_every_case_under_lower_and_higher_numbers(decided):
     truth = decided[0]
     among = truth.augmented_among_originals
-    assert {c.kind for c in among} == {"noise", "scaling", "mirror", "rotation"}
-    for kind in ("mirror", "rotation"):
+    assert {c.kind for c in among} == {"noise", "scaling", "mirror", "rotation", *REFRAMED}
+    for kind in ("mirror", "rotation", *REFRAMED):
         assert {c.number_lower for c in among if c.kind == kind} == {True, False}, kind
     assert any(d.offset or d.gain != 1 or d.gamma != 1 for d in truth.double_annotated)
 
@@ -55,6 +58,20 @@ def test_no_augmented_copy_is_kept_and_the_original_is_kept_in_every_group(decid
     for copy in truth.augmented_among_originals:
         assert {copy.source, twin_of.get(copy.source)} & kept, (copy, images[copy.stem])
         assert images[copy.stem]["reason"].startswith("augmented copy among originals"), copy
+
+
+def test_every_copy_under_another_frame_is_dropped_into_its_originals_group(decided):
+    """Cropped, padded, tilted and CLAHE re-toned copies: the whole-frame check misses them,
+    the frame check (``curation.frame_check``) drops them, named by what was done."""
+    truth, images, kept, _, _ = decided
+    reframed = [c for c in truth.augmented_among_originals if c.kind in REFRAMED]
+    assert len(reframed) == 2 * len(REFRAMED)
+    for copy in reframed:
+        row = images[copy.stem]
+        assert row["fate"] == "dropped" and copy.source in kept, (copy, row)
+        assert row["related"] == copy.source, (copy, row)
+        assert row["reason"].startswith(f"augmented copy among originals: {REFRAMED[copy.kind]}")
+        assert "aligned onto" in row["reason"], row
 
 
 def test_every_re_filing_is_dropped_once_and_feeds_the_agreement_table(decided):

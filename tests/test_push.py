@@ -10,6 +10,7 @@ import shutil
 import stat
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from huggingface_hub import constants
@@ -107,9 +108,9 @@ def test_unchanged_push_makes_no_commit_and_changed_build_moves_the_pin(workspac
 
 
 def test_moved_branch_is_refused_in_one_sentence(workspace: dict, monkeypatch) -> None:
-    from cards import push as push_module
+    from huggingface_hub import HfApi  # the client push uses (imported inside the command)
 
-    real_info = push_module.HfApi.repo_info
+    real_info = HfApi.repo_info
 
     def stale_head(self, *args, **kwargs):  # another writer commits after we read the head
         info = real_info(self, *args, **kwargs)
@@ -118,7 +119,7 @@ def test_moved_branch_is_refused_in_one_sentence(workspace: dict, monkeypatch) -
         repo.branches["main"] = moved.sha
         return info
 
-    monkeypatch.setattr(push_module.HfApi, "repo_info", stale_head)
+    monkeypatch.setattr(HfApi, "repo_info", stale_head)
     result = push(workspace, "--no-build-env")
     assert result.exit_code == 2
     assert "moved while pushing" in result.output
@@ -224,6 +225,49 @@ def test_a_shard_of_another_build_is_never_published(workspace: dict) -> None:
     result = push(workspace, "--no-build-env")
     assert result.exit_code == 2 and "does not match the manifest" in result.output
     assert workspace["hub"].repos == {}
+
+
+def _clusters_of_another_run(build: Path) -> None:
+    """The first film moved to another split, as another seed's run would have put it."""
+    path = build / "clusters.parquet"
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["split"] = "test" if rows[0]["split"] != "test" else "train"
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+
+
+def _summary_of_another_run(build: Path) -> None:
+    path = build / "curation.json"
+    summary = json.loads(path.read_text())
+    summary["splits"]["test"]["films"] += 1
+    summary["splits"]["train"]["films"] -= 1
+    path.write_text(json.dumps(summary))
+
+
+def _agreement_of_another_run(build: Path) -> None:
+    path = build / "agreement.parquet"
+    table = pq.read_table(path)
+    assert table.num_rows > 1
+    pq.write_table(table.slice(1), path)
+
+
+@pytest.mark.parametrize(
+    ("mix", "name"),
+    [
+        (_clusters_of_another_run, "clusters.parquet"),
+        (_summary_of_another_run, "curation.json"),
+        (_agreement_of_another_run, "curation.json"),  # its pair count no longer agrees
+    ],
+)
+def test_a_dry_run_refuses_clusters_or_summary_that_disagree_with_the_shards(
+    workspace: dict, mix, name
+) -> None:
+    mix(workspace["build"])
+    result = push(workspace, "--dry-run")
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.output.splitlines() if line.strip()]
+    assert line.startswith(str(workspace["build"] / name)), line
+    assert workspace["hub"].repos == {} and workspace["hub"].requests == []
 
 
 def _fake_prime(tmp_path: Path, monkeypatch, exit_code: int) -> Path:

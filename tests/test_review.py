@@ -3,6 +3,7 @@ stale thumbnails, and a real headless Chromium loading the page from file://."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -18,6 +19,7 @@ from curation.review import (
     ReviewGroup,
     ReviewLink,
     ReviewMember,
+    RuleCounts,
     write_review_page,
 )
 
@@ -31,25 +33,47 @@ class Page(HTMLParser):
     def __init__(self, text: str) -> None:
         super().__init__()
         self.sections: list[tuple[str, str]] = []  # (class, data-kept or data-cluster)
+        self.section_text: dict[str, list[str]] = {}  # by data-kept or data-cluster
         self.images: list[dict[str, str]] = []
+        self.members: list[dict[str, str]] = []  # the attributes of each dropped film's block
+        self.links: list[str] = []  # every href, in order
+        self.ids: set[str] = set()
         self.tags: list[str] = []
         self.text: list[str] = []
         self.body: dict[str, str] = {}
+        self._section: list[str] | None = None
         self.feed(text)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name: value or "" for name, value in attrs}
         self.tags.append(tag)
+        if "id" in values:
+            self.ids.add(values["id"])
         if tag == "section":
             key = values.get("data-kept") or values.get("data-cluster", "")
             self.sections.append((values["class"], key))
+            self._section = self.section_text.setdefault(key, [])
         elif tag == "img":
             self.images.append(values)
         elif tag == "body":
             self.body = values
+        elif tag == "a":
+            self.links.append(values["href"])
+        elif tag == "div" and values.get("class") == "member":
+            self.members.append(values)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section":
+            self._section = None
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
+        if self._section is not None:
+            self._section.append(data)
+
+    def of(self, key: str) -> str:
+        """The text of the section of group (kept film) or cluster ``key``."""
+        return "".join(self.section_text[key])
 
     def order(self, kind: str) -> list[str]:
         return [key for css, key in self.sections if css == kind]
@@ -131,10 +155,13 @@ def test_clusters_are_ordered_by_the_weakest_link_they_need_not_the_largest_link
     page = Page(html)
     assert page.order("cluster") == ["f4", "f1", "f6", "f9"]
     text = "".join(page.text)
-    assert "27 of 30 bits (margin 3): weakest needed link" in text
-    assert "29 of 30 bits (margin 1): weakest" not in text
-    assert "20 of 30 bits (margin 10): weakest needed link" in text
+    assert "27 of 30 bits (margin 3)weakest needed link" in text
+    assert "29 of 30 bits (margin 1)not needed: films already joined" in text
+    assert "20 of 30 bits (margin 10)weakest needed link" in text
+    assert "25 of 30 bits (margin 5)not needed: films already joined" in text
     assert "held by patient links only" in text and "patient link (no threshold)" in text
+    # the 0-bit link beside the patient link decides nothing, and says so
+    assert "0 of 30 bits (margin 30)not needed: films already joined" in text
     assert "clusters held by patient links only1" in text
     assert "lone" not in text  # single-film clusters are not decisions
 
@@ -215,7 +242,7 @@ def test_banner_only_for_the_synthetic_sample_and_summary_counts(tmp_path, films
     synthetic = "".join(Page(_write(tmp_path / "syn", films, groups, clusters, True)).text)
     assert "Synthetic sample" in synthetic and "Synthetic sample" not in real
     assert "same-picture groups2" in real
-    assert "dropped films3 (mirror 1, noised 1, re-filing 1)" in real
+    assert "dropped as the same picture as a kept film3 (mirror 1, noised 1, re-filing 1)" in real
     assert "multi-film look-alike clusters1" in real and "films in those clusters3" in real
 
 
@@ -295,13 +322,28 @@ def _dump_dom(browser: str, page: Path, profile: Path) -> str:
 
 # Only the test's copy of the page carries this script: it records, once every image has
 # loaded or failed, each image's decoded width, which --dump-dom then shows as an attribute.
+# It also records where each dropped film's facts table starts within its block, so a
+# portrait thumbnail that pushed its table aside would show.
 PROBE = """<script>
 window.addEventListener("load", () => {
   for (const image of document.images) image.dataset.naturalWidth = image.naturalWidth;
+  for (const block of document.querySelectorAll(".member")) {
+    const table = block.querySelector("table").getBoundingClientRect();
+    block.dataset.tableLeft = Math.round(table.left - block.getBoundingClientRect().left);
+    block.dataset.tableTop = Math.round(table.top - block.getBoundingClientRect().top);
+  }
   document.body.dataset.probe = "ran";
 });
 </script>
 </body>"""
+
+
+def _screenshot(browser: str, page: Path, profile: Path, png: Path) -> None:
+    """A picture of the page as Chromium draws it, kept with the test's files for a reader."""
+    command = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    command += [f"--user-data-dir={profile}", "--window-size=1200,1800", f"--screenshot={png}"]
+    done = subprocess.run([*command, page.as_uri()], capture_output=True, timeout=90, check=False)
+    assert done.returncode == 0 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", done.stderr
 
 
 @pytest.mark.skipif(
@@ -316,7 +358,11 @@ def test_a_real_headless_browser_renders_the_groups_in_order_and_loads_every_thu
     ]
     clusters = [ReviewCluster("f4", ("f4", "f5"), (_link("f4", "f5", 22),))]
     out = tmp_path / "out"
-    index = write_review_page(out, groups, clusters, films.__getitem__, title="t", synthetic=True)
+    split_of = {"f1": "train", "f3": "test", "f4": "validation", "f5": "validation"}
+    index = write_review_page(
+        out, groups, clusters, films.__getitem__, title="t", synthetic=True, split_of=split_of
+    )
+    _screenshot(_chromium(), index, tmp_path / "profile", tmp_path / "review.png")
     probe = out / "probe.html"  # beside the page, so the relative thumbnail paths resolve
     probe.write_text(index.read_text("utf-8").replace("</body>", PROBE), "utf-8")
 
@@ -327,6 +373,10 @@ def test_a_real_headless_browser_renders_the_groups_in_order_and_loads_every_thu
     assert rendered.tags.count("script") == 1  # the probe; the hostile id made no element
     assert rendered.order("group") == ["f3", "f1"]
     assert rendered.order("cluster") == ["f4"]
+    assert "kept f3 in test" in rendered.of("f3") and "all in validation" in rendered.of("f4")
+    # the portrait "turned" block's table sits where the landscape blocks' tables sit
+    offsets = {(m["data-table-left"], m["data-table-top"]) for m in rendered.members}
+    assert len(rendered.members) == 3 and len(offsets) == 1, rendered.members
     widths = {image["alt"]: int(image["data-natural-width"]) for image in rendered.images}
     assert widths == {
         "f3": 192,
@@ -343,3 +393,64 @@ def test_a_real_headless_browser_renders_the_groups_in_order_and_loads_every_thu
     rendered = Page(_dump_dom(_chromium(), probe, tmp_path / "profile"))
     widths = {image["alt"]: int(image["data-natural-width"]) for image in rendered.images}
     assert widths[HOSTILE] == 0 and widths["turned"] == 101
+
+
+def test_every_group_and_cluster_says_its_split_and_each_rule_its_count(tmp_path, films):
+    near_member = ReviewMember("f2", False, "mirror", "mirror", 1, 5.5, 6.0, "f2 is the copy.")
+    groups = [ReviewGroup("f1", (near_member,)), ReviewGroup("f3", (_member("f4", 1.0),))]
+    clusters = [
+        ReviewCluster("f5", ("f5", "f6"), (_link("f5", "f6", 29),)),
+        ReviewCluster("f7", ("f7", "f8"), (_link("f7", "f8", 3),)),
+    ]
+    split_of = {"f1": "validation", "f3": "train", "f5": "test", "f6": "test"}
+    split_of |= {"f7": "train", "f8": "train"}
+    index = write_review_page(
+        tmp_path / "out",
+        groups,
+        clusters,
+        films.__getitem__,
+        title="t",
+        synthetic=False,
+        split_of=split_of,
+        rules=RuleCounts(folder_rule=214, same_picture=2, bad_file=7),
+    )
+    page = Page(index.read_text("utf-8"))
+
+    assert "kept f1 in validation" in page.of("f1") and "f1kept, validation" in page.of("f1")
+    assert "f2dropped: the same picture as f1" in page.of("f1")
+    assert "kept f3 in train" in page.of("f3")
+    assert "all in test" in page.of("f5") and "f6test" in page.of("f5")
+    assert "all in train" in page.of("f7")
+    text = "".join(page.text)
+    assert "films in the datasettrain 3, validation 1, test 2" in text
+    assert "dropped by the folder rule (augmented copies)214" in text
+    assert "dropped as the same picture as a kept film2 (mirror 2)" in text
+    assert "rejected as bad files7" in text
+    assert "hash distance1 bit" in text and "1 bits" not in text
+    # Near-limit decisions first (cluster f5 at 97%, group f1 at 92%), each a working link.
+    assert page.links[3:5] == ["#cluster-1", "#group-1"]
+    assert all(link.removeprefix("#") in page.ids for link in page.links)
+    assert {"#group-2", "#cluster-2"} <= set(page.links)  # every decision has a jump link
+
+
+def test_the_sample_builds_page_says_each_groups_and_clusters_split(sample_build: Path):
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(sample_build / "manifest.parquet").to_pylist()
+    split_of = {
+        r["film_id"]: r["reason"].removeprefix("kept: ")
+        for r in rows
+        if r["kind"] == "image" and r["fate"] == "kept"
+    }
+    page = Page((sample_build / "review" / "index.html").read_text("utf-8"))
+    groups, clusters = page.order("group"), page.order("cluster")
+    assert groups and clusters
+    for kept in groups:
+        assert f"kept {kept} in {split_of[kept]}" in page.of(kept)
+    for cluster in clusters:
+        assert f"all in {split_of[cluster]}" in page.of(cluster)
+    dropped = sum(r["kind"] == "image" and r["fate"] == "dropped" for r in rows)
+    text = "".join(page.text)
+    folder = int(re.search(r"dropped by the folder rule \(augmented copies\)(\d+)", text)[1])
+    same = int(re.search(r"dropped as the same picture as a kept film(\d+)", text)[1])
+    assert folder + same == dropped and folder > 0 and same > 0

@@ -43,6 +43,10 @@ AMONG_TRANSFORMS = {
     "rot-90",
     "rot+90",
     "rot180",
+    "crop",
+    "pad",
+    "tilt",
+    "clahe",
 }
 
 

@@ -36,7 +36,7 @@ def steps(source: Path, build: Path, lock: Path | None = None) -> dict[str, list
 
 
 def folder_source(tmp_path: Path) -> Path:
-    films = {f"{i:04d}1": (film_bytes(i), voc(f"{i:04d}1")) for i in range(1, 13)}
+    films = {f"{i:04d}1": (film_bytes(i), voc(f"{i:04d}1")) for i in range(1, 41)}  # >= 35
     return write_source(tmp_path / "source", films)
 
 
@@ -231,3 +231,35 @@ def test_a_damaged_fingerprint_only_costs_a_run(built):
     assert result.exit_code == 0, result.output
     assert UP_TO_DATE not in result.stderr
     assert UP_TO_DATE in pericurate(*commands["build"]).stderr
+
+
+def _installed(monkeypatch: pytest.MonkeyPatch, folder: Path, *distributions: str) -> None:
+    """Distributions appear installed: their ``.dist-info`` folders on ``sys.path``."""
+    for name in distributions:
+        (folder / f"{name}.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(folder))
+
+
+def test_the_runtime_packages_are_the_locked_dependencies_without_dev_tools_or_extras():
+    names = fingerprint.locked_runtime_names(fingerprint.LOCK.read_bytes())
+    assert {"numpy", "pyarrow", "jinja2", "periapical-lesions", "typer"} <= set(names)
+    assert not {"pytest", "ruff", "mypy", "ray", "prime", "dental-assistant-agent"} & set(names)
+
+
+def test_a_dev_tool_installed_or_removed_changes_no_key(tmp_path: Path, monkeypatch):
+    before = fingerprint.code_digest()
+    _installed(monkeypatch, tmp_path / "dev", "mypy-0.0.1", "pytest_xdist-0.0.1", "Ruff-0.0.1")
+    assert fingerprint.code_digest() == before
+
+
+def test_a_runtime_dependency_of_another_version_changes_the_key(tmp_path: Path, monkeypatch):
+    before = fingerprint.code_digest()
+    _installed(monkeypatch, tmp_path / "runtime", "Pillow-0.0.1")
+    assert fingerprint.code_digest() != before
+
+
+def test_make_splits_after_make_test_is_a_no_op(built, tmp_path: Path, monkeypatch):
+    """``make test`` installs the dev tools into the environment ``make splits`` runs in."""
+    _, commands = built
+    _installed(monkeypatch, tmp_path / "dev", "mypy-0.0.1", "pytest-0.0.1")
+    assert all(UP_TO_DATE in text for text in run_all(commands).values())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 from PIL import Image
 
@@ -49,13 +50,55 @@ class Patient:
 
 @dataclass(frozen=True)
 class Shot:
-    """One exposure of a patient: crop offset (low-res px from centre), gain, bias, gamma."""
+    """One exposure of a patient: crop offset (low-res px from centre), gain, bias, gamma;
+    for a later visit also how the patient stood (``scale``, ``turn`` in degrees, ``bend``:
+    the arch's curve, a share of the height) and a new filling (``filling``: its centre as
+    shares of the frame, empty for none)."""
 
     dx: int = 0
     dy: int = 0
     gain: float = 1.0
     bias: float = 0.0
     gamma: float = 1.0
+    scale: float = 1.0
+    turn: float = 0.0
+    bend: float = 0.0
+    trough: float = 0.0  # the front teeth widened (+) or narrowed (-), a share of the width
+    filling: tuple[float, ...] = ()  # () or (x, y) shares of the frame
+
+    def forward(self, x: float, y: float, size: tuple[int, int]) -> tuple[float, float]:
+        """Where the point (x, y) of the unmoved frame (pixels of a ``size`` frame) lands."""
+        width, height = size
+        moved = cv2.getRotationMatrix2D((width / 2, height / 2), self.turn, self.scale)
+        ax, ay = moved @ np.array([x, y, 1.0])
+        bent = ay + self.bend * height * np.sin(np.pi * ax / width)
+        return float(ax + self.trough * width * np.sin(2 * np.pi * ax / width)), float(bent)
+
+
+def _positioned(film: np.ndarray, shot: Shot) -> np.ndarray:
+    """A later visit's frame: turned and scaled about the centre, the arch bent (a smooth
+    non-rigid warp), and a new filling drawn on a tooth (a bright blob)."""
+    if (shot.scale, shot.turn, shot.bend, shot.trough, shot.filling) == (1, 0, 0, 0, ()):
+        return film
+    height, width = film.shape
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    inverse = cv2.invertAffineTransform(
+        cv2.getRotationMatrix2D((width / 2, height / 2), shot.turn, shot.scale)
+    )
+    # The inverse of the small horizontal and vertical warps, to first order.
+    unwarped = xs - shot.trough * width * np.sin(2 * np.pi * xs / width)
+    unbent = ys - shot.bend * height * np.sin(np.pi * unwarped / width)
+    map_x = inverse[0, 0] * unwarped + inverse[0, 1] * unbent + inverse[0, 2]
+    map_y = inverse[1, 0] * unwarped + inverse[1, 1] * unbent + inverse[1, 2]
+    moved = cv2.remap(
+        film, map_x.astype(np.float32), map_y.astype(np.float32), cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REFLECT,
+    )  # fmt: skip
+    if shot.filling:
+        centre = (round(shot.filling[0] * width), round(shot.filling[1] * height))
+        axes = (max(2, width // 50), max(2, height // 25))
+        cv2.ellipse(moved, centre, axes, 0, 0, 360, 245, -1)
+    return moved
 
 
 def _smooth(grid: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
@@ -197,7 +240,7 @@ def expose(patient: Patient, shot: Shot) -> np.ndarray:
     y0, x0 = pad_y + shot.dy, pad_x + shot.dx
     crop = patient.canvas[y0 : y0 + low_h, x0 : x0 + low_w]
     scaled = np.clip((crop * shot.gain + shot.bias) / 255.0, 0.0, 1.0) ** shot.gamma
-    return (scaled * 255.0 + 0.5).astype(np.uint8)
+    return _positioned((scaled * 255.0 + 0.5).astype(np.uint8), shot)
 
 
 def boxes_of(patient: Patient, shot: Shot) -> tuple[Box, ...]:
@@ -207,9 +250,11 @@ def boxes_of(patient: Patient, shot: Shot) -> tuple[Box, ...]:
     sx, sy = patient.width / low_w, patient.height / low_h
     boxes = []
     for lesion in patient.lesions:
-        x = (lesion.x - pad_x - shot.dx) * sx
-        y = (lesion.y - pad_y - shot.dy) * sy
-        rx, ry = 1.1 * lesion.radius * sx, 0.9 * lesion.radius * sy
+        lx, ly = shot.forward(
+            lesion.x - pad_x - shot.dx, lesion.y - pad_y - shot.dy, (low_w, low_h)
+        )
+        x, y = lx * sx, ly * sy
+        rx, ry = 1.1 * lesion.radius * sx * shot.scale, 0.9 * lesion.radius * sy * shot.scale
         x1, x2 = max(round(x - rx), 0), min(round(x + rx), patient.width - 1)
         y1, y2 = max(round(y - ry), 0), min(round(y + ry), patient.height - 1)
         if x2 > x1 and y2 > y1:
@@ -222,11 +267,28 @@ def single_shot(rng: np.random.Generator) -> Shot:
     return Shot(gain=rng.uniform(0.9, 1.1), bias=rng.uniform(-8, 8))
 
 
+def _visit_pose(rng: np.random.Generator, strength: float) -> dict:
+    """How a patient stands at a later visit, at ``strength`` (1 for visits close in time, 0.5
+    for visits years apart, whose soft tissue changes too): scale, a small turn, the arch's bend and the front teeth's width
+    (non-rigid), and a new filling. Drawn from a child generator, so the rest of the sample
+    is drawn as before."""
+    child = rng.spawn(1)[0]
+    sign = child.choice([-1, 1], 4)
+    return {
+        "scale": float(1 + sign[0] * child.uniform(0.01, 0.025) * strength),
+        "turn": float(sign[1] * child.uniform(0.5, 1.5) * strength),
+        "bend": float(sign[2] * child.uniform(0.006, 0.012) * strength),
+        "trough": float(sign[3] * child.uniform(0.004, 0.008) * strength),
+        "filling": (float(child.uniform(0.3, 0.7)), float(child.uniform(0.45, 0.6))),
+    }
+
+
 def lookalike_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
-    """Visits close in time: shifted about 1 % and re-exposed (never shrunk to any radius).
-    Two exposures of a patient are never framed to the same few pixels: each visit is at
-    least two low-resolution pixels (8 film pixels) from every earlier one, else it would be
-    one picture re-exposed, not another film."""
+    """Visits close in time: shifted about 1 %, re-exposed, repositioned (``_visit_pose``) and
+    with a new filling (never shrunk to any radius). Two
+    exposures of a patient are never framed to the same few pixels: each visit is at least
+    two low-resolution pixels (8 film pixels) from every earlier one, else it would be one
+    picture re-exposed, not another film."""
     shots = [single_shot(rng)]
     while len(shots) < visits:
         dx = round(rng.choice([-1, 1]) * rng.uniform(4, 8))
@@ -240,23 +302,26 @@ def lookalike_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
                 gain=rng.uniform(0.85, 1.15),
                 bias=rng.choice([-1, 1]) * rng.uniform(10, 20),
                 gamma=rng.uniform(0.9, 1.1),
+                **_visit_pose(rng, 1.0),
             )
         )
     return shots
 
 
 def distant_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
-    """Visits years apart: positioned differently (up to 4 % of the frame) and exposed
-    differently; ``changed_soft_tissue`` then alters each later visit's soft tissue."""
+    """Visits years apart: shifted up to 3 % of the frame, repositioned further
+    (``_visit_pose``), exposed differently, with a new filling; ``changed_soft_tissue`` then
+    alters each later visit's soft tissue."""
     shots = [single_shot(rng)]
     for _ in range(visits - 1):
         shots.append(
             Shot(
-                dx=round(rng.choice([-1, 1]) * rng.uniform(12, 24)),
-                dy=round(rng.choice([-1, 1]) * rng.uniform(6, 12)),
+                dx=round(rng.choice([-1, 1]) * rng.uniform(8, 16)),
+                dy=round(rng.choice([-1, 1]) * rng.uniform(4, 8)),
                 gain=rng.uniform(0.8, 1.2),
                 bias=rng.choice([-1, 1]) * rng.uniform(10, 25),
                 gamma=rng.uniform(0.85, 1.15),
+                **_visit_pose(rng, 0.5),
             )
         )
     return shots
@@ -265,5 +330,5 @@ def distant_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
 def changed_soft_tissue(rng: np.random.Generator, low: np.ndarray) -> np.ndarray:
     """A later visit's film: the same bone under different soft tissue and airway shadows."""
     cells = (int(rng.integers(5, 9)), int(rng.integers(3, 6)))
-    change = rng.uniform(20, 35) * _smooth_noise(rng, low.shape, cells)
+    change = rng.uniform(10, 18) * _smooth_noise(rng, low.shape, cells)
     return np.clip(low + change + 0.5, 0, 255).astype(np.uint8)

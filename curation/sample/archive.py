@@ -6,12 +6,15 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import curation.sample.encoders as encoders
+from curation.errors import PericurateError
+from curation.parallel import ordered_map
 from curation.sample.annotations import annotation_xml, apply_xml_quirks
 from curation.sample.bad_inputs import plan_bad_inputs
 from curation.sample.copies import (
@@ -101,16 +104,38 @@ def _plan(seed: int, films: int, all_copies_among_originals: bool) -> Planner:
     return planner
 
 
+def _progress(shown: bool) -> Progress:
+    """Bars on stderr for the slow parts (drawing the films, writing the zip); none when not
+    ``shown`` (the tests and library callers)."""
+    return Progress(
+        TextColumn("{task.description:<12}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=not shown,
+    )
+
+
 def write_sample_archive(
-    dest_zip: Path, *, seed: int = 0, films: int = 200, all_copies_among_originals: bool = False
+    dest_zip: Path,
+    *,
+    seed: int = 0,
+    films: int = 200,
+    all_copies_among_originals: bool = False,
+    progress: bool = False,
 ) -> SampleTruth:
     """Write the synthetic archive and ``<stem>.truth.json`` next to it; return the truth.
 
     With ``all_copies_among_originals`` every augmentation-folder copy is also filed among the
     originals under a fresh original stem, so that no copy can be dropped by its name alone.
+    ``progress`` shows bars on stderr (a default sample takes about half a minute).
     """
     if films < MIN_FILMS:
-        raise ValueError(f"films must be at least {MIN_FILMS} to plant every case, got {films}")
+        raise PericurateError(
+            f"A sample of {films} films is too small: it needs at least {MIN_FILMS} original "
+            "films to plant every case."
+        )
     dest_zip = Path(dest_zip)
     planner = _plan(seed, films, all_copies_among_originals)
     clean = {film.stem for film in planner.clean}
@@ -127,17 +152,24 @@ def write_sample_archive(
         RenderJob(tuple(f.lows), tuple(f.grain_offsets), f.size, tuple(f.outputs), seed)
         for f in planner.families
     ]
-    with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        for rendered in pool.map(render, jobs, chunksize=4):
-            files.update(rendered)
+    bars = _progress(progress)
+    drawing = bars.add_task("draw films", total=len(jobs))
 
     def write_zip(path: Path) -> None:
+        entries = list(_zip_entries(files))
+        writing = bars.add_task("write zip", total=len(entries))
         with zipfile.ZipFile(path, "w") as archive:
             archive.comment = SAMPLE_COMMENT.encode()
-            for info, data in _zip_entries(files):
+            for info, data in entries:
                 archive.writestr(info, data)
+                bars.advance(writing)
 
-    _write_atomically(dest_zip, write_zip)
+    with bars:
+        workers = min(2, os.cpu_count() or 1)
+        for rendered in ordered_map(render, jobs, workers=workers, chunksize=4):
+            files.update(rendered)
+            bars.advance(drawing)
+        _write_atomically(dest_zip, write_zip)
     truth = SampleTruth(
         seed=seed,
         films=films,

@@ -1,6 +1,8 @@
 """Augmented copies: in the augmentation folder as the archive files them, and filed among the
 originals under fresh original stems (numbered below or above their source), where no name
-gives them away. Every copy carries the augmentation script's encoder signature."""
+gives them away: noised, rescaled, mirrored, turned, and under another frame (cropped,
+padded, tilted a few degrees, re-toned by CLAHE: ``curation.sample.reframe``). Every copy
+carries the augmentation script's encoder signature."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from curation.sample.layout import (
     ORIGINAL_FOLDER,
 )
 from curation.sample.planner import Film, Planner
+from curation.sample.reframe import REFRAMINGS, reframed_box, reframed_size
 from curation.sample.render import Output
 from curation.sample.truth import AugmentedCopy
 
@@ -42,6 +45,8 @@ def _param(planner: Planner, transform: str) -> float:
         return round(float(rng.uniform(*STRONG_SIGMA)), 2)
     if transform == "scaling":
         return round(float(rng.choice([-1, 1]) * rng.uniform(0.1, 0.2) + 1), 2)
+    if transform in REFRAMINGS:
+        return REFRAMINGS[transform]
     return float(_ANGLES.get(transform, 0))
 
 
@@ -58,6 +63,11 @@ def _augment(planner: Planner, film: Film, transform: str, stem: str, folder: st
     elif kind == "scaling":
         out_w, out_h = round(width * param), round(height * param)
         boxes, detail = tuple(scale_box(b, param) for b in film.boxes), f"factor={param}"
+    elif kind in REFRAMINGS:
+        out_w, out_h = reframed_size(kind, param, width, height)
+        boxes = tuple(reframed_box(b, kind, param, width, height) for b in film.boxes)
+        detail = {"crop": "share", "pad": "share", "tilt": "degrees", "clahe": "clip"}[kind]
+        detail = f"{detail}={param}"
     elif kind == "mirror":
         boxes, detail = tuple(mirror_box(b, width) for b in film.boxes), "horizontal"
     else:
@@ -121,14 +131,23 @@ def plan_augmented(planner: Planner) -> None:
 
 
 def plan_among_originals(planner: Planner) -> None:
-    """Every transform filed among the originals twice: once under a number lower than its
-    source's and once under a higher one, from single-visit films."""
+    """Every transform (``AMONG_TRANSFORMS``, then ``REFRAMINGS``) filed among the originals
+    twice: once under a number lower than its source's and once under a higher one, from
+    single-visit films."""
     sources = planner.singles
     step = max(1, len(sources) // (2 * len(AMONG_TRANSFORMS)))
     index = 0
     for transform in AMONG_TRANSFORMS:
         for lower in (True, False):
             film = sources[(index * step) % len(sources)]
+            index += 1
+            _augment(planner, film, transform, planner.stem_beside(film.stem, lower), ORIGINAL_DIR)
+    # Then the copies under another frame, from the films between those (planned after, so
+    # the copies above keep their sources and stems).
+    index = 0
+    for transform in REFRAMINGS:
+        for lower in (True, False):
+            film = sources[(index * step + step // 2) % len(sources)]
             index += 1
             _augment(planner, film, transform, planner.stem_beside(film.stem, lower), ORIGINAL_DIR)
 

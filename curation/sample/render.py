@@ -9,6 +9,7 @@ import numpy as np
 from PIL import Image
 
 import curation.sample.encoders as encoders
+from curation.sample.reframe import REFRAMINGS, reframed
 
 GRAIN_SIGMA = 1.5
 _TILE_SHAPE = (1500, 2900)
@@ -85,6 +86,8 @@ def _transformed(film: np.ndarray, output: Output, seed: int) -> np.ndarray:
         return np.ascontiguousarray(np.rot90(film, k=round(output.param) // 90))
     if output.transform == "noise":
         return _with_noise(film, seed, output.noise_offset, output.param)
+    if output.transform in REFRAMINGS:  # cropped, padded, tilted, re-toned (CLAHE)
+        return reframed(film, output.transform, output.param)
     if output.transform == "scaling":
         height, width = film.shape
         size = (round(width * output.param), round(height * output.param))

@@ -1,7 +1,8 @@
 """The periapical-lesions task environment: read a panoramic film, report every periapical
 lesion with its PAI grade, file the report.
 
-The taskset is imported on first use, so `periapical_lesions.scoring` (reused by the curation
+The taskset and the environment (the seat's defaults: sandbox image, no egress) are imported
+on first use, so `periapical_lesions.scoring` (reused by the curation
 toolkit's agreement command) does not pay for importing verifiers.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["PeriapicalLesionsTaskset"]
+__all__ = ["PeriapicalLesionsEnv", "PeriapicalLesionsTaskset"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +18,8 @@ def __getattr__(name: str) -> Any:
         from periapical_lesions.taskset import PeriapicalLesionsTaskset
 
         return PeriapicalLesionsTaskset
+    if name == "PeriapicalLesionsEnv":
+        from periapical_lesions.environment import PeriapicalLesionsEnv
+
+        return PeriapicalLesionsEnv
     raise AttributeError(f"module 'periapical_lesions' has no attribute {name!r}")

@@ -20,10 +20,9 @@ from verifiers.v1.runtimes.subprocess import SubprocessRuntime
 from periapical_lesions.radreport import (
     MAX_REPORT_BYTES,
     NoReport,
-    normalized_lesions,
-    parse_report,
+    countable_lesions,
+    decode_report,
     report_file_bytes,
-    report_problems,
 )
 from periapical_lesions.reply import parse_reply
 
@@ -35,17 +34,28 @@ up, and the film has no report."""
 
 @dataclass(frozen=True)
 class Filing:
-    """What was filed: the valid report's lesions (None when nothing counts) and why."""
+    """What was filed: the lesions that count (None when nothing counts), how many reported
+    lesions were dropped for failing their own checks, and why, in one line."""
 
     lesions: list[dict] | None
     status: str
+    dropped: int = 0
 
 
-def judged(report: dict | None, problems: list[str]) -> Filing:
-    if report is None:
+def judged(document: object) -> Filing:
+    """The scorer's reading of a parsed report: every lesion that passes its checks counts,
+    the others are dropped with their problems named on the status line."""
+    lesions, problems = countable_lesions(document)
+    if lesions is None:
         return Filing(None, "invalid report: " + "; ".join(problems))
-    lesions = normalized_lesions(report)
-    return Filing(lesions, f"valid report with {len(lesions)} lesion(s)")
+    if not problems:
+        return Filing(lesions, f"valid report with {len(lesions)} lesion(s)")
+    reported = document.get("lesions", []) if isinstance(document, dict) else []
+    dropped = len(reported) - len(lesions)
+    status = (
+        f"invalid report: {'; '.join(problems)}; {len(lesions)} lesion(s) scored, {dropped} dropped"
+    )
+    return Filing(lesions, status, dropped)
 
 
 async def workspace_bytes(runtime: vf.Runtime) -> bytes:
@@ -67,13 +77,16 @@ async def filed_in_workspace(runtime: vf.Runtime) -> Filing:
         return Filing(None, f"no report: {REPORT_FILE}: {reason}")
     except TimeoutError:
         return Filing(None, f"no report: reading {REPORT_FILE} did not finish")
-    return judged(*parse_report(data))
+    document, problems = await asyncio.to_thread(decode_report, data)
+    if problems:
+        return Filing(None, "invalid report: " + "; ".join(problems))
+    return judged(document)
 
 
-def filed_in_reply(reply: str | None) -> Filing:
-    """The last report in the agent's final reply (chat-reply harnesses)."""
-    report = parse_reply(reply or "")
+async def filed_in_reply(reply: str | None) -> Filing:
+    """The last report in the agent's final reply (chat-reply harnesses). The reply is read
+    in a worker thread: it may be long, and the event loop runs other rollouts meanwhile."""
+    report = await asyncio.to_thread(parse_reply, reply or "")
     if report is None:
         return Filing(None, "no report: the final reply holds no report")
-    problems = report_problems(report)
-    return judged(None if problems else report, problems)
+    return judged(report)

@@ -75,22 +75,52 @@ def _grade_problems(where: str, grade: object) -> list[str]:
     return []
 
 
-def report_problems(report: object) -> list[str]:
-    """Every problem with a parsed report, one readable line each; empty when it is valid."""
+def _lesion_problems(where: str, lesion: object) -> list[str]:
+    if not isinstance(lesion, dict):
+        return [f'{where}: must be an object with "box" and "pai"']
+    return _box_problems(where, lesion.get("box")) + _grade_problems(where, lesion.get("pai"))
+
+
+def _lesion_list(report: object) -> tuple[list[object] | None, list[str]]:
+    """The report's lesion list, or None with the problem that leaves none to read."""
     if not isinstance(report, dict):
-        return ['the report must be a JSON object like {"lesions": [...]}']
+        return None, ['the report must be a JSON object like {"lesions": [...]}']
     lesions = report.get("lesions")
     if not isinstance(lesions, list):
-        return ['the report needs a "lesions" list (an empty list means no findings)']
-    problems: list[str] = []
+        return None, ['the report needs a "lesions" list (an empty list means no findings)']
+    return lesions, []
+
+
+def report_problems(report: object) -> list[str]:
+    """Every problem with a parsed report, one readable line each; empty when it is valid."""
+    lesions, problems = _lesion_list(report)
+    if lesions is None:
+        return problems
+    return [
+        problem
+        for index, lesion in enumerate(lesions)
+        for problem in _lesion_problems(f"lesions[{index}]", lesion)
+    ]
+
+
+def countable_lesions(report: object) -> tuple[list[dict] | None, list[str]]:
+    """What the scorer counts: the lesions that pass their own checks (normalized), with the
+    problems of those it drops. A lesion with a NaN box or a grade of 3.9 is dropped and the
+    rest still count; None (no findings) only when there is no lesion list at all.
+
+    The filing check stays strict (any problem makes the report invalid), so the agent is
+    told about every bad lesion; only the score is per lesion."""
+    lesions, problems = _lesion_list(report)
+    if lesions is None:
+        return None, problems
+    kept: list[dict] = []
     for index, lesion in enumerate(lesions):
-        where = f"lesions[{index}]"
-        if not isinstance(lesion, dict):
-            problems.append(f'{where}: must be an object with "box" and "pai"')
-            continue
-        problems += _box_problems(where, lesion.get("box"))
-        problems += _grade_problems(where, lesion.get("pai"))
-    return problems
+        found = _lesion_problems(f"lesions[{index}]", lesion)
+        if found or not isinstance(lesion, dict):
+            problems += found
+        else:
+            kept.append({"box": [float(v) for v in lesion["box"]], "pai": int(lesion["pai"])})
+    return kept, problems
 
 
 def report_file_bytes(path: str) -> bytes:
@@ -124,31 +154,30 @@ def report_file_bytes(path: str) -> bytes:
             raise NoReport(f"cannot read the report: {error.strerror}") from None
 
 
-def parse_report(data: bytes) -> tuple[dict | None, list[str]]:
-    """The valid report in `data`, or None with every problem (one readable line each).
+def decode_report(data: bytes) -> tuple[object, list[str]]:
+    """The JSON document in `data`, or the reason it is none (problems non-empty).
 
     The size limit comes first, so nothing larger is ever parsed; a document nested too
     deeply for the parser is a problem like any other malformed JSON, not a crash."""
     if len(data) > MAX_REPORT_BYTES:
         return None, [f"the report is over the {MAX_REPORT_BYTES} byte limit"]
     try:
-        report = json.loads(data.decode("utf-8"))
+        return json.loads(data.decode("utf-8")), []
     except UnicodeDecodeError as error:
         return None, [f"not UTF-8 text: {error.reason} at byte {error.start}"]
     except RecursionError:
         return None, ["not a report: the JSON nests too deeply"]
     except ValueError as error:
         return None, [f"not valid JSON: {error}"]
-    problems = report_problems(report)
-    return (None if problems else report), problems
 
 
-def normalized_lesions(report: dict) -> list[dict]:
-    """The lesions of a valid report with grades as ints and box corners as floats."""
-    return [
-        {"box": [float(v) for v in lesion["box"]], "pai": int(lesion["pai"])}
-        for lesion in report["lesions"]
-    ]
+def parse_report(data: bytes) -> tuple[dict | None, list[str]]:
+    """The valid report in `data`, or None with every problem (one readable line each)."""
+    report, problems = decode_report(data)
+    problems = problems or report_problems(report)
+    if problems or not isinstance(report, dict):
+        return None, problems
+    return report, problems
 
 
 def main(argv: list[str]) -> int:

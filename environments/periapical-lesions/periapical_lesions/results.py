@@ -34,6 +34,9 @@ class Rollout:
     """None when the rollout errored before it was scored."""
     error: str | None
     revision: str | None
+    pinned: bool | None = None
+    """Whether the task's dataset commit was pinned; None for a local build (or an older
+    trace that does not say)."""
 
 
 def rollout_from(trace: dict) -> Rollout:
@@ -50,6 +53,7 @@ def rollout_from(trace: dict) -> Rollout:
         reward=sum(r["score"] * r.get("weight", 1.0) for r in rewards.values()) if scored else None,
         error=None if scored else error,
         revision=data.get("dataset_revision"),
+        pinned=data.get("dataset_pinned"),
     )
 
 
@@ -82,6 +86,7 @@ def summary(rollouts: list[Rollout]) -> list[str]:
     passed = sum(reward == 1.0 for reward in scored)
     revisions = sorted({r.revision for r in rollouts if r.revision})
     lines = [
+        dataset_line(rollouts, revisions),
         f"scored rollouts: {len(scored)} of {len(rollouts)}",
         f"reward: {interval.mean:.4f} (95% CI {interval.low:.4f}-{interval.high:.4f})",
         f"pass (reward = 1): {passed} of {len(scored)}",
@@ -89,6 +94,21 @@ def summary(rollouts: list[Rollout]) -> list[str]:
     ]
     lines += [f"errored: film {r.film}: {r.error}" for r in errored]
     return lines
+
+
+def dataset_line(rollouts: list[Rollout], revisions: list[str]) -> str:
+    """First line of the summary: which data the run scored against, and loudly so when the
+    dataset was not pinned (the main branch's commit at load time, which can move)."""
+    if any(r.pinned is False for r in rollouts):
+        return (
+            f"dataset: UNPINNED, read at {', '.join(revisions)} (the main branch's commit when "
+            "the run loaded); rerun with --env.taskset.revision <sha> to reproduce it"
+        )
+    if revisions and all(r.pinned for r in rollouts):
+        return f"dataset: pinned at {', '.join(revisions)}"
+    if revisions:
+        return f"dataset: read at {', '.join(revisions)} (the traces do not say if pinned)"
+    return "dataset: a local build (--env.taskset.data_dir), not a Hub revision"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from periapical_lesions.radreport import normalized_lesions, report_problems
+from periapical_lesions.radreport import countable_lesions
 
 IOU_THRESHOLD = 0.3
 CONFIDENCE = 0.95
@@ -32,6 +32,8 @@ class Score:
     n_reference: int
     matched: int
     report_valid: bool
+    n_dropped: int = 0
+    """Reported lesions left out of the score because they fail their own checks."""
 
     def metrics(self) -> dict[str, float]:
         """Everything but the reward, as the floats a trace records."""
@@ -42,6 +44,7 @@ class Score:
             "n_reference": float(self.n_reference),
             "matched": float(self.matched),
             "report_valid": float(self.report_valid),
+            "n_dropped": float(self.n_dropped),
         }
 
 
@@ -132,9 +135,20 @@ def f1(hits: int, n_reported: int, n_reference: int) -> float:
 
 
 def score(reference: list[dict], report: dict | None) -> Score:
-    """Score one film. A missing (None) or invalid report counts as no findings."""
-    valid = report is not None and not report_problems(report)
-    reported = normalized_lesions(report) if valid else []
+    """Score one film. A missing (None) report, or one without a lesion list, counts as no
+    findings; a lesion that fails its own checks (a NaN box, a grade of 3.9) is dropped
+    and the others are scored (see the README, "One bad lesion")."""
+    if report is None:
+        return score_lesions(reference, [], valid=False, dropped=0)
+    lesions, problems = countable_lesions(report)
+    if lesions is None:
+        return score_lesions(reference, [], valid=False, dropped=0)
+    dropped = len(report["lesions"]) - len(lesions)
+    return score_lesions(reference, lesions, valid=not problems, dropped=dropped)
+
+
+def score_lesions(reference: list[dict], reported: list[dict], valid: bool, dropped: int) -> Score:
+    """Score lesions already judged countable (normalized boxes and integer grades)."""
     pairs = match(reported, reference)
     graded = sum(reported[i]["pai"] == reference[j]["pai"] for i, j in pairs)
     lesion_f1 = f1(len(pairs), len(reported), len(reference))
@@ -147,6 +161,7 @@ def score(reference: list[dict], report: dict | None) -> Score:
         n_reference=len(reference),
         matched=len(pairs),
         report_valid=valid,
+        n_dropped=dropped,
     )
 
 

@@ -14,7 +14,7 @@ from pydantic import field_validator
 from periapical_lesions import pinned
 from periapical_lesions.data import Film, current_revision, hub_snapshot, read_split
 from periapical_lesions.filing import Filing, filed_in_reply, filed_in_workspace
-from periapical_lesions.scoring import Score, score
+from periapical_lesions.scoring import Score, score_lesions
 
 WORKSPACE_FILES = ("pantomograph.jpg", "referral.txt", "findings-codebook.md", "radreport.py")
 
@@ -42,6 +42,10 @@ class FilmData(vf.TaskData):
     dataset_revision: str | None = None
     """The exact dataset commit the film was read at, so every trace says which data it
     scored against, pinned or resolved at load time."""
+    dataset_pinned: bool | None = None
+    """True when that commit was pinned (the config, --env.taskset.revision or pinned.py),
+    False when the run is UNPINNED (the main branch's commit at load time, which can move),
+    None for a local build."""
 
 
 class FilmTaskConfig(vf.TaskConfig):
@@ -77,23 +81,28 @@ class FilmTask(vf.Task[FilmData, vf.State, FilmTaskConfig]):
         for name, content in self.workspace_files().items():
             await runtime.write(name, content)
 
-    async def filed_report(self, trace: vf.Trace, runtime: vf.Runtime) -> dict | None:
-        """The valid filed report, or None when nothing counts. Collected once per rollout
+    async def filed_report(
+        self, trace: vf.Trace, runtime: vf.Runtime
+    ) -> tuple[list[dict] | None, int]:
+        """The lesions that count (None when nothing does) and how many were dropped for
+        failing their own checks. Collected once per rollout
         (see filing.py for how) and kept on the trace with the reason, so the metrics and
         the reward score the same bytes and a reader of the trace sees why a film scored."""
         if "report_status" not in trace.info:
             filing: Filing = (
-                filed_in_reply(trace.last_reply)
+                await filed_in_reply(trace.last_reply)
                 if self.config.report_source == "reply"
                 else await filed_in_workspace(runtime)
             )
             trace.info["report_status"] = filing.status
             trace.info["report_lesions"] = filing.lesions
-        lesions = trace.info["report_lesions"]
-        return None if lesions is None else {"lesions": lesions}
+            trace.info["report_dropped"] = filing.dropped
+        return trace.info["report_lesions"], trace.info["report_dropped"]
 
     async def film_score(self, trace: vf.Trace, runtime: vf.Runtime) -> Score:
-        return score(self.data.lesions, await self.filed_report(trace, runtime))
+        lesions, dropped = await self.filed_report(trace, runtime)
+        valid = lesions is not None and dropped == 0
+        return score_lesions(self.data.lesions, lesions or [], valid=valid, dropped=dropped)
 
     @vf.metric
     async def findings(self, trace: vf.Trace, runtime: vf.Runtime) -> dict[str, float]:
@@ -126,24 +135,28 @@ class PeriapicalLesionsConfig(vf.TasksetConfig):
 
 
 class PeriapicalLesionsTaskset(vf.Taskset[FilmTask, PeriapicalLesionsConfig]):
-    def source(self) -> tuple[Path, str | None, str | None]:
-        """The dataset folder to read, with the Hub repo and exact commit it came from."""
+    def source(self) -> tuple[Path, str | None, str | None, bool | None]:
+        """The dataset folder to read, with the Hub repo, the exact commit it came from and
+        whether that commit was pinned (None for a local build)."""
         config = self.config
         if config.data_dir is not None:
-            return config.data_dir, None, None
-        revision = config.revision
+            return config.data_dir, None, None, None
+        revision, pinned_revision = config.revision, config.revision is not None
         if revision is None:
             revision = current_revision(config.dataset)
             print(
-                f"periapical-lesions: no dataset revision is pinned, so the tasks come from "
-                f"{config.dataset} at its current commit {revision}; to rerun exactly these "
-                f"tasks pass --env.taskset.revision {revision} (or set revision in the config).",
+                f"periapical-lesions: UNPINNED dataset: the tasks come from {config.dataset} "
+                f"at {revision}, the commit its main branch points to now, which can move; to "
+                f"rerun exactly these tasks pass --env.taskset.revision {revision} (or pin it "
+                "with `pericurate push`).",
                 file=sys.stderr,
+                flush=True,
             )
-        return hub_snapshot(config.dataset, revision, config.split), config.dataset, revision
+        folder = hub_snapshot(config.dataset, revision, config.split)
+        return folder, config.dataset, revision, pinned_revision
 
     def load(self) -> list[FilmTask]:
-        folder, dataset, revision = self.source()
+        folder, dataset, revision, pinned_revision = self.source()
         films: list[Film] = read_split(folder, self.config.split)
         return [
             FilmTask(
@@ -158,6 +171,7 @@ class PeriapicalLesionsTaskset(vf.Taskset[FilmTask, PeriapicalLesionsConfig]):
                     referral_text=film.referral_text,
                     dataset=dataset,
                     dataset_revision=revision,
+                    dataset_pinned=pinned_revision,
                 ),
                 self.config.task,
                 image=film.image,

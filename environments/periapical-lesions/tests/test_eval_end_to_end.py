@@ -1,27 +1,22 @@
-"""The documented eval command, end to end: `vf-eval @ configs/periapical-lesions/eval.toml
--m <model> -n .. -r 2` against a scripted OpenAI-compatible model on 127.0.0.1, through
-verifiers' real rollout path (interception, the bash harness's chat program, task setup,
-finalize, scoring) on the local subprocess runtime, then `periapical-lesions-results`.
-
-The shipped config runs Claude Code in docker, which needs the sandbox image and a real
-model; here only the harness and runtime are swapped (bash on subprocess), everything else is
-the shipped file."""
+"""The documented local eval command, end to end: `vf-eval @
+configs/periapical-lesions/eval-local.toml -m <model> -n .. -r 2` against a scripted
+OpenAI-compatible model on 127.0.0.1, through verifiers' real rollout path (interception, the
+bash harness's chat program, task setup, finalize, scoring) on the subprocess runtime, then
+`periapical-lesions-results`. The shipped local config is used as it is, unedited."""
 
 import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
-import tomli_w
 from periapical_lesions.scoring import score
 
 from .conftest import FILMS, film_rows, write_dataset
 from .model_standin import model_standin
 
 ROOT = Path(__file__).parents[3]
-SHIPPED = ROOT / "configs" / "periapical-lesions" / "eval.toml"
+LOCAL_CONFIG = ROOT / "configs" / "periapical-lesions" / "eval-local.toml"
 BIN = Path(sys.executable).parent
 RUN_WATCHDOG_SECONDS = 900
 
@@ -37,19 +32,10 @@ def filing_command(report: dict) -> str:
     return f"printf '%s' '{json.dumps(report)}' > report.json && python3 radreport.py report.json"
 
 
-def local_config(tmp_path: Path) -> Path:
-    config = tomllib.loads(SHIPPED.read_text())
-    config["env"]["agent"]["harness"] = {"id": "bash"}
-    config["env"]["agent"]["runtime"] = {"type": "subprocess"}
-    path = tmp_path / "eval.toml"
-    path.write_text(tomli_w.dumps(config))
-    return path
-
-
 def run_eval(tmp_path: Path, url: str, films: int) -> tuple[subprocess.CompletedProcess, Path]:
     dataset = write_dataset(tmp_path / "dataset", "test", film_rows(), len(FILMS))
     out = tmp_path / "outputs"
-    argv = [str(BIN / "vf-eval"), "@", str(local_config(tmp_path))]
+    argv = [str(BIN / "vf-eval"), "@", str(LOCAL_CONFIG)]
     argv += ["-m", "standin/model", "-n", str(films), "-r", "2", "--run.name", "e2e"]
     argv += ["--env.taskset.data_dir", str(dataset), "--client.base_url", url]
     argv += ["--client.api_key_var", "STANDIN_API_KEY", "--no-push", "--no-rich", "-o", str(out)]

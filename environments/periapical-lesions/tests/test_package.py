@@ -38,3 +38,7 @@ def test_wheel_carries_licences_and_keeps_the_agent_stack_optional(tmp_path: Pat
     unconditional = [r for r in required if "extra ==" not in r]
     assert unconditional == ["numpy>=2.1"]
     assert any(r.startswith("verifiers==0.4.0") and "extra == 'agent'" in r for r in required)
+    # The tests' own extra, like dental-assistant-agent's: the agent stack, pytest, Pillow.
+    assert {"agent", "test"} <= set(metadata.get_all("Provides-Extra"))
+    for needed in ("verifiers==0.4.0", "pyarrow", "pytest>=8.3", "pillow>=11.0"):
+        assert any(r.startswith(needed) and "extra == 'test'" in r for r in required), needed

@@ -59,3 +59,29 @@ def test_unusable_run_folders_fail_in_one_sentence(
     assert main([str(run)]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1 and says in captured.err
+
+
+@pytest.mark.parametrize(
+    ("pinned", "first_line"),
+    [
+        (False, f"dataset: UNPINNED, read at {'a' * 40}"),
+        (True, f"dataset: pinned at {'a' * 40}"),
+        (None, "dataset: read at"),
+    ],
+)
+def test_the_first_line_says_whether_the_dataset_was_pinned(
+    tmp_path: Path, capsys, pinned: bool | None, first_line: str
+) -> None:
+    traces = [trace("00011", 1.0), trace("00141", 0.5)]
+    for made in traces:
+        if pinned is not None:
+            made["task"]["data"]["dataset_pinned"] = pinned
+    assert main([str(write_run(tmp_path / "run", [traces]))]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith(first_line)
+
+
+def test_a_local_build_is_named_as_such(tmp_path: Path, capsys) -> None:
+    local = trace("00011", 1.0)
+    local["task"]["data"] = {"film_id": "00011"}
+    assert main([str(write_run(tmp_path / "run", [[local]]))]) == 0
+    assert capsys.readouterr().out.startswith("dataset: a local build")

@@ -58,7 +58,9 @@ def test_unpinned_load_resolves_prints_and_records_the_current_commit(
     tasks = load(None)
     assert [t.data.film_id for t in tasks] == [row["film_id"] for row in film_rows()]
     assert {(t.data.dataset, t.data.dataset_revision) for t in tasks} == {(REPO, first)}
+    assert {t.data.dataset_pinned for t in tasks} == {False}
     message = capsys.readouterr().err
+    assert message.startswith("periapical-lesions: UNPINNED dataset: ")
     assert first in message and f"--env.taskset.revision {first}" in message
     assert any(f"/resolve/{first}/data/test-" in request for request in hub.requests)
     traced = json.loads(tasks[0].data.model_dump_json())
@@ -79,6 +81,7 @@ def test_pinned_load_stays_exact_after_the_branch_moves(
     capsys.readouterr()
     pinned = load(first)
     assert len(pinned) == len(film_rows()) and {t.data.dataset_revision for t in pinned} == {first}
+    assert {t.data.dataset_pinned for t in pinned} == {True}
     assert "no dataset revision is pinned" not in capsys.readouterr().err
     moved = load(None)
     assert len(moved) == 3 and {t.data.dataset_revision for t in moved} == {second}

@@ -71,17 +71,79 @@ def test_nothing_is_fetched_when_the_image_runs() -> None:
     assert pip and all(re.fullmatch(r'"[\w-]+==[\w.]+"', p) for p in pip[0].split())
 
 
-def test_build_script_tags_the_image_the_config_runs(tmp_path: Path) -> None:
-    fake = tmp_path / "docker"
-    fake.write_text('#!/bin/sh\necho "$@"\n')
+FAKE_DOCKER = """#!/bin/sh
+echo "$@"
+while [ $# -gt 0 ]; do
+    if [ "$1" = --iidfile ]; then printf 'sha256:%064d' 7 > "$2"; fi
+    shift
+done
+"""
+"""Prints its arguments and, like docker build, writes an image id to --iidfile."""
+
+
+def image_tree(tmp_path: Path, dockerfile: str | None = None) -> Path:
+    """A copy of the build script, the Dockerfile and the config, laid out as in the repo."""
+    scripts = tmp_path / "repo" / "scripts" / "periapical-lesions"
+    scripts.mkdir(parents=True)
+    for name in ("build-image.sh", "Dockerfile"):
+        (scripts / name).write_bytes((IMAGE_DIR / name).read_bytes())
+    (scripts / "build-image.sh").chmod(0o755)
+    if dockerfile is not None:
+        (scripts / "Dockerfile").write_text(dockerfile)
+    configs = tmp_path / "repo" / "configs" / "periapical-lesions"
+    configs.mkdir(parents=True)
+    shipped = ROOT / "configs" / "periapical-lesions" / "eval.toml"
+    (configs / "eval.toml").write_bytes(shipped.read_bytes())
+    return scripts
+
+
+def fake_docker_path(tmp_path: Path) -> dict[str, str]:
+    fake = tmp_path / "bin" / "docker"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_DOCKER)
     fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{tmp_path}:/usr/bin:/bin"}
+    return {**os.environ, "PATH": f"{fake.parent}:/usr/bin:/bin"}
+
+
+def test_build_script_tags_the_image_the_config_runs_and_records_its_id(tmp_path: Path) -> None:
+    scripts = image_tree(tmp_path)
     result = subprocess.run(
-        [str(IMAGE_DIR / "build-image.sh"), "--pull"], env=env, capture_output=True, text=True
-    )
+        [str(scripts / "build-image.sh"), "--pull"],
+        env=fake_docker_path(tmp_path), capture_output=True, text=True,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     image = CONFIG["env"]["agent"]["runtime"]["image"]
-    assert result.stdout.split() == ["build", "-t", image, "--pull", str(IMAGE_DIR)]
+    argv = result.stdout.splitlines()[0].split()
+    assert argv[:3] == ["build", "-t", image] and argv[3] == "--iidfile"
+    assert argv[5:] == ["--pull", str(scripts)]
+    record = (scripts / "sandbox-image.txt").read_text().splitlines()
+    assert f"image {image}" in record and f"id sha256:{7:064d}" in record
+    bases = [line.removeprefix("base ") for line in record if line.startswith("base ")]
+    assert bases == re.findall(r"^FROM (\S+)", dockerfile(), re.MULTILINE)
+
+
+def test_every_base_image_is_pinned_by_digest() -> None:
+    bases = re.findall(r"^FROM (\S+)", dockerfile(), re.MULTILINE)
+    assert len(bases) == 2
+    assert all(re.fullmatch(r"[\w./:-]+@sha256:[0-9a-f]{64}", base) for base in bases), bases
+    assert bases[0].startswith(f"node:{NODE_VERSION}-") and bases[1].startswith("python:3.11-")
+    text = dockerfile()
+    assert f'test "$(node --version)" = "v{NODE_VERSION}"' in text  # the digest is that release
+    assert "sys.version_info[:2] == (3, 11)" in text
+
+
+def test_build_script_refuses_an_unpinned_base(tmp_path: Path) -> None:
+    text = (IMAGE_DIR / "Dockerfile").read_text()
+    unpinned = re.sub(r"^(FROM python:\S+?)@sha256:[0-9a-f]{64}", r"\1", text, flags=re.MULTILINE)
+    assert unpinned != text
+    scripts = image_tree(tmp_path, unpinned)
+    result = subprocess.run(
+        [str(scripts / "build-image.sh")],
+        env=fake_docker_path(tmp_path), capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "not pinned by digest" in result.stderr
+    assert not (scripts / "sandbox-image.txt").exists()
 
 
 def test_build_script_without_docker_says_so_in_one_line(tmp_path: Path) -> None:

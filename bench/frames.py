@@ -1,0 +1,531 @@
+"""``python -m bench.frames``: same picture under another frame, measured on real radiographs.
+
+Reads the 120 real panoramic radiographs of ``../shared/realfilms-dev/films`` (512 x 512 RGB
+JPEG, squashed from their wider frames; never copied into the repository) and skips with one
+sentence when that folder is absent. From each film it makes every alteration of issue 22's
+table (``ALTERATIONS``) and one simulated visit of the same patient, both at the films' own
+size and, for a subset (``--upscaled``), upscaled to real archive sizes (2,440-2,950 x
+1,270-1,435, grey). Each copy is then put through what the near-identical step does:
+
+- the whole-frame check (``curation.pixels``) for every orientation whose hash lies within
+  ``SAME_PICTURE_RADIUS`` bits;
+- the feature shortlist (``curation.shortlist``, over the originals and that alteration's
+  copies) and the aligned frame check (``curation.frame_check``) of the shortlisted pairs.
+
+A copy is *dropped* when either check confirms it, *linked* when not but its hash lies within
+the look-alike distance (same component), else *kept apart*. The distinct side is every pair
+of distinct real films (7,140; and the upscaled subset's pairs) and each film against its
+simulated visit: none may be confirmed. The figures (distributions, margins, outcome counts)
+go to ``bench/frames.json`` and, from ``bench.run``, to ``bench/results.json``.
+
+    uv run --frozen python -m bench.frames                 # about 4-6 minutes on 2 cores
+    uv run --frozen python -m bench.frames --films 24 --upscaled 8   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw
+
+from curation import frame_check, pixels
+from curation.atomic import write_bytes
+from curation.features import FilmFeatures, film_features, match_features, working_grey
+from curation.hashing import AverageHash512, View, hamming
+from curation.parallel import ordered_map
+from curation.same_picture import SAME_PICTURE_RADIUS
+from curation.vocabulary import LOOKALIKE_DISTANCE
+
+REAL_FILMS = Path(__file__).resolve().parents[2] / "shared" / "realfilms-dev" / "films"
+RESULTS = Path(__file__).with_name("frames.json")
+MARGIN = 0.25
+UPSCALED_WIDTHS = (2440, 2950)
+UPSCALED_HEIGHTS = (1270, 1435)
+QUALITY = 90  # a copy is written at this JPEG quality unless its alteration says otherwise
+
+
+def _jpeg(picture: np.ndarray, quality: int = QUALITY, mode: str = "L") -> bytes:
+    image = Image.fromarray(np.clip(picture, 0, 255).round().astype(np.uint8))
+    out = io.BytesIO()
+    image.convert(mode).save(out, "JPEG", quality=quality)
+    return out.getvalue()
+
+
+def _crop(grey: np.ndarray, share: float) -> np.ndarray:
+    height, width = grey.shape
+    dy, dx = round(height * share), round(width * share)
+    return grey[dy : height - dy, dx : width - dx]
+
+
+def _pad(grey: np.ndarray, share: float) -> np.ndarray:
+    height, width = grey.shape
+    dy, dx = round(height * share), round(width * share)
+    return np.pad(grey, ((dy, dy), (dx, dx)))
+
+
+def _rotate(grey: np.ndarray, degrees: float) -> np.ndarray:
+    height, width = grey.shape
+    turn = cv2.getRotationMatrix2D((width / 2, height / 2), degrees, 1.0)
+    return cv2.warpAffine(grey, turn, (width, height), flags=cv2.INTER_LINEAR)
+
+
+def _clahe(grey: np.ndarray, clip: float) -> np.ndarray:
+    return cv2.createCLAHE(clipLimit=clip, tileGridSize=(8, 8)).apply(grey)
+
+
+def _tone(grey: np.ndarray, offset: float, gain: float, gamma: float) -> np.ndarray:
+    return offset + gain * 255.0 * (grey / 255.0) ** gamma
+
+
+def _label(grey: np.ndarray) -> np.ndarray:
+    """A large burned-in label: a white box with black text over a fifth of the width."""
+    height, width = grey.shape
+    image = Image.fromarray(grey)
+    draw = ImageDraw.Draw(image)
+    box = (width // 20, height // 20, width // 20 + width // 5, height // 20 + height // 10)
+    draw.rectangle(box, fill=255)
+    draw.text((box[0] + 4, box[1] + 4), "R  PATIENT 0000 2019", fill=0)
+    return np.asarray(image)
+
+
+def _resize_width(grey: np.ndarray, factor: float) -> np.ndarray:
+    height, width = grey.shape
+    return cv2.resize(grey, (round(width * factor), height), interpolation=cv2.INTER_AREA)
+
+
+Alteration = Callable[[np.ndarray], tuple[np.ndarray, int, str]]
+
+
+def _plain(change: Callable[[np.ndarray], np.ndarray], quality: int = QUALITY) -> Alteration:
+    return lambda grey: (change(grey), quality, "L")
+
+
+# Issue 22's table, each at strengths 1 / 2 / 3 (the ones without a strength once).
+ALTERATIONS: dict[tuple[str, int], Alteration] = {
+    ("JPEG re-encode", 1): _plain(lambda g: g, 80),
+    ("JPEG re-encode", 2): _plain(lambda g: g, 60),
+    ("JPEG re-encode", 3): _plain(lambda g: g, 40),
+    ("gamma", 1): _plain(lambda g: _tone(g, 0, 1, 0.9)),
+    ("gamma", 2): _plain(lambda g: _tone(g, 0, 1, 0.8)),
+    ("gamma", 3): _plain(lambda g: _tone(g, 0, 1, 1.3)),
+    ("brightness/contrast", 1): _plain(lambda g: _tone(g, 10, 1.05, 1)),
+    ("brightness/contrast", 2): _plain(lambda g: _tone(g, -15, 1.15, 1)),
+    ("brightness/contrast", 3): _plain(lambda g: _tone(g, 25, 0.8, 1)),
+    ("grey<->RGB", 1): lambda g: (g, QUALITY, "RGB"),
+    ("mirror", 1): _plain(lambda g: g[:, ::-1]),
+    ("quarter turn", 1): _plain(lambda g: np.rot90(g, 1)),
+    ("half turn", 1): _plain(lambda g: np.rot90(g, 2)),
+    ("crop", 1): _plain(lambda g: _crop(g, 0.01)),
+    ("crop", 2): _plain(lambda g: _crop(g, 0.03)),
+    ("crop", 3): _plain(lambda g: _crop(g, 0.06)),
+    ("black pad", 1): _plain(lambda g: _pad(g, 0.02)),
+    ("black pad", 2): _plain(lambda g: _pad(g, 0.05)),
+    ("black pad", 3): _plain(lambda g: _pad(g, 0.10)),
+    ("rotation", 1): _plain(lambda g: _rotate(g, 1.0)),
+    ("rotation", 2): _plain(lambda g: _rotate(g, -2.0)),
+    ("rotation", 3): _plain(lambda g: _rotate(g, 3.0)),
+    ("CLAHE / equalisation", 1): _plain(lambda g: _clahe(g, 2.0)),
+    ("CLAHE / equalisation", 2): _plain(lambda g: _clahe(g, 4.0)),
+    ("CLAHE / equalisation", 3): _plain(cv2.equalizeHist),
+    ("crop + re-encode", 1): _plain(lambda g: _crop(g, 0.01), 70),
+    ("crop + re-encode", 2): _plain(lambda g: _crop(g, 0.03), 70),
+    ("crop + re-encode", 3): _plain(lambda g: _crop(g, 0.06), 50),
+    ("width-only resize", 1): _plain(lambda g: _resize_width(g, 0.93)),
+    ("width-only resize", 2): _plain(lambda g: _resize_width(g, 0.90)),
+    ("burned-in label", 1): _plain(_label),
+}
+
+
+def simulated_visit(grey: np.ndarray, seed: int) -> np.ndarray:
+    """Another visit of the same patient at typical strength: repositioned (scale 2-4%,
+    shift 1-2%, turn 1-2 degrees), the arch's curve changed (a smooth vertical bend of
+    0.5-1% of the height), another exposure (gamma 0.85-1.15), and a new restoration."""
+    rng = np.random.default_rng(seed)
+    height, width = grey.shape
+    scale = 1 + rng.choice([-1, 1]) * rng.uniform(0.02, 0.04)
+    turn = rng.choice([-1, 1]) * rng.uniform(1.0, 2.0)
+    moved = cv2.getRotationMatrix2D((width / 2, height / 2), turn, scale)
+    moved[:, 2] += rng.uniform(0.01, 0.02, 2) * (width, height) * rng.choice([-1, 1], 2)
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    bend = rng.uniform(0.005, 0.01) * height * np.sin(np.pi * xs / width)
+    inverse = cv2.invertAffineTransform(moved)
+    map_x = inverse[0, 0] * xs + inverse[0, 1] * (ys + bend) + inverse[0, 2]
+    map_y = inverse[1, 0] * xs + inverse[1, 1] * (ys + bend) + inverse[1, 2]
+    visit = cv2.remap(grey, map_x.astype(np.float32), map_y.astype(np.float32), cv2.INTER_LINEAR)
+    visit = _tone(visit.astype(np.float64), 0, 1, float(rng.uniform(0.85, 1.15)))
+    x, y = (
+        int(rng.integers(width // 4, 3 * width // 4)),
+        int(rng.integers(height // 3, height // 2)),
+    )
+    cv2.ellipse(visit, (x, y), (width // 60, height // 25), 0, 0, 360, 250, -1)
+    return visit
+
+
+@dataclass(frozen=True)
+class PairFigures:
+    """What the two checks say about one pair of films."""
+
+    kind: str  # the alteration, "visit", or "distinct"
+    strength: int
+    first: str
+    second: str
+    best_distance: int  # hash distance in the best orientation
+    whole_frame: bool  # confirmed by the whole-frame pixel check
+    inliers: int
+    inlier_share: float
+    overlap: float  # the smaller of the two overlap shares
+    difference: float  # aligned, locally normalised difference (inf: not compared)
+    shift: float  # median tile shift left after alignment (inf: not compared)
+    anatomy: float  # correlation of the aligned films at the anatomy's scale (0: not compared)
+    frame_same: bool  # confirmed by the aligned frame check
+    frame_kind: str  # what the frame check calls it, when it confirms
+    turn: float = 0.0  # degrees, of the features' fit
+    scale_change: float = 0.0  # the larger |scale - 1| of the two axes, of the features' fit
+    shortlisted: bool | None = None  # None: not asked (distinct pairs)
+
+
+@dataclass(frozen=True)
+class Film:
+    """A film as the checks read it."""
+
+    name: str
+    data: bytes
+    hashes: dict[View, bytes]
+    grey: np.ndarray  # the working-scale grey decode
+    size: tuple[int, int]
+    features: FilmFeatures
+
+
+def _film(name: str, data: bytes) -> Film:
+    grey, size = working_grey(data)
+    hashes = AverageHash512().hash_views(io.BytesIO(data))
+    return Film(name, data, hashes, grey, size, film_features(grey, size))
+
+
+def _frame(a: Film, b: Film) -> frame_check.FrameComparison:
+    match = match_features(a.features, b.features)
+    return frame_check.compare_frames(a.grey, b.grey, (a.size, b.size), match)
+
+
+def _whole_frame(a: Film, b: Film, folder: Path) -> tuple[int, bool]:
+    """Best hash distance, and whether the whole-frame check confirms the pair in any
+    orientation within the same-picture radius (as the step's candidates are)."""
+    distances = {view: hamming(a.hashes[view], b.hashes[View.identity]) for view in View}
+    path_a, path_b = folder / f"{a.name}.jpg", folder / f"{b.name}.jpg"
+    path_a.write_bytes(a.data)
+    path_b.write_bytes(b.data)
+    confirmed = any(
+        pixels.compare(path_a, path_b, view, (a.size, b.size)).same_picture
+        for view in View
+        if distances[view] <= SAME_PICTURE_RADIUS
+    )
+    return min(distances.values()), confirmed
+
+
+def _geometry(frame: frame_check.FrameComparison) -> dict:
+    if not frame.transform:
+        return {}
+    turn, sx, sy = frame_check.turn_and_scale(np.asarray(frame.transform).reshape(2, 3))
+    return {"turn": round(turn, 4), "scale_change": round(max(abs(sx - 1), abs(sy - 1)), 5)}
+
+
+def _figures(kind: str, strength: int, a: Film, b: Film, folder: Path) -> PairFigures:
+    best, whole = _whole_frame(a, b, folder)
+    frame = _frame(a, b)
+    geometry = _geometry(frame) if frame.inliers >= frame_check.MIN_INLIERS else {}
+    return PairFigures(
+        kind,
+        strength,
+        a.name,
+        b.name,
+        best,
+        whole,
+        frame.inliers,
+        frame.inlier_share,
+        min(frame.overlap_a, frame.overlap_b),
+        frame.difference,
+        frame.shift,
+        frame.anatomy,
+        frame.same_picture,
+        frame_check.frame_kind(frame) if frame.same_picture else "",
+        **geometry,
+    )
+
+
+def upscaled(grey: np.ndarray, seed: int) -> np.ndarray:
+    """The film at a real archive size (bicubic), drawn per film from the archive's range."""
+    rng = np.random.default_rng(seed)
+    size = (int(rng.integers(*UPSCALED_WIDTHS)), int(rng.integers(*UPSCALED_HEIGHTS)))
+    return cv2.resize(grey, size, interpolation=cv2.INTER_CUBIC)
+
+
+@dataclass(frozen=True)
+class FilmJob:
+    index: int
+    path: str
+    upscale: bool
+
+
+def measure_film(job: FilmJob) -> tuple[list[PairFigures], Film, dict[tuple[str, int], Film]]:
+    """One original against each of its copies and its simulated visit (worker side)."""
+    data = Path(job.path).read_bytes()
+    grey = np.asarray(Image.open(io.BytesIO(data)).convert("L"))
+    if job.upscale:
+        grey = upscaled(grey, job.index)
+        data = _jpeg(grey, 92)
+    name = f"{'up' if job.upscale else 'film'}{job.index:03d}"
+    original = _film(name, data)
+    copies = {}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-frames-") as scratch:
+        for (kind, strength), alter in ALTERATIONS.items():
+            picture, quality, mode = alter(grey)
+            copy = _film(f"{name}-{len(copies):02d}", _jpeg(picture, quality, mode))
+            copies[(kind, strength)] = copy
+            rows.append(_figures(kind, strength, original, copy, Path(scratch)))
+        visit = _film(f"{name}-visit", _jpeg(simulated_visit(grey, job.index), QUALITY))
+        rows.append(_figures("visit", 2, original, visit, Path(scratch)))
+    slim = {
+        k: Film(c.name, b"", c.hashes, c.grey[:0], c.size, c.features) for k, c in copies.items()
+    }
+    return (
+        rows,
+        Film(name, b"", original.hashes, original.grey, original.size, original.features),
+        slim,
+    )
+
+
+_ORIGINALS: list[Film] = []  # set before the distinct pairs' workers fork
+
+
+def _distinct(pair: tuple[int, int]) -> PairFigures:
+    a, b = _ORIGINALS[pair[0]], _ORIGINALS[pair[1]]
+    distance = min(hamming(a.hashes[view], b.hashes[View.identity]) for view in View)
+    frame = _frame(a, b)
+    return PairFigures(
+        "distinct",
+        0,
+        a.name,
+        b.name,
+        distance,
+        False,  # the whole-frame check on distinct pairs is measured by bench.margins
+        frame.inliers,
+        frame.inlier_share,
+        min(frame.overlap_a, frame.overlap_b),
+        frame.difference,
+        frame.shift,
+        frame.anatomy,
+        frame.same_picture,
+        "",
+    )
+
+
+def _shortlisted(originals: list[Film], copies: list[dict], rows: list[PairFigures]) -> list:
+    """Mark each copy pair by whether the feature shortlist proposes it (None when the
+    shortlist is not there yet)."""
+    try:
+        from curation.shortlist import feature_shortlist
+    except ImportError:
+        return rows
+    proposed: set[tuple[str, str]] = set()
+    for key in ALTERATIONS:
+        films = originals + [c[key] for c in copies]
+        for i, j in feature_shortlist([f.features for f in films], frame_check.SHORTLIST_PER_FILM):
+            proposed.add((films[i].name, films[j].name))
+    return [
+        row
+        if row.kind in ("visit", "distinct")
+        else PairFigures(**{**asdict(row), "shortlisted": (row.first, row.second) in proposed})
+        for row in rows
+    ]
+
+
+def _outcome(row: PairFigures) -> str:
+    frame = row.frame_same and row.shortlisted is not False
+    if row.whole_frame or frame:
+        return "dropped"
+    return "linked" if row.best_distance <= LOOKALIKE_DISTANCE else "kept apart"
+
+
+def summarise(rows: list[PairFigures]) -> dict:
+    """Outcomes per alteration and strength; distributions and margins of both sides."""
+    outcomes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        if row.kind not in ("visit", "distinct"):
+            outcomes[f"{row.kind} {row.strength}"][_outcome(row)] += 1
+    needing = [r for r in rows if r.kind not in ("visit", "distinct") and not r.whole_frame]
+    distinct = [r for r in rows if r.kind in ("visit", "distinct")]
+
+    def spread(values: list[float]) -> dict:
+        finite = sorted(v for v in values if math.isfinite(v))
+        if not finite:
+            return {"count": len(values), "finite": 0}
+        pick = np.percentile(finite, [0, 5, 50, 95, 100])
+        return {
+            "count": len(values),
+            "finite": len(finite),
+            "p0_5_50_95_100": pick.round(4).tolist(),
+        }
+
+    sides = {
+        "copies the whole-frame check misses": needing,
+        "simulated visits": [r for r in rows if r.kind == "visit"],
+        "distinct films": [r for r in rows if r.kind == "distinct"],
+    }
+    distributions = {
+        name: {
+            "pairs": len(side),
+            "inliers": spread([r.inliers for r in side]),
+            "inlier_share": spread([r.inlier_share for r in side]),
+            "overlap": spread([r.overlap for r in side]),
+            "aligned_difference": spread([r.difference for r in side]),
+            "tile_shift": spread([r.shift for r in side]),
+            "anatomy_correlation": spread([r.anatomy for r in side]),
+        }
+        for name, side in sides.items()
+    }
+    lowest_copy = {
+        "inliers": min((r.inliers for r in needing), default=0),
+        "inlier_share": min((r.inlier_share for r in needing), default=0.0),
+    }
+    highest_distinct = {
+        "inliers": max((r.inliers for r in distinct), default=0),
+        "inlier_share": max((r.inlier_share for r in distinct), default=0.0),
+    }
+    copy_differences = [r.difference for r in needing if r.inliers >= frame_check.MIN_INLIERS]
+    distinct_differences = [
+        r.difference
+        for r in distinct
+        if r.inliers >= frame_check.MIN_INLIERS and math.isfinite(r.difference)
+    ]
+    margins = {
+        "inliers": {
+            "limit": frame_check.MIN_INLIERS,
+            "largest_distinct": highest_distinct["inliers"],
+            "smallest_copy": lowest_copy["inliers"],
+        },
+        "inlier_share": {
+            "limit": frame_check.MIN_INLIER_SHARE,
+            "largest_distinct": round(highest_distinct["inlier_share"], 4),
+            "smallest_copy": round(lowest_copy["inlier_share"], 4),
+        },
+        "aligned_difference": {
+            "limit": frame_check.ALIGNED_LIMIT,
+            "largest_copy (features agree)": round(max(copy_differences, default=0.0), 4),
+            "smallest_distinct (features agree)": round(
+                min(distinct_differences, default=math.inf), 4
+            ),
+        },
+    }
+    copy_shifts = [r.shift for r in needing if r.inliers >= frame_check.MIN_INLIERS]
+    distinct_shifts = [
+        r.shift for r in distinct if r.inliers >= frame_check.MIN_INLIERS and math.isfinite(r.shift)
+    ]
+    margins["tile_shift"] = {
+        "limit": frame_check.SHIFT_LIMIT,
+        "largest_copy (features agree)": round(max(copy_shifts, default=0.0), 4),
+        "smallest_distinct (features agree)": round(min(distinct_shifts, default=math.inf), 4),
+    }
+    copy_ranks = [r.anatomy for r in needing if r.inliers >= frame_check.MIN_INLIERS]
+    distinct_ranks = [r.anatomy for r in distinct if r.inliers >= frame_check.MIN_INLIERS]
+    margins["anatomy_correlation"] = {
+        "limit": frame_check.MIN_ANATOMY_CORRELATION,
+        "smallest_copy (features agree)": round(min(copy_ranks, default=0.0), 4),
+        "largest_distinct (features agree)": round(max(distinct_ranks, default=0.0), 4),
+    }
+    by_kind: dict[str, dict] = {}
+    for row in needing:
+        seen = by_kind.setdefault(
+            f"{row.kind} {row.strength}",
+            {"min_inliers": row.inliers, "max_difference": 0.0, "max_shift": 0.0, "min_rank": 1.0},
+        )
+        seen["min_rank"] = round(min(seen["min_rank"], row.anatomy), 4)
+        seen["max_turn"] = round(max(seen.get("max_turn", 0.0), abs(row.turn)), 4)
+        seen["max_scale_change"] = round(
+            max(seen.get("max_scale_change", 0.0), row.scale_change), 5
+        )
+        seen["min_inliers"] = min(seen["min_inliers"], row.inliers)
+        seen["max_difference"] = round(max(seen["max_difference"], row.difference), 4)
+        seen["max_shift"] = round(max(seen["max_shift"], row.shift), 4)
+    failures = [asdict(r) for r in needing if _outcome(r) != "dropped"][:40]
+    return {
+        "outcomes": {k: dict(v) for k, v in sorted(outcomes.items())},
+        "distinct_confirmed": sum(r.frame_same for r in distinct),
+        "distributions": distributions,
+        "margins": margins,
+        "copies_by_kind (the whole-frame check misses)": dict(sorted(by_kind.items())),
+        "not_dropped_examples": failures,
+        "visits": [
+            {
+                k: asdict(r)[k]
+                for k in (
+                    "first",
+                    "inliers",
+                    "difference",
+                    "shift",
+                    "turn",
+                    "scale_change",
+                    "frame_same",
+                )
+            }
+            for r in rows
+            if r.kind == "visit"
+        ][:200],
+    }
+
+
+def measure(films: int = 120, upscaled_films: int = 24, workers: int = 2) -> dict:
+    """Both sides at the films' own size and upscaled; see the module docstring."""
+    if not REAL_FILMS.is_dir():
+        return {"measured": False, "why": f"skipped: no real films in {REAL_FILMS}"}
+    paths = sorted(REAL_FILMS.glob("*.jpg"))[:films]
+    found: dict = {"measured": True, "source": str(REAL_FILMS), "films": len(paths)}
+    for label, count, upscale in (
+        ("native", len(paths), False),
+        ("upscaled", upscaled_films, True),
+    ):
+        jobs = [FilmJob(i, str(p), upscale) for i, p in enumerate(paths[:count])]
+        rows: list[PairFigures] = []
+        originals: list[Film] = []
+        copies: list[dict] = []
+        for found_rows, original, copied in ordered_map(measure_film, jobs, workers, 1):
+            rows.extend(found_rows)
+            originals.append(original)
+            copies.append(copied)
+        rows = _shortlisted(originals, copies, rows)
+        _ORIGINALS[:] = originals
+        pairs = list(combinations(range(len(originals)), 2))
+        rows.extend(ordered_map(_distinct, pairs, workers, 64))
+        found[label] = {"films": len(jobs), **summarise(rows)}
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.frames", description=__doc__)
+    parser.add_argument("--films", type=int, default=120, help="real films at their own size")
+    parser.add_argument("--upscaled", type=int, default=24, help="of them, upscaled too")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    found = measure(args.films, args.upscaled, args.workers)
+    if not found["measured"]:
+        print(found["why"])
+        return
+    text = json.dumps(found, indent=1, sort_keys=True, default=str) + "\n"
+    write_bytes(RESULTS, text.encode("utf-8"))
+    json.dump({k: v for k, v in found.items()}, sys.stdout, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""``python -m bench.keeper``: which film of a same-picture group is kept, on real radiographs.
+
+Reads the 120 real panoramic radiographs of ``../shared/realfilms-dev/films`` (512 x 512 RGB
+JPEG, squashed from their wider frames; never copied into the repository) and skips with one
+sentence when that folder is absent. From each film it makes every alteration of issue 22's
+table (``ALTERATIONS``), writes the copy as an augmentation script would (``WRITERS``: at the
+script's default quality 75, or at the originals' own quality 95, where quality tells
+nothing), numbers it once below and once above its original (``090131`` vs ``36531``: above
+as a number, below as text), and builds the group of the two films directly: detection is
+not measured here, only the keeper (``curation.same_picture.same_picture_groups`` on the
+facts ``curation.keeper_evidence`` reads from the files). The archive's mean film is that of
+the originals plus one copy of each (cycling through the alterations), as in an archive
+whose copies are a minority.
+
+Goal: the original kept in every group, no turned film kept. It also prints the upright
+and mirror margins of ``curation.keeper_evidence``. Figures go to ``bench/keeper.json``.
+
+    uv run --frozen python -m bench.keeper           # about 2 minutes on 2 cores
+    uv run --frozen python -m bench.keeper --films 20  # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from curation.atomic import write_bytes
+from curation.hashing import AverageHash512, View
+from curation.keeper import FilmFacts
+from curation.keeper_evidence import (
+    border_share,
+    corner_share,
+    correlation,
+    draft_grey,
+    hash_bits,
+    header_and_border,
+    mean_grid,
+    turn_of,
+)
+from curation.pixels import Comparison
+from curation.provenance import encoder_signature
+from curation.same_picture import SamePicture, same_picture_groups
+
+REAL_FILMS = Path(__file__).resolve().parents[2] / "shared" / "realfilms-dev" / "films"
+RESULTS = Path(__file__).with_name("keeper.json")
+WRITERS = {"script q75": 75, "own quality q95": 95}
+Alter = Callable[[np.ndarray], tuple[np.ndarray, int | None]]  # picture -> (copy, quality)
+
+
+def _crop(p: np.ndarray, share: float) -> np.ndarray:
+    h, w = p.shape[:2]
+    dy, dx = round(h * share), round(w * share)
+    return p[dy : h - dy, dx : w - dx]
+
+
+def _pad(p: np.ndarray, share: float, level: int = 0) -> np.ndarray:
+    h, w = p.shape[:2]
+    dy, dx = round(h * share), round(w * share)
+    return cv2.copyMakeBorder(p, dy, dy, dx, dx, cv2.BORDER_CONSTANT, value=(level,) * 3)
+
+
+def _rotate(p: np.ndarray, degrees: float) -> np.ndarray:
+    h, w = p.shape[:2]
+    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    return cv2.warpAffine(p, matrix, (w, h), flags=cv2.INTER_LINEAR)
+
+
+def _tone(p: np.ndarray, gamma: float = 1.0, gain: float = 1.0, offset: float = 0.0):
+    return np.clip(offset + gain * 255 * (p / 255.0) ** gamma, 0, 255).astype(np.uint8)
+
+
+def _clahe(p: np.ndarray, clip: float | None) -> np.ndarray:
+    grey = cv2.cvtColor(p, cv2.COLOR_RGB2GRAY)
+    if clip is None:
+        out = cv2.equalizeHist(grey)
+    else:
+        out = cv2.createCLAHE(clipLimit=clip, tileGridSize=(8, 8)).apply(grey)
+    return cv2.cvtColor(out, cv2.COLOR_GRAY2RGB)
+
+
+def _grey(p: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(p, cv2.COLOR_RGB2GRAY)
+
+
+def _width(p: np.ndarray, factor: float) -> np.ndarray:
+    h, w = p.shape[:2]
+    return cv2.resize(p, (round(w * factor), h), interpolation=cv2.INTER_AREA)
+
+
+ALTERATIONS: dict[str, Alter] = {
+    "re-encode q90": lambda p: (p, 90),
+    "re-encode q70": lambda p: (p, 70),
+    "re-encode q50": lambda p: (p, 50),
+    "gamma 0.8": lambda p: (_tone(p, gamma=0.8), None),
+    "gamma 1.25": lambda p: (_tone(p, gamma=1.25), None),
+    "brightness/contrast": lambda p: (_tone(p, gain=1.15, offset=-12), None),
+    "grey": lambda p: (_grey(p), None),
+    "mirror": lambda p: (np.ascontiguousarray(p[:, ::-1]), None),
+    "quarter turn +90": lambda p: (np.ascontiguousarray(np.rot90(p, 1)), None),
+    "quarter turn -90": lambda p: (np.ascontiguousarray(np.rot90(p, 3)), None),
+    "half turn": lambda p: (np.ascontiguousarray(np.rot90(p, 2)), None),
+    "crop 1%": lambda p: (_crop(p, 0.01), None),
+    "crop 3%": lambda p: (_crop(p, 0.03), None),
+    "crop 6%": lambda p: (_crop(p, 0.06), None),
+    "pad 2%": lambda p: (_pad(p, 0.02), None),
+    "pad 5%": lambda p: (_pad(p, 0.05), None),
+    "pad 10%": lambda p: (_pad(p, 0.10), None),
+    "pad 5% white": lambda p: (_pad(p, 0.05, 255), None),
+    "rotation 1 deg": lambda p: (_rotate(p, 1), None),
+    "rotation 2 deg": lambda p: (_rotate(p, 2), None),
+    "rotation 3 deg": lambda p: (_rotate(p, 3), None),
+    "CLAHE clip 2": lambda p: (_clahe(p, 2.0), None),
+    "CLAHE clip 4": lambda p: (_clahe(p, 4.0), None),
+    "global equalisation": lambda p: (_clahe(p, None), None),
+    "crop 1% + q70": lambda p: (_crop(p, 0.01), 70),
+    "crop 3% + q70": lambda p: (_crop(p, 0.03), 70),
+    "crop 6% + q50": lambda p: (_crop(p, 0.06), 50),
+    "width x0.93": lambda p: (_width(p, 0.93), None),
+    "width x0.90": lambda p: (_width(p, 0.90), None),
+}
+TURNED = {"quarter turn +90", "quarter turn -90", "half turn"}
+
+
+def _jpeg(picture: np.ndarray, quality: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(picture).save(buffer, "JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+def _numbers(index: int) -> tuple[str, str, str]:
+    """The original's id, a copy id above it as a number but below as text (``090131`` vs
+    ``36531``), and one below it in both."""
+    original = f"3{index:03d}1"
+    return original, f"09{index:03d}1", f"1{index:03d}1"
+
+
+def _signature(path: Path) -> str:
+    with Image.open(path) as image:
+        return encoder_signature(image)
+
+
+def _facts(path: Path, views: dict[View, bytes], mean: np.ndarray, usual: str) -> FilmFacts:
+    with Image.open(path) as image:
+        width, height = image.size
+    quality, padding, corners = header_and_border(path)
+    return FilmFacts(
+        width,
+        height,
+        (),
+        0.0,
+        turned=turn_of(views, mean),
+        padding=padding,
+        filled_corners=corners,
+        quality=quality,
+        unusual_encoder=_signature(path) != usual,
+    )
+
+
+def _upright_margins(views: list[dict[View, bytes]], mean: np.ndarray) -> dict[str, float]:
+    """Own frame's fit minus each turn's fit (and the mirror's), smallest over the films."""
+    smallest: dict[str, float] = {}
+    for film in views:
+        own = correlation(hash_bits(film[View.identity]), mean)
+        for view in (View.mirror, View.rot90, View.rot180, View.rot270):
+            gap = own - correlation(hash_bits(film[view]), mean)
+            smallest[view.value] = round(min(smallest.get(view.value, 1.0), gap), 3)
+    return smallest
+
+
+def _raw_borders(paths: list[Path]) -> tuple[float, float]:
+    """The largest padding and filled-corner shares, unthresholded."""
+    greys = [draft_grey(p) for p in paths]
+    return max(border_share(g, 0.0) for g in greys), max(corner_share(g, 0.0) for g in greys)
+
+
+def _least_borders(paths: list[Path]) -> tuple[float, float]:
+    """The smallest padding and filled-corner shares, unthresholded."""
+    greys = [draft_grey(p) for p in paths]
+    return min(border_share(g, 0.0) for g in greys), min(corner_share(g, 0.0) for g in greys)
+
+
+def measure(films: int = 120) -> dict:
+    """The keeper's outcome on every alteration, writer and numbering; see the docstring."""
+    sources = sorted(REAL_FILMS.glob("*.jpg"))[:films]
+    hasher = AverageHash512()
+    with tempfile.TemporaryDirectory(prefix="bench-keeper-") as temp:
+        folder = Path(temp)
+        originals = [folder / f"original-{n}.jpg" for n in range(len(sources))]
+        for source, target in zip(sources, originals, strict=True):
+            write_bytes(target, source.read_bytes())
+        own_views = [hasher.hash_views(p) for p in originals]
+        copies: dict[tuple[int, str, str], Path] = {}
+        for n, source in enumerate(sources):
+            picture = np.asarray(Image.open(source).convert("RGB"))
+            for a, (name, alter) in enumerate(ALTERATIONS.items()):
+                altered, quality = alter(picture)
+                for w, (writer, default) in enumerate(WRITERS.items()):
+                    path = folder / f"copy-{n}-{a}-{w}.jpg"
+                    write_bytes(path, _jpeg(altered, quality or default))
+                    copies[(n, name, writer)] = path
+        copy_views = {key: hasher.hash_views(path) for key, path in copies.items()}
+        names = list(ALTERATIONS)
+        one_copy_each = [
+            copy_views[(n, names[n % len(names)], next(iter(WRITERS)))] for n in range(len(sources))
+        ]
+        archive = {f"f{n}": v for n, v in enumerate(own_views + one_copy_each)}
+        mean = mean_grid(archive)
+        first = next(iter(WRITERS))
+        signatures = [_signature(p) for p in originals] + [
+            _signature(copies[(n, names[n % len(names)], first)]) for n in range(len(sources))
+        ]
+        usual = Counter(signatures).most_common(1)[0][0]
+        original_facts = [
+            _facts(p, v, mean, usual) for p, v in zip(originals, own_views, strict=True)
+        ]
+        outcome: Counter[tuple[str, str, str]] = Counter()
+        deciding: Counter[tuple[str, str]] = Counter()
+        turned_kept = 0
+        for (n, name, writer), path in sorted(copies.items(), key=lambda kv: str(kv[0])):
+            copy_fact = _facts(path, copy_views[(n, name, writer)], mean, usual)
+            original, above, below = _numbers(n)
+            for copy_id in (above, below):
+                facts = {original: original_facts[n], copy_id: copy_fact}
+                pair = SamePicture(original, copy_id, View.identity, 0, Comparison(0, None, True))
+                [group] = same_picture_groups([pair], facts, {})
+                kept_original = group.kept == original
+                outcome[(name, writer, "original kept" if kept_original else "copy kept")] += 1
+                if kept_original:
+                    deciding[(name, group.dropped[0].evidence.split(":")[0][:40])] += 1
+                turned_kept += int(not kept_original and name in TURNED)
+        originals_border = _raw_borders(originals)
+        of = {name: [p for (n, a, w), p in copies.items() if a == name] for name in ALTERATIONS}
+        least_pad = _least_borders(of["pad 2%"])[0]
+        least_corner = _least_borders(of["rotation 1 deg"])[1]
+    groups = 2 * len(copies)
+    kept = sum(v for k, v in outcome.items() if k[2] == "original kept")
+    return {
+        "films": len(sources),
+        "groups": groups,
+        "original_kept": kept,
+        "copy_kept": groups - kept,
+        "turned_copies_kept": turned_kept,
+        "by_alteration": {
+            f"{name} | {writer}": {
+                "original kept": outcome[(name, writer, "original kept")],
+                "copy kept": outcome[(name, writer, "copy kept")],
+            }
+            for name in ALTERATIONS
+            for writer in WRITERS
+        },
+        "deciding_rule": {f"{k[0]} | {k[1]}": v for k, v in sorted(deciding.items())},
+        "upright_margin_smallest": _upright_margins(own_views, mean),
+        "original_quality": sorted({f.quality for f in original_facts}),
+        "margins": {
+            "padding: originals' largest": originals_border[0],
+            "padding: pad 2% copies' smallest": least_pad,
+            "filled corners: originals' largest": originals_border[1],
+            "filled corners: rotation 1 deg copies' smallest": least_corner,
+        },
+    }
+
+
+def figures(films: int = 120) -> dict:
+    """The measurement, also written to ``bench/keeper.json``; or why it was skipped."""
+    if not REAL_FILMS.is_dir():
+        skipped = f"bench.keeper skipped: {REAL_FILMS} is absent (the real films are not shipped)."
+        print(skipped)
+        return {"measured": False, "skipped": skipped}
+    found = {"measured": True, **measure(films)}
+    write_bytes(RESULTS, (json.dumps(found, indent=1, sort_keys=True) + "\n").encode())
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.keeper", description=__doc__)
+    parser.add_argument("--films", type=int, default=120, help="how many real films to use")
+    found = figures(parser.parse_args(argv).films)
+    if not found["measured"]:
+        return
+    print(json.dumps({k: v for k, v in found.items() if k != "deciding_rule"}, indent=1))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

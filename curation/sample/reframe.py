@@ -1,0 +1,65 @@
+"""Copies under another frame, as a script makes them: cropped, padded with black, turned by
+a few degrees (black corners), or re-toned locally (CLAHE). The pixels (``reframed``, run
+where the films are rendered) and where a lesion box goes (``reframed_box``)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from curation.sample.layout import Box
+
+# transform -> its parameter: a share of each side, degrees, or CLAHE's clip limit
+REFRAMINGS = {"crop": 0.03, "pad": 0.05, "tilt": 2.0, "clahe": 2.0}
+
+
+def _margins(width: int, height: int, share: float) -> tuple[int, int]:
+    return round(width * share), round(height * share)
+
+
+def reframed_size(transform: str, param: float, width: int, height: int) -> tuple[int, int]:
+    """The copy's width and height."""
+    dx, dy = _margins(width, height, param)
+    if transform == "crop":
+        return width - 2 * dx, height - 2 * dy
+    if transform == "pad":
+        return width + 2 * dx, height + 2 * dy
+    return width, height
+
+
+def _turn(width: int, height: int, degrees: float) -> np.ndarray:
+    return cv2.getRotationMatrix2D((width / 2, height / 2), degrees, 1.0)
+
+
+def reframed(film: np.ndarray, transform: str, param: float) -> np.ndarray:
+    """The grey film (uint8) cropped, padded, tilted or re-toned."""
+    height, width = film.shape
+    dx, dy = _margins(width, height, param)
+    if transform == "crop":
+        return np.ascontiguousarray(film[dy : height - dy, dx : width - dx])
+    if transform == "pad":
+        return np.pad(film, ((dy, dy), (dx, dx)))
+    if transform == "tilt":
+        return cv2.warpAffine(film, _turn(width, height, param), (width, height))
+    if transform == "clahe":
+        return cv2.createCLAHE(clipLimit=param, tileGridSize=(8, 8)).apply(film)
+    raise ValueError(f"unknown reframing {transform!r}")
+
+
+def reframed_box(box: Box, transform: str, param: float, width: int, height: int) -> Box:
+    """Where ``box`` of a ``width`` x ``height`` film lies on the copy (clipped to it)."""
+    x1, y1, x2, y2, pai = box
+    dx, dy = _margins(width, height, param)
+    out_w, out_h = reframed_size(transform, param, width, height)
+    if transform == "crop":
+        x1, y1, x2, y2 = x1 - dx, y1 - dy, x2 - dx, y2 - dy
+    elif transform == "pad":
+        x1, y1, x2, y2 = x1 + dx, y1 + dy, x2 + dx, y2 + dy
+    elif transform == "tilt":
+        corners = np.array([[x1, y1, 1], [x2, y1, 1], [x1, y2, 1], [x2, y2, 1]], float)
+        moved = corners @ _turn(width, height, param).T
+        x1, y1 = (round(v) for v in moved.min(axis=0))
+        x2, y2 = (round(v) for v in moved.max(axis=0))
+    x1, y1 = min(max(x1, 0), out_w - 1), min(max(y1, 0), out_h - 1)
+    x2, y2 = min(max(x2, 0), out_w - 1), min(max(y2, 0), out_h - 1)
+    return (x1, y1, x2, y2, pai)

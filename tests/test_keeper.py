@@ -1,0 +1,289 @@
+"""Which film of a same-picture group is kept (``curation.keeper``): each rule of the order
+outranks the next, the facts are read from project-made films (``tests/film_kit.py``), and
+the sample's planted copies keep their originals."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+
+import tests.film_kit as kit
+from curation.download import fetch_source
+from curation.hash_films import hash_films
+from curation.hashing import AverageHash512, View
+from curation.index import index_source
+from curation.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
+from curation.keeper_evidence import header_and_border, keeper_facts, usual_encoder
+from curation.originals import drop_augmented_by_name
+from curation.pixel_cache import ComparisonCache
+from curation.pixels import Comparison
+from curation.provenance import EncoderEvidence, encoder_signature
+from curation.records import Kind, Lesion, SourceRecord
+from curation.same_picture import SAME_PICTURE_RADIUS, SamePicture, same_picture_groups
+from curation.same_picture_step import run_same_picture
+from curation.sample import SampleTruth, write_sample_archive
+from tests.sample_reading import SMALL_FILMS, SMALL_SEED
+
+LANDSCAPE = (2455, 1271)
+# One way to make a film worse on each rule, everything else equal.
+WORSE = {
+    "augmentation copy": {"augmented_twin": "byte-identical to 036534 of the augmentation folder"},
+    "script encoder": {"script_share": 1.0},
+    "portrait": {"size": LANDSCAPE[::-1]},
+    "turned": {"turned": View.rot180},
+    "padded": {"padding": 0.05},
+    "fewer pixels": {"size": (2000, 1035)},
+    "lower quality": {"quality": 70},
+    "unusual encoder": {"unusual_encoder": True},
+    "filled corners": {"filled_corners": 0.2},
+}
+
+
+def _fact(size=LANDSCAPE, lesions=(), script_share=0.0, quality=95, **more) -> FilmFacts:
+    return FilmFacts(size[0], size[1], lesions, script_share, quality=quality, **more)
+
+
+def _pair(a: str, b: str, view: View = View.identity) -> SamePicture:
+    return SamePicture(a, b, view, 3, Comparison(0.4, None, True))
+
+
+def test_every_rule_of_the_order_is_tested():
+    assert set(WORSE) == {name for name, _ in STRONG_RULES}
+    assert KEEPER_ORDER[-2:] == ("grainier", "number")
+
+
+@pytest.mark.parametrize(("stronger", "weaker"), list(pairwise(WORSE)))
+def test_each_rule_outranks_the_next(stronger, weaker):
+    """The lower-numbered film is worse on ``stronger``, the other on the next rule: the
+    stronger rule decides. Removing it, or swapping the two, keeps the wrong film."""
+    facts = {"36531": _fact(**WORSE[stronger]), "090131": _fact(**WORSE[weaker])}
+    [group] = same_picture_groups([_pair("36531", "090131")], facts)
+    assert group.kept == "090131", group
+    assert group.dropped[0].film_id == "36531"
+
+
+@pytest.mark.parametrize("rule", list(WORSE))
+def test_each_rule_alone_outranks_the_number(rule):
+    facts = {"36531": _fact(**WORSE[rule]), "090131": _fact()}
+    [group] = same_picture_groups([_pair("36531", "090131")], facts)
+    assert group.kept == "090131"
+    assert not group.dropped[0].evidence.startswith("fallback")
+
+
+def test_grain_decides_among_script_copies_before_the_number():
+    boxes = (Lesion((0.1, 0.2, 0.3, 0.4), 4),)
+    facts = {"36531": _fact(lesions=boxes), "090131": _fact(lesions=boxes)}
+    pair = _pair("36531", "090131")
+    [group] = same_picture_groups([pair], facts, {"36531": 3.6, "090131": 1.8})
+    assert group.kept == "090131" and "grainier" in group.dropped[0].evidence
+
+
+def test_ids_are_compared_as_numbers_and_their_text_breaks_only_an_exact_tie():
+    facts = {"090131": _fact(), "36531": _fact()}
+    [group] = same_picture_groups([_pair("090131", "36531", View.mirror)], facts)
+    assert group.kept == "36531"  # as text, "090131" < "36531"
+    assert group.dropped[0].evidence.startswith("fallback")
+    facts = {"0101": _fact(), "101": _fact()}
+    [group] = same_picture_groups([_pair("0101", "101")], facts)
+    assert group.kept == "0101"
+
+
+# --- facts read from files -------------------------------------------------------------------
+
+SIZE = (768, 384)
+ORIGINALS = "Original JPG Images"
+AUGMENTED = "Augmentation JPG Images"
+
+
+def _radiograph(seed: int) -> np.ndarray:
+    """A kit film with an up and a down, as a panoramic film has: bright above, dark below."""
+    picture = kit.film(seed, SIZE)
+    rows = np.linspace(40, -40, SIZE[1])[:, None]
+    return np.clip(0.6 * picture + 50 + rows, 0, 255)  # no black corner, as on real films
+
+
+def _jpeg(picture: np.ndarray, quality: int = 90) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(np.clip(picture, 0, 255).astype(np.uint8), "L").save(
+        buffer, "JPEG", quality=quality
+    )
+    return buffer.getvalue()
+
+
+class Archive:
+    """Films written to a folder as the archive files them, with their records and hashes."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.records: list[SourceRecord] = []
+        self.hashes: dict[str, dict[View, bytes]] = {}
+
+    def add(self, stem: str, data: bytes, folder: str = ORIGINALS) -> None:
+        path = f"{folder}/{stem}.jpg"
+        (self.root / folder).mkdir(parents=True, exist_ok=True)
+        (self.root / path).write_bytes(data)
+        with Image.open(io.BytesIO(data)) as image:
+            size, signature = image.size, encoder_signature(image)
+        self.records.append(
+            SourceRecord(
+                path,
+                Kind.image,
+                stem,
+                hashlib.sha256(data).hexdigest(),
+                len(data),
+                folder,
+                *size,
+                encoder=signature,
+            )
+        )
+        if folder == ORIGINALS:
+            self.hashes[stem] = AverageHash512().hash_views(self.root / path)
+
+    def keep(self, a: str, b: str) -> tuple[str, str]:
+        """The kept film of the group of ``a`` and ``b``, and the dropped film's evidence."""
+        facts = keeper_facts(
+            self.root, self.records, self.hashes, [(a, b)], EncoderEvidence({}), 32
+        )
+        [group] = same_picture_groups([_pair(a, b)], facts)
+        return group.kept, group.dropped[0].evidence
+
+
+@pytest.fixture
+def archive(tmp_path) -> Archive:
+    """Ten upright films filed as originals (the archive that tells which way is up)."""
+    found = Archive(tmp_path)
+    for n in range(10):
+        found.add(f"5{n}0001", _jpeg(_radiograph(100 + n)))
+    return found
+
+
+def test_a_half_turned_copy_numbered_lower_is_never_kept(archive):
+    picture = _radiograph(7)
+    archive.add("36531", _jpeg(picture))
+    archive.add("12341", _jpeg(np.rot90(picture, 2)))
+    kept, evidence = archive.keep("36531", "12341")
+    assert kept == "36531" and evidence.startswith("it is turned (a half turn, upside down)")
+
+
+def test_a_film_byte_identical_to_an_augmentation_copy_is_the_copy(archive):
+    picture = _radiograph(7)
+    mirrored = _jpeg(picture[:, ::-1])
+    archive.add("036531", _jpeg(picture))
+    archive.add("036534", mirrored, AUGMENTED)  # the archive's own mirror of 036531
+    archive.add("012341", mirrored)  # the same bytes filed among the originals, lower
+    kept, evidence = archive.keep("036531", "012341")
+    assert kept == "036531"
+    assert evidence == (
+        "it is byte-identical to 036534 of the augmentation folder: "
+        "the archive's own augmented copy"
+    )
+
+
+def test_the_same_picture_as_an_augmentation_mirror_is_the_copy_but_not_its_own(archive):
+    picture = _radiograph(7)
+    archive.add("036531", _jpeg(picture))
+    archive.add("036534", _jpeg(picture[:, ::-1]), AUGMENTED)
+    archive.add("036532", _jpeg(kit.noised(picture, 4, 1)), AUGMENTED)  # its own noise copy
+    reencoded = np.asarray(Image.open(io.BytesIO(_jpeg(picture[:, ::-1]))), dtype=np.float64)
+    archive.add("012341", _jpeg(kit.exposed(reencoded, gamma=1.1)))
+    kept, evidence = archive.keep("036531", "012341")
+    assert kept == "036531"
+    assert evidence.startswith("it is the same picture as 036534 of the augmentation folder")
+
+
+def test_a_padded_copy_and_a_copy_with_filled_corners_are_dropped(archive):
+    picture = _radiograph(7)
+    archive.add("36531", _jpeg(picture))
+    height, width = picture.shape
+    padded = np.zeros((height + 40, width + 40))
+    padded[20:-20, 20:-20] = picture
+    archive.add("12341", _jpeg(padded))
+    kept, evidence = archive.keep("36531", "12341")
+    assert kept == "36531" and evidence.startswith("it is padded")
+    turned = Image.fromarray(picture.astype(np.uint8)).rotate(2, Image.Resampling.BILINEAR)
+    archive.add("22341", _jpeg(np.asarray(turned)))
+    kept, evidence = archive.keep("36531", "22341")
+    assert kept == "36531" and evidence.startswith("its corners are filled black")
+
+
+def test_quality_is_estimated_from_the_tables_and_the_lower_one_is_the_copy(archive):
+    picture = _radiograph(7)
+    for quality in (50, 70, 95):
+        path = archive.root / f"q{quality}.jpg"
+        path.write_bytes(_jpeg(picture, quality))
+        assert header_and_border(path) == (quality, 0.0, 0.0)
+    archive.add("36531", _jpeg(picture, 95))
+    archive.add("12341", _jpeg(picture, 70))
+    kept, evidence = archive.keep("36531", "12341")
+    assert kept == "36531" and evidence.startswith("its JPEG quality is lower (about 70")
+
+
+def test_the_usual_encoder_is_that_of_most_films_and_a_colour_copy_is_unusual(archive):
+    picture = _radiograph(7)
+    archive.add("36531", _jpeg(picture))
+    colour = io.BytesIO()
+    Image.fromarray(picture.astype(np.uint8)).convert("RGB").save(colour, "JPEG", quality=90)
+    archive.add("12341", colour.getvalue())
+    assert usual_encoder(archive.records) == archive.records[0].encoder
+    kept, evidence = archive.keep("36531", "12341")
+    assert kept == "36531" and evidence.startswith("its encoder signature is not the one")
+    assert usual_encoder(archive.records[-2:]) == ""  # one of two is no majority
+
+
+# --- the sample's planted copies ------------------------------------------------------------
+
+
+def _assert_copies_keep_their_originals(truth: SampleTruth, rows: list[dict]) -> dict[str, dict]:
+    images = {r["film_id"]: r for r in rows if r["kind"] == "image"}
+    twin_of = {}
+    for pair in truth.double_annotated:
+        twin_of[pair.first], twin_of[pair.second] = pair.second, pair.first
+    assert truth.augmented_among_originals
+    for copy in truth.augmented_among_originals:
+        row = images[copy.stem]
+        assert row["fate"] == "dropped", copy
+        assert images[row["related"]]["fate"] in {"kept", "pending"}
+        assert row["related"] in {copy.source, twin_of.get(copy.source)}, (copy, row)
+        assert "fallback" not in row["reason"], (copy, row["reason"])
+    return images
+
+
+def test_the_samples_planted_copies_keep_their_originals_on_evidence(sample_zip, sample_build):
+    rows = pq.read_table(sample_build / "manifest.parquet").to_pylist()
+    _assert_copies_keep_their_originals(sample_zip[1], rows)
+
+
+def test_copies_filed_again_among_the_originals_are_named_by_the_augmentation_folder(
+    tmp_path_factory,
+):
+    """Every augmentation-folder copy also filed, byte for byte, among the originals: the
+    archive's own folder names each one the copy (the chain run up to the same-picture step)."""
+    work = tmp_path_factory.mktemp("all-copies")
+    truth = write_sample_archive(
+        work / "sample.zip", seed=SMALL_SEED, films=SMALL_FILMS, all_copies_among_originals=True
+    )
+    root = fetch_source(str(work / "sample.zip"), work, work / "lock.json", progress=False).root
+    records = drop_augmented_by_name(index_source(root, workers=1))
+    records, hashes = hash_films(root, records, workers=1)
+    cache = ComparisonCache(work / "pixels.parquet")
+    done = run_same_picture(
+        root, records, hashes, SAME_PICTURE_RADIUS, cache, 1, lambda _: None, lambda _: None
+    )
+    rows = [
+        {"kind": r.kind.value, "film_id": r.film_id, "fate": r.fate.value, "related": r.related}
+        | {"reason": r.reason}
+        for r in done.records
+    ]
+    images = _assert_copies_keep_their_originals(truth, rows)
+    filed = [c for c in truth.augmented_among_originals if c.filed_copy_of]
+    assert filed
+    for copy in filed:
+        expected = f"byte-identical to {copy.filed_copy_of} of the augmentation folder"
+        assert expected in images[copy.stem]["reason"], copy
