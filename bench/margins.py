@@ -30,6 +30,7 @@ from curation.pairs import as_codes, range_pairs
 from curation.pixels import SAME_PICTURE_LIMIT, Comparison, compare
 from curation.same_picture import SAME_PICTURE_RADIUS
 from curation.sample import SampleTruth, truth_path, write_sample_archive
+from curation.sample.reframe import REFRAMINGS
 
 MARGIN = 0.25
 
@@ -78,6 +79,8 @@ def measure(root: Path, truth: SampleTruth) -> list[Measure]:
             jobs.append((kind, side, first, second))
 
     for copy in truth.augmented + truth.augmented_among_originals:
+        if copy.kind in REFRAMINGS:
+            continue  # another frame: the frame check's own margins (bench.frames) cover it
         add(f"copy: {copy.kind}", "copy", copy.source, copy.stem)
     for twin in truth.double_annotated:
         add("re-filing", "copy", twin.first, twin.second)

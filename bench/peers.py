@@ -47,11 +47,21 @@ from bench.corpus import CORPUS_DIR, corpus_source, corpus_zip
 from bench.measure import ChildFailed, child_json, python_child, run_measured
 from bench.splits_bench import pericurate
 from curation.sample import SampleTruth, truth_path
+from curation.sample.reframe import REFRAMINGS
 
 PEERS = ("imagededup-phash", "imagededup-ahash", "cleanvision")
 ORIGINALS = "Original JPG Images"
 TURNS = {"rot+90": "quarter turn", "rot-90": "quarter turn", "rot180": "half turn"}
-RELATIONS = ("noise", "scaling", "mirror", "quarter turn", "half turn", "re-filing", "look-alike")
+RELATIONS = (
+    "noise",
+    "scaling",
+    "mirror",
+    "quarter turn",
+    "half turn",
+    *REFRAMINGS,
+    "re-filing",
+    "look-alike",
+)
 
 Pair = tuple[str, str]
 

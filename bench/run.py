@@ -38,6 +38,7 @@ PARTS = (
     "executors",
     "keeper",
     "visits",
+    "frames",
 )
 BENCH_DIR = Path(__file__).parent
 WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
@@ -229,6 +230,12 @@ def main(argv: list[str] | None = None) -> None:
         from bench import visits
 
         results["visits"] = visits.run()
+    if "frames" in parts:  # issue 22: same picture under another frame, on real films
+        from bench import frames
+
+        results["frames"] = frames.measure()
+        if not results["frames"]["measured"]:
+            print(f"frames: {results['frames']['why']}")
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}

@@ -36,7 +36,7 @@ UPSCALED_HEIGHTS = (1270, 1435)
 
 def _jpeg_round_trip(grey: np.ndarray, quality: int) -> np.ndarray:
     _, data = cv2.imencode(".jpg", grey, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    return cv2.imdecode(data, cv2.IMREAD_GRAYSCALE)
+    return np.asarray(cv2.imdecode(data, cv2.IMREAD_GRAYSCALE))
 
 
 def _positioned(grey: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -226,7 +226,8 @@ Every step is recorded in `curation.json`; the curation code is `pericurate` (ha
 ## Fields
 
 - `film_id`: the source file stem (leading zeros kept).
-- `image`: the source JPEG, byte for byte; `width`, `height`: its true pixel size.
+- `image`: the source JPEG, not re-encoded, without comments, EXIF or other text segments
+  (the pixels are the source's exactly); `width`, `height`: its true pixel size.
 - `lesions`: a list of `{{"box": [x1, y1, x2, y2], "pai": 3 | 4 | 5}}`. Box corners are
   fractions of the image width and height measured from the top-left corner, with `x1 < x2`
   and `y1 < y2`. PAI 1 and 2 are not lesions and do not appear.

@@ -22,6 +22,7 @@ from huggingface_hub import snapshot_download
 from PIL import Image
 
 from curation.hashing import AverageHash512, View, short_hashes
+from curation.jpeg_check import check_decodable
 from curation.parallel import ordered_map
 
 HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
@@ -198,7 +199,7 @@ def pixels_digest(data: bytes) -> str:
     with Image.open(io.BytesIO(data)) as image:
         header = image_header(image).encode()
         space = _SIMPLEJPEG_SPACE.get(image.mode) if image.format == "JPEG" else None
-        if space:
+        if space and check_decodable(data) is None:
             try:
                 pixels = simplejpeg.decode_jpeg(data, colorspace=space, strict=True)
             except ValueError:

@@ -121,17 +121,22 @@ def _scaled(data: bytes) -> tuple[np.ndarray, float]:
     return cv2.cvtColor(small, cv2.COLOR_GRAY2BGR), scale
 
 
+def _key(point: np.ndarray) -> cv2.KeyPoint:
+    return cv2.KeyPoint(float(point[0]), float(point[1]), 6.0)
+
+
 def draw_match(data_a: bytes, data_b: bytes, match: FeatureMatch) -> bytes:
     """The two films side by side with their inlier matches drawn (OpenCV), as PNG bytes."""
     picture_a, scale_a = _scaled(data_a)
     picture_b, scale_b = _scaled(data_b)
     count = len(match.points_a)
     rows = np.unique(np.linspace(0, count - 1, min(DRAWN_MATCHES, count)).round().astype(int))
-    keys_a = [cv2.KeyPoint(*(match.points_a[r] * scale_a).tolist(), 6) for r in rows]
-    keys_b = [cv2.KeyPoint(*(match.points_b[r] * scale_b).tolist(), 6) for r in rows]
+    keys_a = [_key(match.points_a[r] * scale_a) for r in rows]
+    keys_b = [_key(match.points_b[r] * scale_b) for r in rows]
     pairs = [cv2.DMatch(n, n, 0) for n in range(len(rows))]
+    # OpenCV's stubs do not allow None for outImg, which its documentation allows.
     drawn = cv2.drawMatches(
-        picture_a, keys_a, picture_b, keys_b, pairs, None,
+        picture_a, keys_a, picture_b, keys_b, pairs, None,  # type: ignore[call-overload]
         matchColor=(0, 200, 255), singlePointColor=(0, 200, 255),
         flags=cv2.DrawMatchesFlags_NOT_DRAW_SINGLE_POINTS,
     )  # fmt: skip

@@ -19,6 +19,8 @@ import cv2
 import numpy as np
 import simplejpeg
 
+from curation.jpeg_check import check_decodable
+
 WORKING_SIDE = 1024  # longest side features are detected at, pixels
 MAX_FEATURES = 2000
 RATIO = 0.8  # Lowe's ratio test
@@ -54,6 +56,8 @@ def working_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
     """The JPEG ``data`` decoded straight to grey at the largest JPEG reduction (1/2, 1/4,
     1/8) that keeps its longest side at least ``WORKING_SIDE`` (libjpeg-turbo's scaled
     decode, a fraction of a full decode's cost), and the film's full width and height."""
+    if problem := check_decodable(data):
+        raise ValueError(problem)  # never hand libjpeg a process the header check refuses
     height, width = simplejpeg.decode_jpeg_header(data)[:2]
     factor = next(f for f in (8, 4, 2, 1) if max(width, height) // f >= WORKING_SIDE or f == 1)
     smallest = {"min_width": -(-width // factor), "min_height": -(-height // factor)}

@@ -1,24 +1,30 @@
 """Same picture under another frame: a copy cropped, padded, turned by a few degrees or
 re-toned locally (CLAHE), which the whole-frame pixel check (``curation.pixels``) cannot see.
 
-Two gates, each with its own measured threshold:
+A pair is the same picture when every gate holds; each gate has its threshold from
+``python -m bench.frames`` (real radiographs; figures and margins in ``bench/RESULTS.md``):
 
 1. **Features agree** (``curation.features``): enough ORB matches explained by one affine
-   transform fitted by MAGSAC (``MIN_INLIERS``), and a large share of the ratio-test matches
+   transform fitted by MAGSAC (``MIN_INLIERS``) and a large share of the ratio-test matches
    (``MIN_INLIER_SHARE``). Distinct films share a few chance corners; a copy shares most.
-2. **Pixels agree once aligned**: film B is warped onto film A's frame by the fitted
-   transform (OpenCV) at ``COMPARE_SIDE`` pixels, and the two are compared on their overlap
-   only, after *local* tone normalisation: each film minus its local mean, divided by its
-   local contrast (Gaussian windows of ``TONE_SIGMA``). A global re-exposure, a gamma, CLAHE
-   or a global equalisation are all monotone tone changes that are close to affine within a
-   small window, so they vanish; another anatomy, another positioning (a visit of the same
-   patient: the arch's curve is not affine) does not. The measure is the mean absolute
-   difference of the normalised films, averaged over 3 x 3 pixels first (JPEG and grain
-   noise average out), on the overlap (``ALIGNED_LIMIT``).
+2. **Framed as a copy is framed** (``plausible``, ``framed_as_a_copy``): no mirror, a few
+   degrees at most; rigid (one scale: a crop, a pad, a turn) or unturned (a resize); and,
+   unturned, one frame holds the other. A later visit of the patient moves the frame in
+   scale, turn and shift at once; these rules are how scripts reframe, not a measure of
+   content, and say so.
+3. **Pixels agree once aligned**: film B is warped onto film A's frame at ``COMPARE_SIDE``
+   pixels by the fitted transform, refined by OpenCV's ECC, and compared on the overlap only
+   (``MIN_OVERLAP``), where neither film is clipped, after *local* tone normalisation (minus
+   the local mean, over the local contrast, windows of ``TONE_SIGMA``): re-exposure, gamma,
+   CLAHE and equalisation are monotone and near-affine within a small window, so they
+   vanish. Three measures: the difference of the normalised films, 3 x 3 averaged, in the
+   ``TILE_PERCENTILE`` worst tile (``ALIGNED_LIMIT``: a copy agrees everywhere); the median
+   shift still left between tiles (``SHIFT_LIMIT``: an arch bent otherwise); and the
+   correlation at the anatomy's scale (``MIN_ANATOMY_CORRELATION``: fine texture alone, such
+   as a shared noise pattern, can match between distinct films; the anatomy cannot).
 
 The kind of copy is read from the transform and the overlap (``frame_kind``); the transform
-is the evidence recorded. The thresholds come from ``python -m bench.frames`` on real
-radiographs (``bench/RESULTS.md``), with the margins recorded there and in ``frame_margins``.
+and the measures are the evidence recorded (``curation.frame_step``).
 """
 
 from __future__ import annotations
@@ -33,27 +39,32 @@ from curation.features import FeatureMatch
 
 COMPARE_SIDE = 512  # longest side of film A at which the aligned films are compared
 TONE_SIGMA = 8.0  # pixels at COMPARE_SIDE: the window of the local tone normalisation
-ECC_STEPS = 60
+ECC_STEPS = 60  # iterations of the ECC refinement
 ANATOMY_BLUR = 2.0  # pixels at COMPARE_SIDE: grain and fine texture blurred away
 ANATOMY_SIGMA = 24.0  # pixels at COMPARE_SIDE: the anatomy's local normalisation window
 TILE = 64  # pixels at COMPARE_SIDE: the tiles whose remaining shift is measured
-SHIFT_PERCENTILE = 50
-TILE_PERCENTILE = 95
+SHIFT_PERCENTILE = 50  # the median tile's shift
+TILE_PERCENTILE = 95  # the worst tiles' difference, but for a few (a label, a blemish)
 EDGE = 4  # pixels at COMPARE_SIDE left out along the overlap's edge (interpolation, borders)
 MIN_OVERLAP = 0.5  # share of either film the overlap must cover
-MIN_INLIERS = 120  # features explained by the transform (distinct real films: at most 37)
-MIN_INLIER_SHARE = 0.6  # of the ratio-test matches (distinct real films: at most 0.28)
-ALIGNED_LIMIT = 0.25  # mean |difference| of the locally normalised films, on the overlap
-MIN_ANATOMY_CORRELATION = 0.9  # of the aligned films at the anatomy's scale
-SHIFT_LIMIT = 0.52  # pixels at COMPARE_SIDE: the median tile still moved after alignment
+CONTAINED = 0.99  # an unturned copy's frame holds the other's (or lies in it) to this share
+TURNED = 0.5  # degrees from which a copy is "rotated"
+MIN_INLIERS = 120  # inliers (real films, bench.frames: distinct <= 53, copies >= 637)
+MIN_INLIER_SHARE = 0.45  # of the matches (distinct <= 0.366, copies >= 0.887; sample 0.568)
+ALIGNED_LIMIT = 0.5  # worst-tile difference of the normalised films (copies <= 0.372)
+MIN_ANATOMY_CORRELATION = 0.9  # at the anatomy's scale (real copies >= 0.938)
+SHIFT_LIMIT = 0.9  # pixels at COMPARE_SIDE, median tile moved after alignment (copies <= 0.692)
 MAX_SCALE_CHANGE = 0.25  # a copy is not reframed by more than a quarter of its size
 MAX_TURN = 10.0  # degrees: larger turns are quarter turns or other pictures
-RIGID_SCALE = 0.006  # a crop, a pad or a turn keeps the scale to this share
-UNTURNED = 0.15  # degrees: a resize turns nothing
+RIGID_SCALE = 0.004  # a crop, a pad, a turn keeps its scale to this (real copies: <= 0.003)
+UNTURNED = 0.1  # degrees: a resize turns nothing (real unturned copies: <= 0.071)
 FRAME_CHECK_VERSION = (
-    f"frame-v1/side{COMPARE_SIDE}-tone{TONE_SIGMA}-edge{EDGE}-box3-mad/"
-    f"ecc{ECC_STEPS}-tiles{TILE}p{SHIFT_PERCENTILE}-worst{TILE_PERCENTILE}-anatomy{ANATOMY_BLUR}-{ANATOMY_SIGMA}/min{MIN_ANATOMY_CORRELATION}-inliers{MIN_INLIERS}-share{MIN_INLIER_SHARE}-"
-    f"limit{ALIGNED_LIMIT}-shift{SHIFT_LIMIT}-overlap{MIN_OVERLAP}-rigid{RIGID_SCALE}-unturned{UNTURNED}"
+    f"frame-v1/side{COMPARE_SIDE}-tone{TONE_SIGMA}-edge{EDGE}-box3/ecc{ECC_STEPS}/"
+    f"tiles{TILE}-shift-p{SHIFT_PERCENTILE}-worst-p{TILE_PERCENTILE}/"
+    f"anatomy{ANATOMY_BLUR}-{ANATOMY_SIGMA}/inliers{MIN_INLIERS}-share{MIN_INLIER_SHARE}/"
+    f"limit{ALIGNED_LIMIT}-shift{SHIFT_LIMIT}-anatomy{MIN_ANATOMY_CORRELATION}/"
+    f"overlap{MIN_OVERLAP}-contained{CONTAINED}-turned{TURNED}-rigid{RIGID_SCALE}-"
+    f"unturned{UNTURNED}-turn{MAX_TURN}-aspect{MAX_SCALE_CHANGE}"
 )
 SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film the step verifies
 CLIPPED = 8  # grey levels from black or white: padding and burnt-out areas say nothing
@@ -77,9 +88,20 @@ class FrameComparison:
         return self.inliers >= MIN_INLIERS and self.inlier_share >= MIN_INLIER_SHARE
 
     @property
+    def framed_as_a_copy(self) -> bool:
+        """Unturned, one frame holds the other (a crop or a pad; a re-toned or resized copy
+        keeps its frame); a frame moved within the picture, both losing a strip, is another
+        shot. Turned by ``TURNED`` or more: a turn about the centre cuts both corners."""
+        if not self.transform:
+            return False
+        turn, _, _ = turn_and_scale(np.asarray(self.transform).reshape(2, 3))
+        return abs(turn) >= TURNED or max(self.overlap_a, self.overlap_b) >= CONTAINED
+
+    @property
     def same_picture(self) -> bool:
         return (
             self.features_agree
+            and self.framed_as_a_copy
             and min(self.overlap_a, self.overlap_b) >= MIN_OVERLAP
             and self.difference <= ALIGNED_LIMIT
             and self.shift <= SHIFT_LIMIT
@@ -287,13 +309,13 @@ def compare_frames(
 
 
 def frame_kind(comparison: FrameComparison) -> str:
-    """What the reframing is, from the transform and the overlap: ``rotated`` (turned by a
-    degree or more... half a degree), ``cropped`` (B shows part of A), ``padded`` (A lies
+    """What film B's reframing of film A is, from the transform and the overlap: ``rotated``
+    (turned by ``TURNED`` or more), ``cropped`` (B shows part of A), ``padded`` (A lies
     inside B), ``rescaled`` (another size or aspect) or ``re-toned`` (the same frame: only
     the tone differs)."""
     transform = np.asarray(comparison.transform, np.float64).reshape(2, 3)
     turn, sx, sy = turn_and_scale(transform)
-    if abs(turn) >= 0.5:
+    if abs(turn) >= TURNED:
         return "rotated"
     if comparison.overlap_a < 0.97:
         return "cropped"

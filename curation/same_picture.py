@@ -13,7 +13,9 @@ the lower number, compared as a number).
 
 A dropped film's kind says how it relates to the film it was confirmed against: ``mirror``,
 ``rotation``, ``rescaled``, ``noised`` (same frame, a copy) or ``re-filing`` (the same
-radiograph filed twice with its own annotation: inter-annotator evidence).
+radiograph filed twice with its own annotation: inter-annotator evidence); a pair the frame
+check confirmed (``curation.frame_step``) is ``cropped``, ``padded``, ``rotated``,
+``rescaled`` or ``re-toned``.
 """
 
 from __future__ import annotations

@@ -94,9 +94,9 @@ def kept_film_visits(
     ids = sorted(films)
     todo = [f for f in ids if films[f].sha256 not in cache.features]
     found = ordered_map(features_of, [str(root / films[f].path) for f in todo], workers)
-    for film, features in zip(todo, found, strict=True):
-        cache.features[films[film].sha256] = features
+    for film, computed in zip(todo, found, strict=True):
+        cache.features[films[film].sha256] = computed
         cache.added += 1
     cache.save()
-    features = [cache.features[films[f].sha256] for f in ids]
-    return [(ids[v.first], ids[v.second], v) for v in verified_pairs(features, workers=workers)]
+    kept = [cache.features[films[f].sha256] for f in ids]
+    return [(ids[v.first], ids[v.second], v) for v in verified_pairs(kept, workers=workers)]

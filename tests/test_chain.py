@@ -105,11 +105,11 @@ def _help(*args: str) -> str:
 
 
 def test_the_step_commands_are_the_chain_in_order_with_their_own_options():
-    listed = _help()
-    rows = [line.split()[1] for line in listed.splitlines() if re.match(r"│ \S", line)]
+    listed = _help().split("Commands:")[1]
+    rows = [line.split()[0] for line in listed.splitlines() if re.match(r"  \S", line)]
     assert rows[rows.index("index") :] == [*(step.name for step in CHAIN), *LAZY_COMMANDS]
     for step in CHAIN:
-        assert step.help in listed
+        assert " ".join(step.help.split()) in " ".join(_help(step.name).split())
     index, hashing, assign = _help("index"), _help("hash"), _help("assign")
     assert "--workers" in index and "--decode" not in index and "--seed" not in index
     assert "--decode" in hashing and "[draft|full]" in hashing and "--seed" not in hashing

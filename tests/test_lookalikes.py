@@ -7,10 +7,12 @@ from curation.lookalikes import (
     LOOKALIKE_DISTANCE,
     MAX_FILMS_PER_PATIENT,
     Link,
+    lookalike_clusters,
     lookalike_components,
     lookalike_links,
     patient_links,
 )
+from curation.records import Kind, SourceRecord
 
 
 def _link(a: str, b: str) -> Link:
@@ -69,3 +71,18 @@ def test_films_naming_one_patient_are_linked_unless_the_number_is_a_template():
     assert len(links) == MAX_FILMS_PER_PATIENT - 1 and templated == 0
     clusters = lookalike_components(sorted(at_limit), links)
     assert len(clusters) == 1
+
+
+def test_visit_links_join_components_only_with_link_visits():
+    """Verified visits (``curation.visits``) are counted always and joined only when the
+    curator asks (``--link-visits``): without it the components are the hash rule's."""
+    rng = np.random.default_rng(3)
+    films = {f: SourceRecord(f"{f}.jpg", Kind.image, f) for f in ("a", "b", "c")}
+    hashes = {f: {v: _random_code(rng) for v in View} for f in films}
+    visit = [Link("a", "c", "visit", inliers=140)]
+    apart = lookalike_clusters(films, hashes, {}, LOOKALIKE_DISTANCE, visit)
+    assert [c.film_ids for c in apart.clusters] == [("a",), ("b",), ("c",)]
+    assert apart.visit_links == visit and not apart.visits_linked
+    joined = lookalike_clusters(films, hashes, {}, LOOKALIKE_DISTANCE, visit, link_visits=True)
+    assert [c.film_ids for c in joined.clusters] == [("a", "c"), ("b",)]
+    assert joined.visits_linked

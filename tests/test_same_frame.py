@@ -173,7 +173,7 @@ def test_the_geometry_rule_refuses_a_repositioning_and_keeps_a_reframing():
 
 
 def test_features_are_deterministic_and_the_cache_round_trips(measured, tmp_path):
-    original, copy, frame = measured["turn 3 degrees"][0]
+    original, _, frame = measured["turn 3 degrees"][0]
     first, again = features_of(str(original)), features_of(str(original))
     assert np.array_equal(first.points, again.points)
     assert np.array_equal(first.descriptors, again.descriptors)

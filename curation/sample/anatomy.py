@@ -268,15 +268,15 @@ def single_shot(rng: np.random.Generator) -> Shot:
 
 
 def _visit_pose(rng: np.random.Generator, strength: float) -> dict:
-    """How a patient stands at a later visit, at ``strength`` (1 for visits close in time, 0.5
-    for visits years apart, whose soft tissue changes too): scale, a small turn, the arch's bend and the front teeth's width
-    (non-rigid), and a new filling. Drawn from a child generator, so the rest of the sample
-    is drawn as before."""
+    """How a patient stands at a later visit, at ``strength`` (1 for visits close in time,
+    0.3 for visits years apart, whose soft tissue changes too): scale, a small turn, the
+    arch's bend and the front teeth's width (non-rigid), and a new filling. Drawn from a
+    child generator, so the rest of the sample is drawn as before."""
     child = rng.spawn(1)[0]
     sign = child.choice([-1, 1], 4)
     return {
-        "scale": float(1 + sign[0] * child.uniform(0.01, 0.025) * strength),
-        "turn": float(sign[1] * child.uniform(0.5, 1.5) * strength),
+        "scale": float(1 + sign[0] * child.uniform(0.003, 0.015) * strength),
+        "turn": float(sign[1] * child.uniform(0.2, 1.0) * strength),
         "bend": float(sign[2] * child.uniform(0.006, 0.012) * strength),
         "trough": float(sign[3] * child.uniform(0.004, 0.008) * strength),
         "filling": (float(child.uniform(0.3, 0.7)), float(child.uniform(0.45, 0.6))),
@@ -321,7 +321,7 @@ def distant_shots(rng: np.random.Generator, visits: int) -> list[Shot]:
                 gain=rng.uniform(0.8, 1.2),
                 bias=rng.choice([-1, 1]) * rng.uniform(10, 25),
                 gamma=rng.uniform(0.85, 1.15),
-                **_visit_pose(rng, 0.5),
+                **_visit_pose(rng, 0.3),
             )
         )
     return shots
