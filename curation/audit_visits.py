@@ -12,7 +12,6 @@ the report with the two films and their matched features drawn (``visits/visit-N
 from __future__ import annotations
 
 import html
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -21,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
-from PIL import Image
 
 from curation.atomic import write_bytes
 from curation.audit_target import RowGroup, read_images, row_groups
 from curation.features import (
     FeatureMatch,
     FilmFeatures,
+    decoded_grey,
     film_features,
     match_features,
-    working_grey,
 )
 from curation.frame_check import compare_frames
 from curation.parallel import ordered_map
@@ -59,19 +57,8 @@ class CrossSplitMatch:
     drawing: str = ""  # file name below the report's folder
 
 
-def grey_of(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
-    """A grey decode for features and its full (width, height); JPEG at a reduced scale,
-    anything else through Pillow."""
-    try:
-        return working_grey(data)
-    except (ValueError, StopIteration):
-        with Image.open(io.BytesIO(data)) as image:
-            grey = np.asarray(image.convert("L"))
-            return grey, (grey.shape[1], grey.shape[0])
-
-
 def _features(data: bytes) -> FilmFeatures:
-    grey, size = grey_of(data)
+    grey, size = decoded_grey(data)
     return film_features(grey, size)
 
 
@@ -104,7 +91,7 @@ def cross_split_matches(
         match = match_features(features[a], features[b])
         if not verified(match):
             continue
-        (grey_a, size_a), (grey_b, size_b) = grey_of(image_of(a)), grey_of(image_of(b))
+        (grey_a, size_a), (grey_b, size_b) = decoded_grey(image_of(a)), decoded_grey(image_of(b))
         same = compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
         share = round(match.inlier_share, 4)
         found.append(CrossSplitMatch(a, b, match.matches, match.inliers, share, same))
@@ -114,7 +101,7 @@ def cross_split_matches(
 
 
 def _scaled(data: bytes) -> tuple[np.ndarray, float]:
-    grey, size = grey_of(data)
+    grey, size = decoded_grey(data)
     scale = DRAWN_HEIGHT / size[1]
     width = max(1, round(size[0] * scale))
     small = cv2.resize(grey, (width, DRAWN_HEIGHT), interpolation=cv2.INTER_AREA)

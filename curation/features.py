@@ -13,11 +13,13 @@ says how B's frame sits in A's.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 
 import cv2
 import numpy as np
 import simplejpeg
+from PIL import Image
 
 from curation.jpeg_check import check_decodable
 
@@ -63,6 +65,20 @@ def working_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
     smallest = {"min_width": -(-width // factor), "min_height": -(-height // factor)}
     grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_factor=factor, **smallest)
     return np.ascontiguousarray(grey[..., 0]), (width, height)
+
+
+def decoded_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
+    """Any image's bytes as the feature checks read them, and its full (width, height): a
+    JPEG the header check clears at a reduced scale (``working_grey``), anything else (or a
+    JPEG libjpeg refuses) through Pillow at full size."""
+    if data.startswith(b"\xff\xd8") and check_decodable(data) is None:
+        try:
+            return working_grey(data)
+        except ValueError:
+            pass  # libjpeg refused the data: Pillow decodes what it can, or says why not
+    with Image.open(io.BytesIO(data)) as image:
+        grey = np.asarray(image.convert("L"))
+    return grey, (grey.shape[1], grey.shape[0])
 
 
 def film_features(grey: np.ndarray, size: tuple[int, int] | None = None) -> FilmFeatures:

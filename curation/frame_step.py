@@ -11,7 +11,6 @@ confirmed pair joins the same-picture groups like any other, with its kind (``cr
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -20,20 +19,19 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pyarrow as pa
-from PIL import Image
 
 from curation import frame_check
 from curation.cache import read_cache, write_cache
 from curation.features import (
     FEATURES_VERSION,
     FilmFeatures,
+    decoded_grey,
     film_features,
     match_features,
-    working_grey,
 )
 from curation.frame_check import FrameComparison, compare_frames, frame_kind, turn_and_scale
 from curation.hash_films import Hashes
-from curation.hashing import JPEG_START, View, hamming
+from curation.hashing import View, hamming
 from curation.parallel import ordered_map
 from curation.pixels import Comparison
 from curation.records import SourceRecord
@@ -68,14 +66,8 @@ _FRAMES = pa.schema(
 
 
 def film_grey(path: str) -> tuple[np.ndarray, tuple[int, int]]:
-    """The film at ``path`` as the frame check reads it: a JPEG at a reduced scale, any
-    other image (the index accepts a few) through Pillow at full size."""
-    data = Path(path).read_bytes()
-    if data.startswith(JPEG_START):
-        return working_grey(data)
-    with Image.open(io.BytesIO(data)) as image:
-        grey = np.asarray(image.convert("L"))
-    return grey, (grey.shape[1], grey.shape[0])
+    """The film at ``path`` as the frame check reads it (``features.decoded_grey``)."""
+    return decoded_grey(Path(path).read_bytes())
 
 
 def features_of(path: str) -> FilmFeatures:
@@ -122,6 +114,19 @@ class FrameCache:
             self.frames[key] = FrameComparison(**{**row, "transform": tuple(row["transform"])})
 
     frames_version = f"{FEATURES_VERSION}|{frame_check.FRAME_CHECK_VERSION}"
+
+    def features_for(
+        self, films: dict[str, SourceRecord], root: Path, workers: int
+    ) -> list[FilmFeatures]:
+        """The features of ``films`` (by id, in id order): cached ones by sha256, the rest
+        computed over ``workers`` processes and remembered for ``save``."""
+        ids = sorted(films)
+        todo = [f for f in ids if films[f].sha256 not in self.features]
+        found = ordered_map(features_of, [str(root / films[f].path) for f in todo], workers)
+        for film, computed in zip(todo, found, strict=True):
+            self.features[films[film].sha256] = computed
+            self.added += 1
+        return [self.features[films[f].sha256] for f in ids]
 
     def _path(self, name: str) -> Path | None:
         return self.folder / name if self.folder else None
@@ -193,13 +198,8 @@ def frame_pairs(
     """The pairs of ``films`` (pending, by id) that the frame check confirms among the
     shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs."""
     ids = sorted(films)
-    todo = [f for f in ids if films[f].sha256 not in cache.features]
-    found = ordered_map(features_of, [str(root / films[f].path) for f in todo], workers)
-    for film, features in zip(todo, found, strict=True):
-        cache.features[films[film].sha256] = features
-        cache.added += 1
     shortlist = feature_shortlist(
-        [cache.features[films[f].sha256] for f in ids], frame_check.SHORTLIST_PER_FILM
+        cache.features_for(films, root, workers), frame_check.SHORTLIST_PER_FILM
     )
     joined = nx.utils.UnionFind(ids)
     for pair in confirmed:

@@ -88,15 +88,10 @@ def kept_film_visits(
     id (first < second). Features come from the frame step's cache (``FrameCache``, by
     sha256; missing ones are computed and saved); two kept films are never the same picture
     (the same-picture step kept one film per picture), so every verified pair is a visit."""
-    from curation.frame_step import FrameCache, features_of
+    from curation.frame_step import FrameCache
 
     cache = FrameCache(cache_folder)
     ids = sorted(films)
-    todo = [f for f in ids if films[f].sha256 not in cache.features]
-    found = ordered_map(features_of, [str(root / films[f].path) for f in todo], workers)
-    for film, computed in zip(todo, found, strict=True):
-        cache.features[films[film].sha256] = computed
-        cache.added += 1
+    kept = cache.features_for(films, root, workers)
     cache.save()
-    kept = [cache.features[films[f].sha256] for f in ids]
     return [(ids[v.first], ids[v.second], v) for v in verified_pairs(kept, workers=workers)]
