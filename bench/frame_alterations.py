@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw
 
-UPSCALED_WIDTHS = (2440, 2950)
-UPSCALED_HEIGHTS = (1270, 1435)
+from bench.real_films import repositioned
+
 QUALITY = 90  # a copy is written at this JPEG quality unless its alteration says otherwise
 
 
@@ -116,14 +116,8 @@ def simulated_visit(grey: np.ndarray, seed: int) -> np.ndarray:
     height, width = grey.shape
     scale = 1 + rng.choice([-1, 1]) * rng.uniform(0.02, 0.04)
     turn = rng.choice([-1, 1]) * rng.uniform(1.0, 2.0)
-    moved = cv2.getRotationMatrix2D((width / 2, height / 2), turn, scale)
-    moved[:, 2] += rng.uniform(0.01, 0.02, 2) * (width, height) * rng.choice([-1, 1], 2)
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
-    bend = rng.uniform(0.005, 0.01) * height * np.sin(np.pi * xs / width)
-    inverse = cv2.invertAffineTransform(moved)
-    map_x = inverse[0, 0] * xs + inverse[0, 1] * (ys + bend) + inverse[0, 2]
-    map_y = inverse[1, 0] * xs + inverse[1, 1] * (ys + bend) + inverse[1, 2]
-    visit = cv2.remap(grey, map_x.astype(np.float32), map_y.astype(np.float32), cv2.INTER_LINEAR)
+    shift = rng.uniform(0.01, 0.02, 2) * (width, height) * rng.choice([-1, 1], 2)
+    visit = repositioned(grey, scale, turn, shift, rng.uniform(0.005, 0.01) * height)
     visit = _tone(visit.astype(np.float64), 0, 1, float(rng.uniform(0.85, 1.15)))
     x, y = (
         int(rng.integers(width // 4, 3 * width // 4)),
@@ -131,10 +125,3 @@ def simulated_visit(grey: np.ndarray, seed: int) -> np.ndarray:
     )
     cv2.ellipse(visit, (x, y), (width // 60, height // 25), 0, 0, 360, 250, -1)
     return visit
-
-
-def upscaled(grey: np.ndarray, seed: int) -> np.ndarray:
-    """The film at a real archive size (bicubic), drawn per film from the archive's range."""
-    rng = np.random.default_rng(seed)
-    size = (int(rng.integers(*UPSCALED_WIDTHS)), int(rng.integers(*UPSCALED_HEIGHTS)))
-    return cv2.resize(grey, size, interpolation=cv2.INTER_CUBIC)

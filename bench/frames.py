@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from bench.frame_alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit, upscaled
+from bench.frame_alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
+from bench.real_films import REAL_FILMS, upscaled
 from curation import frame_check, pixels
 from curation.atomic import write_bytes
 from curation.features import FilmFeatures, film_features, match_features, working_grey
@@ -47,7 +48,6 @@ from curation.parallel import ordered_map
 from curation.same_picture import SAME_PICTURE_RADIUS
 from curation.vocabulary import LOOKALIKE_DISTANCE
 
-REAL_FILMS = Path(__file__).resolve().parents[2] / "shared" / "realfilms-dev" / "films"
 RESULTS = Path(__file__).with_name("frames.json")
 MARGIN = 0.25
 
@@ -122,14 +122,28 @@ def _geometry(frame: frame_check.FrameComparison) -> dict:
 
 def _figures(kind: str, strength: int, a: Film, b: Film, folder: Path) -> PairFigures:
     best, whole = _whole_frame(a, b, folder)
-    frame = _frame(a, b)
-    geometry = _geometry(frame) if frame.inliers >= frame_check.MIN_INLIERS else {}
+    return _pair_figures(kind, strength, a, b, best, whole, _frame(a, b), described=True)
+
+
+def _pair_figures(
+    kind: str,
+    strength: int,
+    a: Film,
+    b: Film,
+    distance: int,
+    whole: bool,
+    frame: frame_check.FrameComparison,
+    described: bool,
+) -> PairFigures:
+    """The figures of one pair; ``described``: the frame check's kind and the features' fit
+    are recorded too (copies; distinct pairs keep only the measures)."""
+    geometry = _geometry(frame) if described and frame.inliers >= frame_check.MIN_INLIERS else {}
     return PairFigures(
         kind,
         strength,
         a.name,
         b.name,
-        best,
+        distance,
         whole,
         frame.inliers,
         frame.inlier_share,
@@ -138,7 +152,7 @@ def _figures(kind: str, strength: int, a: Film, b: Film, folder: Path) -> PairFi
         frame.shift,
         frame.anatomy,
         frame.same_picture,
-        frame_check.frame_kind(frame) if frame.same_picture else "",
+        frame_check.frame_kind(frame) if described and frame.same_picture else "",
         **geometry,
     )
 
@@ -185,23 +199,8 @@ _ORIGINALS: list[Film] = []  # set before the distinct pairs' workers fork
 def _distinct(pair: tuple[int, int]) -> PairFigures:
     a, b = _ORIGINALS[pair[0]], _ORIGINALS[pair[1]]
     distance = min(hamming(a.hashes[view], b.hashes[View.identity]) for view in View)
-    frame = _frame(a, b)
-    return PairFigures(
-        "distinct",
-        0,
-        a.name,
-        b.name,
-        distance,
-        False,  # the whole-frame check on distinct pairs is measured by bench.margins
-        frame.inliers,
-        frame.inlier_share,
-        min(frame.overlap_a, frame.overlap_b),
-        frame.difference,
-        frame.shift,
-        frame.anatomy,
-        frame.same_picture,
-        "",
-    )
+    # The whole-frame check on distinct pairs is measured by bench.margins.
+    return _pair_figures("distinct", 0, a, b, distance, False, _frame(a, b), described=False)
 
 
 def _shortlisted(originals: list[Film], copies: list[dict], rows: list[PairFigures]) -> list:

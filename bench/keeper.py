@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from bench.real_films import REAL_FILMS
 from curation.atomic import write_bytes
 from curation.hashing import AverageHash512, View
 from curation.keeper import FilmFacts
@@ -51,7 +52,6 @@ from curation.pixels import Comparison
 from curation.provenance import encoder_signature
 from curation.same_picture import SamePicture, same_picture_groups
 
-REAL_FILMS = Path(__file__).resolve().parents[2] / "shared" / "realfilms-dev" / "films"
 RESULTS = Path(__file__).with_name("keeper.json")
 WRITERS = {"script q75": 75, "own quality q95": 95}
 Alter = Callable[[np.ndarray], tuple[np.ndarray, int | None]]  # picture -> (copy, quality)

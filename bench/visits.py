@@ -23,15 +23,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from bench.real_films import REAL_FILMS, repositioned, upscaled
 from curation.atomic import write_json
 from curation.features import FilmFeatures, film_features, match_features
 from curation.shortlist import feature_shortlist
 from curation.visits import MIN_INLIER_SHARE, MIN_INLIERS, SHORTLIST_PER_FILM, verified
 
-REAL_FILMS = Path(__file__).resolve().parents[2] / "shared" / "realfilms-dev" / "films"
 RESULTS = Path(__file__).with_name("visits.json")
-UPSCALED_WIDTHS = (2440, 2950)
-UPSCALED_HEIGHTS = (1270, 1435)
 
 
 def _jpeg_round_trip(grey: np.ndarray, quality: int) -> np.ndarray:
@@ -45,17 +43,9 @@ def _positioned(grey: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     height, width = grey.shape
     scale = 1 + rng.choice([-1, 1]) * rng.uniform(0.02, 0.05)
     turn = rng.choice([-1, 1]) * rng.uniform(1.0, 3.0)
-    moved = cv2.getRotationMatrix2D((width / 2, height / 2), turn, scale)
-    moved[:, 2] += rng.uniform(0.01, 0.03, 2) * (width, height) * rng.choice([-1, 1], 2)
-    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
-    bend = rng.choice([-1, 1]) * rng.uniform(0.005, 0.015) * height * np.sin(np.pi * xs / width)
-    inverse = cv2.invertAffineTransform(moved)
-    map_x = inverse[0, 0] * xs + inverse[0, 1] * (ys + bend) + inverse[0, 2]
-    map_y = inverse[1, 0] * xs + inverse[1, 1] * (ys + bend) + inverse[1, 2]
-    return cv2.remap(
-        grey, map_x.astype(np.float32), map_y.astype(np.float32), cv2.INTER_LINEAR,
-        borderMode=cv2.BORDER_REFLECT,
-    )  # fmt: skip
+    shift = rng.uniform(0.01, 0.03, 2) * (width, height) * rng.choice([-1, 1], 2)
+    bend = rng.choice([-1, 1]) * rng.uniform(0.005, 0.015) * height
+    return repositioned(grey, scale, turn, shift, bend, border=cv2.BORDER_REFLECT)
 
 
 def _treated(grey: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -93,13 +83,6 @@ def simulated_visit(grey: np.ndarray, seed: int) -> np.ndarray:
     size = (round(visit.shape[1] * factor), round(visit.shape[0] * factor))
     visit = cv2.resize(visit, size, interpolation=cv2.INTER_AREA)
     return _jpeg_round_trip(visit, int(rng.integers(60, 96)))
-
-
-def upscaled(grey: np.ndarray, seed: int) -> np.ndarray:
-    """The film at a real archive size (bicubic), drawn per film from the archive's range."""
-    rng = np.random.default_rng(seed)
-    size = (int(rng.integers(*UPSCALED_WIDTHS)), int(rng.integers(*UPSCALED_HEIGHTS)))
-    return cv2.resize(grey, size, interpolation=cv2.INTER_CUBIC)
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,12 @@ import base64
 import hashlib
 import json
 import re
+import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
@@ -258,3 +260,15 @@ def hub_standin() -> Iterator[HubStandIn]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def pushable_copy(sample_build: Path, folder: Path) -> tuple[Path, Path]:
+    """A private copy of a sample build (without its work and cache folders) in ``folder``,
+    and a source lock that matches it: what ``pericurate push`` needs."""
+    build = folder / "build"
+    shutil.copytree(sample_build, build, ignore=shutil.ignore_patterns("work", "cache"))
+    source = json.loads((build / "curation.json").read_text())["source"]
+    lock = folder / "source.lock.json"
+    entry = {"sha256": source["archive_sha256"], "size": source["archive_size"]}
+    lock.write_text(json.dumps({"sources": {Path(source["origin"]).name: entry}}))
+    return build, lock

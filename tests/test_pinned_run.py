@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from cards.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from curation.cli import app
-from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin
+from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]
 PROJECT = Path(__file__).resolve().parents[1]
@@ -54,12 +54,7 @@ def root(sample_build: Path, tmp_path: Path, hub_standin: HubStandIn, monkeypatc
     for relative in (EVAL_CONFIG, LOCAL_CONFIG):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PROJECT / relative, root / relative)
-    build = tmp_path / "build"
-    shutil.copytree(sample_build, build, ignore=shutil.ignore_patterns("work", "cache"))
-    source = json.loads((build / "curation.json").read_text())["source"]
-    lock = tmp_path / "source.lock.json"
-    entry = {"sha256": source["archive_sha256"], "size": source["archive_size"]}
-    lock.write_text(json.dumps({"sources": {Path(source["origin"]).name: entry}}))
+    build, lock = pushable_copy(sample_build, tmp_path)
     monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)
     monkeypatch.setenv("HF_ENDPOINT", hub_standin.url)
     args = ["push", "--repo", REPO, "--build", str(build), "--lock", str(lock)]

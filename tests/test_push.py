@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from cards.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from curation.cli import app
-from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin
+from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]
 REPO = "curator/periapical-test"
@@ -32,16 +32,11 @@ PROJECT = Path(__file__).resolve().parents[1]
 def workspace(sample_build: Path, tmp_path: Path, hub_standin: HubStandIn, monkeypatch) -> dict:
     """A private copy of the build, of the two pin files and a lock matching the build;
     the client pointed at the stand-in with the write token and an empty cache."""
-    build = tmp_path / "build"
-    shutil.copytree(sample_build, build, ignore=shutil.ignore_patterns("work", "cache"))
+    build, lock = pushable_copy(sample_build, tmp_path)
     root = tmp_path / "root"
     for relative in (PINNED_FILE, EVAL_CONFIG):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(PROJECT / relative, root / relative)
-    source = json.loads((build / "curation.json").read_text())["source"]
-    lock = tmp_path / "source.lock.json"
-    entry = {"sha256": source["archive_sha256"], "size": source["archive_size"]}
-    lock.write_text(json.dumps({"sources": {Path(source["origin"]).name: entry}}))
     monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)
     monkeypatch.setenv("HF_ENDPOINT", hub_standin.url)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
