@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from curation.download import fetch_source
-from curation.pipeline import Outcome, Settings, Source, curate
+from curation.chain.runner import Outcome, Settings, Source, curate
 from curation.sample import SampleTruth, write_sample_archive
+from curation.source.download import fetch_source
 from tests.sample_reading import SMALL_FILMS, SMALL_SEED
 
 SAMPLE_FILMS = 120

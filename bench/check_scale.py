@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from bench.margins import MARGIN, Measure, kit_measures
-from curation.hashing import View
-from curation.pixels import (
+from curation.hashes.hashing import View
+from curation.same_picture.pixels import (
     COMPARE_SIZE,
     SAME_PICTURE_LIMIT,
     Comparison,

@@ -14,7 +14,7 @@ for side in old new; do
                 "build --build $build --no-fail-on-rejected" "card --build $build" \
                 "agreement --build $build"; do
         (cd "$checkout" && /usr/bin/time -f "$side ${step%% *}: %e s wall, %U s user, %M KiB peak" \
-            "$python" -c "from curation.cli import app; app()" $step > "$out/$side-${step%% *}.log" 2>&1) \
+            "$python" -c "from curation.cli.app import app; app()" $step > "$out/$side-${step%% *}.log" 2>&1) \
             || { echo "$side ${step%% *} failed: $out/$side-${step%% *}.log"; exit 1; }
         tail -n 1 "$out/$side-${step%% *}.log"
     done

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.download import fetch_source
-from curation.pipeline import Source
+from curation.chain.runner import Source
 from curation.sample import truth_path, write_sample_archive
+from curation.source.download import fetch_source
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 SEED = 7

@@ -26,7 +26,7 @@ from bench.measure import run_measured
 
 REPO = Path(__file__).resolve().parent.parent
 COMMANDS = ("download", "build", "card", "agreement")
-ENTRY = "from curation.cli import app; app()"
+ENTRY = "from curation.cli.app import app; app()"
 ISSUE_11_BASELINE = "b9ab0a2"  # the commit issue 11 measured on: "at most 20% more than now"
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from bench.corpus import corpus_source
-from curation.hashing import AverageHash512, View
-from curation.parallel import ordered_map
+from curation.core.parallel import ordered_map
+from curation.hashes.hashing import AverageHash512, View
 
 GRID_ROWS, GRID_COLS = 16, 32
 BLOCK = 4  # cells per side of the blocks a perturbed code takes from another film

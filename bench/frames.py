@@ -7,10 +7,12 @@ table (``ALTERATIONS``) and one simulated visit of the same patient, both at the
 size and, for a subset (``--upscaled``), upscaled to real archive sizes (2,440-2,950 x
 1,270-1,435, grey). Each copy is then put through what the near-identical step does:
 
-- the whole-frame check (``curation.pixels``) for every orientation whose hash lies within
+- the whole-frame check (``curation.same_picture.pixels``) for every orientation whose hash lies
+within
   ``SAME_PICTURE_RADIUS`` bits;
-- the feature shortlist (``curation.shortlist``, over the originals and that alteration's
-  copies) and the aligned frame check (``curation.frame_check``) of the shortlisted pairs.
+- the feature shortlist (``curation.features.shortlist``, over the originals and that alteration's
+  copies) and the aligned frame check (``curation.same_picture.frame_check``) of the shortlisted
+  pairs.
 
 A copy is *dropped* when either check confirms it, *linked* when not but its hash lies within
 the look-alike distance (same component), else *kept apart*. The distinct side is every pair
@@ -40,13 +42,13 @@ from PIL import Image
 
 from bench.frame_alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from bench.real_films import REAL_FILMS, upscaled
-from curation import frame_check, pixels
-from curation.atomic import write_bytes
-from curation.features import FilmFeatures, film_features, match_features, working_grey
-from curation.hashing import AverageHash512, View, hamming
-from curation.parallel import ordered_map
-from curation.same_picture import SAME_PICTURE_RADIUS
-from curation.vocabulary import LOOKALIKE_DISTANCE
+from curation.core.atomic import write_bytes
+from curation.core.parallel import ordered_map
+from curation.core.vocabulary import LOOKALIKE_DISTANCE
+from curation.features.features import FilmFeatures, film_features, match_features, working_grey
+from curation.hashes.hashing import AverageHash512, View, hamming
+from curation.same_picture import frame_check, pixels
+from curation.same_picture.candidates import SAME_PICTURE_RADIUS
 
 RESULTS = Path(__file__).with_name("frames.json")
 MARGIN = 0.25
@@ -207,7 +209,7 @@ def _shortlisted(originals: list[Film], copies: list[dict], rows: list[PairFigur
     """Mark each copy pair by whether the feature shortlist proposes it (None when the
     shortlist is not there yet)."""
     try:
-        from curation.shortlist import feature_shortlist
+        from curation.features.shortlist import feature_shortlist
     except ImportError:
         return rows
     proposed: set[tuple[str, str]] = set()

@@ -12,11 +12,11 @@ import sys
 import time
 from pathlib import Path
 
-from curation.hash_films import hash_films
-from curation.hashing import View, hamming
-from curation.index import index_source
-from curation.originals import drop_augmented_by_name
-from curation.records import pending_images
+from curation.core.records import pending_images
+from curation.hashes.hash_films import hash_films
+from curation.hashes.hashing import View, hamming
+from curation.index.index import index_source
+from curation.index.originals import drop_augmented_by_name
 
 
 def main(root: Path) -> dict:

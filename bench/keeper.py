@@ -7,13 +7,15 @@ table (``ALTERATIONS``), writes the copy as an augmentation script would (``WRIT
 script's default quality 75, or at the originals' own quality 95, where quality tells
 nothing), numbers it once below and once above its original (``090131`` vs ``36531``: above
 as a number, below as text), and builds the group of the two films directly: detection is
-not measured here, only the keeper (``curation.same_picture.same_picture_groups`` on the
-facts ``curation.keeper_evidence`` reads from the files). The archive's mean film is that of
+not measured here, only the keeper (``curation.same_picture.candidates.same_picture_groups`` on the
+facts ``curation.same_picture.keeper_evidence`` reads from the files). The archive's mean film is
+that of
 the originals plus one copy of each (cycling through the alterations), as in an archive
 whose copies are a minority.
 
 Goal: the original kept in every group, no turned film kept. It also prints the upright
-and mirror margins of ``curation.keeper_evidence``. Figures go to ``bench/keeper.json``.
+and mirror margins of ``curation.same_picture.keeper_evidence``. Figures go to
+``bench/keeper.json``.
 
     uv run --frozen python -m bench.keeper           # about 2 minutes on 2 cores
     uv run --frozen python -m bench.keeper --films 20  # a quick look
@@ -35,10 +37,12 @@ import numpy as np
 from PIL import Image
 
 from bench.real_films import REAL_FILMS
-from curation.atomic import write_bytes
-from curation.hashing import AverageHash512, View
-from curation.keeper import FilmFacts
-from curation.keeper_evidence import (
+from curation.core.atomic import write_bytes
+from curation.hashes.hashing import AverageHash512, View
+from curation.index.provenance import encoder_signature
+from curation.same_picture.candidates import SamePicture, same_picture_groups
+from curation.same_picture.keeper import FilmFacts
+from curation.same_picture.keeper_evidence import (
     border_share,
     corner_share,
     correlation,
@@ -48,9 +52,7 @@ from curation.keeper_evidence import (
     mean_grid,
     turn_of,
 )
-from curation.pixels import Comparison
-from curation.provenance import encoder_signature
-from curation.same_picture import SamePicture, same_picture_groups
+from curation.same_picture.pixels import Comparison
 
 RESULTS = Path(__file__).with_name("keeper.json")
 WRITERS = {"script q75": 75, "own quality q95": 95}

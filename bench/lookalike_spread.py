@@ -18,11 +18,11 @@ import numpy as np
 
 from bench.corpus import corpus_source, corpus_zip
 from bench.peers import Groups, Pair, originals_folder, relations, truth_groups
-from curation.hashing import AverageHash512, View
-from curation.lookalikes import lookalike_links
-from curation.parallel import ordered_map
+from curation.core.parallel import ordered_map
+from curation.core.vocabulary import LOOKALIKE_DISTANCE
+from curation.hashes.hashing import AverageHash512, View
+from curation.lookalikes.components import lookalike_links
 from curation.sample import SampleTruth, truth_path
-from curation.vocabulary import LOOKALIKE_DISTANCE
 
 RADII = (LOOKALIKE_DISTANCE, 40, 50, 60, 70, 80, 90)
 

@@ -1,5 +1,5 @@
 """A rerun of ``make splits`` with nothing changed: every command should see it has nothing
-to do (``curation.up_to_date``) and leave every file of the build as it was.
+to do (``curation.cli.up_to_date``) and leave every file of the build as it was.
 
 - ``commands_noop(python, source, build)``: the Makefile's four commands (``download``,
   ``build``, ``card``, ``agreement``) in ``build``, run once to settle (that run may do real

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench import lookalike_spread
 from bench.splits_bench import COMMANDS
-from curation.atomic import write_bytes, write_json
+from curation.core.atomic import write_bytes, write_json
 
 GOALS = {
     "hash_speedup": 6.0,

@@ -64,7 +64,7 @@ def _machine() -> dict:
 
 
 def _search(sizes: list[int], fraction_queries: int) -> list[dict]:
-    """Issue 15, goal 5: pericurate's search (``curation.pairs``: the multi-index above its
+    """Issue 15, goal 5: pericurate's search (``curation.hashes.pairs``: the multi-index above its
     threshold) run whole at every size on codes with the structure of film hashes, beside
     faiss brute force (whole up to ``WHOLE_BRUTE_FORCE`` codes, where the found pairs are
     compared by digest; beyond, a fraction of its queries, extrapolated and said so)."""
@@ -131,8 +131,11 @@ def _executors() -> dict:
 
 def _audit(folder: Path) -> dict:
     """``pericurate audit`` on the draft corpus build (exit 1 means it found leakage)."""
-    if importlib.util.find_spec("curation.audit") is None:
-        return {"measured": False, "why": "not measured: audit not available (curation.audit)"}
+    if importlib.util.find_spec("curation.audit.audit") is None:
+        return {
+            "measured": False,
+            "why": "not measured: audit not available (curation.audit.audit)",
+        }
     build = draft_build(folder)
     if not (build / "dataset").is_dir():
         return {"measured": False, "why": f"not measured: no corpus build in {build}"}

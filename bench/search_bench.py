@@ -1,15 +1,16 @@
-"""Exact pair search at scale: ``curation.pairs`` against brute force, on three kinds of codes.
+"""Exact pair search at scale: ``curation.hashes.pairs`` against brute force, on three kinds of
+codes.
 
 Run as a child (``python -m bench.search_bench ENGINE N QUERIES [KIND]``) so that its peak RSS
 is its own. Engines:
 
 - ``faiss``: ``self_pairs`` as the chain runs it (the multi-index above
-  ``curation.pairs.INDEX_PAIRS`` compared pairs, faiss brute force below);
+  ``curation.hashes.pairs.INDEX_PAIRS`` compared pairs, faiss brute force below);
 - ``flat``: ``self_pairs`` forced to faiss brute force (``IndexBinaryFlat``), the search
   before the multi-index;
 - ``numpy``: XOR and popcount brute force (``bench.codes.numpy_pairs``);
 - ``multihash``: faiss's own multi-index, ``IndexBinaryMultiHash`` with 16 tables of 32 bits
-  and one flipped bit (exact up to radius 31), on all pairs: why ``curation.multi_index``
+  and one flipped bit (exact up to radius 31), on all pairs: why ``curation.hashes.multi_index``
   files its buckets in faiss IVF lists instead.
 
 ``faiss`` and ``flat`` report the sha256 of the pairs they found (rows and order), so two runs
@@ -36,8 +37,8 @@ import faiss
 import numpy as np
 
 from bench.codes import correlated_codes, distance_quantiles, numpy_pairs
-from curation import pairs
-from curation.pairs import CODE_TILE, range_pairs, self_pairs
+from curation.hashes import pairs
+from curation.hashes.pairs import CODE_TILE, range_pairs, self_pairs
 
 RADIUS = 30
 SEED = 11

@@ -19,7 +19,7 @@ COMMANDS = ("download", "build", "card", "agreement")
 
 
 def pericurate(python: str, *args: str) -> list[str]:
-    return [python, "-c", "from curation.cli import app; app()", *args]
+    return [python, "-c", "from curation.cli.app import app; app()", *args]
 
 
 def _make_splits(python: str, archive: Path, build: Path, *build_args: str) -> dict:

@@ -5,7 +5,7 @@ Reads the 120 real panoramic radiographs of ``../shared/realfilms-dev/films`` (5
 JPEG, squashed from the archives' wider frame; read here, never copied into the repository)
 and says plainly that it skipped when the folder is absent. From each film it simulates
 another visit of the same patient at typical strength (``simulated_visit``) and measures both
-sides of ``curation.visits``: every visit against its film (goal: >= 95% verified, and
+sides of ``curation.lookalikes.visits``: every visit against its film (goal: >= 95% verified, and
 shortlisted), and every pair of distinct real films, 7,140 (goal: 0 verified). The same again
 on a subset upscaled to real archive sizes (~2,440-2,950 x 1,270-1,435). Writes
 ``bench/visits.json`` with the distributions and margins.
@@ -24,10 +24,10 @@ import cv2
 import numpy as np
 
 from bench.real_films import REAL_FILMS, repositioned, upscaled
-from curation.atomic import write_json
-from curation.features import FilmFeatures, film_features, match_features
-from curation.shortlist import feature_shortlist
-from curation.visits import MIN_INLIER_SHARE, MIN_INLIERS, SHORTLIST_PER_FILM, verified
+from curation.core.atomic import write_json
+from curation.features.features import FilmFeatures, film_features, match_features
+from curation.features.shortlist import feature_shortlist
+from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, SHORTLIST_PER_FILM, verified
 
 RESULTS = Path(__file__).with_name("visits.json")
 

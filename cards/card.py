@@ -13,13 +13,13 @@ import typer
 from rich.console import Console
 
 from cards.licenses import write_license_files
-from curation.agreement import AGREEMENT_FILE, agreement, describe
-from curation.atomic import write_bytes
-from curation.errors import PericurateError
-from curation.options import DEFAULT_BUILD, BuildDir
-from curation.schema import SPLITS, features, shard_name
-from curation.summary import Summary, SummaryError
-from curation.up_to_date import skip_when_unchanged
+from curation.cli.options import DEFAULT_BUILD, BuildDir
+from curation.cli.up_to_date import skip_when_unchanged
+from curation.core.atomic import write_bytes
+from curation.core.errors import PericurateError
+from curation.publish.agreement import AGREEMENT_FILE, agreement, describe
+from curation.publish.schema import SPLITS, features, shard_name
+from curation.publish.summary import Summary, SummaryError
 from splits.figures import STAT_NAMES
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.atomic import write_bytes
+from curation.core.atomic import write_bytes
 
 DATA_LICENSE = """\
 The data in this dataset (the radiographs and their lesion annotations) are licensed under

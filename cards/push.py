@@ -2,7 +2,7 @@
 periapical-lesions environment to it.
 
 Before anything is sent (``--dry-run`` too), the build's files are verified together
-(``curation.build_check``): each shard holds exactly the films the manifest keeps in its
+(``curation.publish.build_check``): each shard holds exactly the films the manifest keeps in its
 split, each image with the published sha256 the manifest records, and ``clusters.parquet``
 and ``curation.json`` agree with them; a build made from the synthetic sample is refused
 unless ``--allow-synthetic``. One ``create_commit`` guarded by ``parent_commit`` uploads the
@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from curation.atomic import write_bytes
-from curation.download import read_lock
-from curation.errors import PericurateError, SourceError
-from curation.options import DEFAULT_BUILD, BuildDir, SourceLock, lock_path
-from curation.schema import SPLITS, shard_name
-from curation.summary import SourceFacts, Summary, SummaryError
+from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock, lock_path
+from curation.core.atomic import write_bytes
+from curation.core.errors import PericurateError, SourceError
+from curation.publish.schema import SPLITS, shard_name
+from curation.publish.summary import SourceFacts, Summary, SummaryError
+from curation.source.download import read_lock
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -92,8 +92,8 @@ def check_fresh(build: Path, lock: Path) -> SourceFacts:
 
 def check_files(build: Path) -> None:
     """Refuse a build whose audit files are missing or unreadable, or whose shards, manifest,
-    clusters and summary disagree (``curation.build_check.verify_build``)."""
-    from curation.build_check import BuildMismatch, verify_build  # numpy and pyarrow
+    clusters and summary disagree (``curation.publish.build_check.verify_build``)."""
+    from curation.publish.build_check import BuildMismatch, verify_build  # numpy and pyarrow
 
     for name in AUDIT_FILES:
         for _ in _read_parquet(build / name, None):
@@ -272,7 +272,7 @@ def push_command(
     build_env: Annotated[bool, typer.Option(help="Build the environment's wheel/sdist.")] = True,
     repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
 ) -> None:
-    """The ``push`` command (its help: ``curation.cli.LAZY_COMMANDS``); errors are one line."""
+    """The ``push`` command (its help: ``curation.cli.app.LAZY_COMMANDS``); errors are one line."""
     console = Console(soft_wrap=True, markup=False, highlight=False)
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
         raise PushError(f"--repo {repo!r} is not OWNER/NAME.")

@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.cli import app
+from curation.cli.app import app
 from tests.hostile_films import film_bytes, voc, write_source
 
 WAIT_SECONDS = 120  # a bound on a child run, never a measurement
@@ -93,7 +93,7 @@ def film_source(root: Path, films: int, size: tuple[int, int] = (320, 160)) -> P
 
 def pericurate_child(*args: str | Path, **options: object) -> subprocess.Popen:
     """``pericurate ARGS`` in a child process of its own process group."""
-    command = [sys.executable, "-c", "from curation.cli import app; app()", *map(str, args)]
+    command = [sys.executable, "-c", "from curation.cli.app import app; app()", *map(str, args)]
     return subprocess.Popen(
         command,
         stdout=subprocess.PIPE,

@@ -9,7 +9,7 @@ import zipfile
 
 from PIL import Image
 
-from curation.source import Source
+from curation.source.source import Source
 
 LESIONS = "Periapical Dataset/Periapical Lesions"
 ORIGINAL = f"{LESIONS}/Original JPG Images/00011.jpg"

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
-from curation.agreement import agreement
-from curation.cli import app
+from curation.cli.app import app
+from curation.publish.agreement import agreement
 
 BOX = [0.1, 0.1, 0.3, 0.3]
 FAR = [0.6, 0.6, 0.8, 0.8]

@@ -1,4 +1,4 @@
-"""Atomic writes (``curation.atomic``): the target is replaced whole, readable by all, with
+"""Atomic writes (``curation.core.atomic``): the target is replaced whole, readable by all, with
 nothing left beside it, and a link planted at the temporary name is refused."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from curation.atomic import write_bytes
+from curation.core.atomic import write_bytes
 
 
 def test_an_atomic_write_replaces_the_file_readable_by_all_and_leaves_nothing(tmp_path):

@@ -16,11 +16,11 @@ import typer
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation import audit_target
-from curation.audit import audit_command
-from curation.audit_referrals import find_hints, permutation_test
-from curation.referrals import referral_for
-from curation.schema import shard_name
+from curation.audit import target as audit_target
+from curation.audit.audit import audit_command
+from curation.audit.referrals import find_hints, permutation_test
+from curation.publish.referrals import referral_for
+from curation.publish.schema import shard_name
 
 runner = CliRunner()
 app = typer.Typer()

@@ -18,10 +18,10 @@ import typer
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.audit import audit_command
-from curation.audit_identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
-from curation.audit_referrals import associations
-from curation.audit_target import (
+from curation.audit.audit import audit_command
+from curation.audit.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
+from curation.audit.referrals import associations
+from curation.audit.target import (
     Columns,
     find_shards,
     image_header,
@@ -29,7 +29,7 @@ from curation.audit_target import (
     resolve_columns,
     scan,
 )
-from curation.hashing import AverageHash512, hamming
+from curation.hashes.hashing import AverageHash512, hamming
 
 app = typer.Typer()
 app.command("audit")(audit_command)

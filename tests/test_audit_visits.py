@@ -1,4 +1,4 @@
-"""Visits of one patient across splits: the audit lists them first (``curation.audit_visits``),
+"""Visits of one patient across splits: the audit lists them first (``curation.audit.visits``),
 ``--strict-patients`` makes them fail the audit, ``--link-visits`` keeps them in one split,
 and the card counts them; on the sample's planted visit groups."""
 
@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cards.card import render_card
-from curation.pipeline import Settings, curate
-from curation.summary import Summary
+from curation.chain.runner import Settings, curate
+from curation.publish.summary import Summary
 from tests.test_audit import run
 
 FAST = ("--permutations", "199")

@@ -5,8 +5,8 @@ check."""
 from __future__ import annotations
 
 from bench.check_scale import compare_at_scale
-from curation.hashing import View
-from curation.pixels import compare
+from curation.hashes.hashing import View
+from curation.same_picture.pixels import compare
 from tests import film_kit as kit
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from bench.lookalike_spread import nearest_views, spread
 from bench.peers import joined_groups
-from curation.hashing import View
+from curation.hashes.hashing import View
 
 
 def _code(ones: list[int]) -> bytes:

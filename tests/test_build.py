@@ -9,11 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from curation.build import write_dataset
-from curation.hashing import View
-from curation.lookalikes import Cluster
-from curation.records import Kind, Lesion, SourceRecord
-from curation.schema import shard_name
+from curation.core.records import Kind, Lesion, SourceRecord
+from curation.hashes.hashing import View
+from curation.lookalikes.components import Cluster
+from curation.publish.build import write_dataset
+from curation.publish.schema import shard_name
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ import logging
 import pyarrow as pa
 import pytest
 
-from curation import cache, index
-from curation.hash_films import hash_films
-from curation.records import Kind
+from curation.core import cache
+from curation.core.records import Kind
+from curation.hashes.hash_films import hash_films
+from curation.index import index
 from tests.hostile_films import film_bytes, voc, write_source
 
 SCHEMA = pa.schema([("key", pa.string()), ("value", pa.int64())])

@@ -15,7 +15,7 @@ from periapical_lesions.data import card_row_count
 from typer.testing import CliRunner
 
 from cards.card import SYNTHETIC_NOTE, CardError, card_command, render_card
-from curation.schema import SPLITS, shard_name
+from curation.publish.schema import SPLITS, shard_name
 
 app = typer.Typer()
 app.command()(card_command)

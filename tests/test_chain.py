@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from curation.chain import CHAIN, ChainError, Run, Step, check_chain, through
-from curation.cli import LAZY_COMMANDS, app
-from curation.executors import LocalExecutor
-from curation.parallel import ordered_map
-from curation.pipeline import Settings, curate
-from curation.records import SourceRecord, pending_images
-from curation.source import Source
+from curation.chain.chain import CHAIN, ChainError, Run, Step, check_chain, through
+from curation.chain.executors import LocalExecutor
+from curation.chain.runner import Settings, curate
+from curation.cli.app import LAZY_COMMANDS, app
+from curation.core.parallel import ordered_map
+from curation.core.records import SourceRecord, pending_images
+from curation.source.source import Source
 
 
 class _Quiet:
@@ -124,7 +124,7 @@ def test_no_help_shows_markup():
 def test_help_imports_nothing_heavy():
     code = (
         "import sys\n"
-        "from curation.cli import app\n"
+        "from curation.cli.app import app\n"
         "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = ('numpy', 'pyarrow', 'datasets', 'httpx', 'huggingface_hub', 'PIL')\n"
         "print(sorted(set(heavy) & set(sys.modules)))\n"

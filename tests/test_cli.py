@@ -8,7 +8,7 @@ import sys
 
 from typer.testing import CliRunner
 
-from curation.cli import app
+from curation.cli.app import app
 from tests.hostile_films import film_bytes, voc, write_source
 
 
@@ -99,7 +99,7 @@ def test_every_commands_help_imports_nothing_heavy():
     probe = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from curation.cli import app\n"
+        "from curation.cli.app import app\n"
         "for name in ('audit', 'push', 'card', 'agreement', 'build', 'download'):\n"
         "    assert CliRunner().invoke(app, [name, '--help']).exit_code == 0, name\n"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from curation import download
-from curation.download import SourceError, fetch_source
+from curation.source import download
+from curation.source.download import SourceError, fetch_source
 from tests.source_archives import assert_real_layout, real_layout_zip, sha
 
 

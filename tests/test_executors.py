@@ -12,11 +12,11 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
-from curation import hash_films as hash_films_module  # noqa: E402
-from curation import index as index_module  # noqa: E402
-from curation.executors import RayExecutor  # noqa: E402
-from curation.pipeline import Settings, curate  # noqa: E402
-from curation.records import Fate  # noqa: E402
+from curation.chain.executors import RayExecutor  # noqa: E402
+from curation.chain.runner import Settings, curate  # noqa: E402
+from curation.core.records import Fate  # noqa: E402
+from curation.hashes import hash_films as hash_films_module  # noqa: E402
+from curation.index import index as index_module  # noqa: E402
 
 
 @pytest.fixture

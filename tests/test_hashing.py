@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from curation.hash_films import hash_films
-from curation.hashing import AverageHash512, CorruptJpeg, View, hamming, hash_version
-from curation.index import index_source
-from curation.originals import drop_augmented_by_name
-from curation.records import Fate, Kind
+from curation.core.records import Fate, Kind
+from curation.hashes.hash_films import hash_films
+from curation.hashes.hashing import AverageHash512, CorruptJpeg, View, hamming, hash_version
+from curation.index.index import index_source
+from curation.index.originals import drop_augmented_by_name
 from tests import film_kit as kit
 from tests.hostile_films import (
     bit_flipped_jpeg,

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from curation.pipeline import Settings, Source, curate
+from curation.chain.runner import Settings, Source, curate
 from tests.hostile_films import (
     FILM_SIZE,
     bit_flipped_jpeg,

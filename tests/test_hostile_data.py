@@ -22,14 +22,14 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation import build as build_module
-from curation.atomic import atomic_path, remove_leftovers
-from curation.build_check import BuildMismatch, verify_build
-from curation.cli import app
-from curation.errors import PericurateError
-from curation.jpeg_publish import publishable_jpeg
-from curation.pipeline import Settings, Source, curate
-from curation.voc import AnnotationError, read_voc
+from curation.chain.runner import Settings, Source, curate
+from curation.cli.app import app
+from curation.core.atomic import atomic_path, remove_leftovers
+from curation.core.errors import PericurateError
+from curation.index.voc import AnnotationError, read_voc
+from curation.publish import build as build_module
+from curation.publish.build_check import BuildMismatch, verify_build
+from curation.publish.jpeg_publish import publishable_jpeg
 from tests.hostile_films import ANNOTS, BOX, FILMS, film_bytes, voc, write_source
 
 PATIENT = b"PN12345"
@@ -296,7 +296,7 @@ def test_a_build_whose_outputs_disagree_fails_and_is_never_up_to_date(cli_build,
 HOLDER = """
 import sys
 from pathlib import Path
-from curation.build_lock import holding_build_folder
+from curation.core.build_lock import holding_build_folder
 with holding_build_folder(Path(sys.argv[1]), "build"):
     print("held", flush=True)
     sys.stdin.read()
@@ -371,7 +371,8 @@ def test_an_atomic_write_cut_short_leaves_a_file_the_next_run_removes(tmp_path):
         [
             sys.executable,
             "-c",
-            "import os, sys\nfrom pathlib import Path\nfrom curation.atomic import atomic_path\n"
+            "import os, sys\nfrom pathlib import Path\n"
+            "from curation.core.atomic import atomic_path\n"
             "with atomic_path(Path(sys.argv[1])) as tmp:\n"
             "    tmp.write_bytes(b'half a shard')\n    os._exit(9)\n",
             str(target),

@@ -21,13 +21,13 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.cli import app
-from curation.download import download_name
-from curation.errors import INTERRUPTED
-from curation.index import file_facts
-from curation.jpeg_check import check_decodable
-from curation.parallel import interrupts_held, ordered_map
-from curation.records import Kind
+from curation.cli.app import app
+from curation.core.errors import INTERRUPTED
+from curation.core.jpeg_check import check_decodable
+from curation.core.parallel import interrupts_held, ordered_map
+from curation.core.records import Kind
+from curation.index.index import file_facts
+from curation.source.download import download_name
 from tests.hostile_films import film_bytes, voc, write_source
 from tests.hostile_processes import (
     ENOUGH_FILMS,
@@ -89,8 +89,8 @@ def test_the_hash_step_refuses_to_decode_a_lossless_film(tmp_path):
     path = tmp_path / f"{SOF3_STEM}.jpg"
     path.write_bytes(sof3_film()[0])
     code = (
-        "import sys; from curation.hash_films import _hash_one; "
-        "from curation.vocabulary import Decode; "
+        "import sys; from curation.hashes.hash_films import _hash_one; "
+        "from curation.core.vocabulary import Decode; "
         f"print(_hash_one(({str(path)!r}, Decode(sys.argv[1]), (320, 160)))[2])"
     )
     for decode in ("draft", "full"):
@@ -192,14 +192,14 @@ def test_kill_9_of_the_build_takes_its_workers_with_it(busy_build):
 
 BLOCKED_PAGE = """
 import threading
-import curation.build, curation.steps
+import curation.publish.build, curation.chain.steps
 
 def interrupted(*args, **kwargs):
     raise KeyboardInterrupt
 
-curation.steps.write_review = lambda *args, **kwargs: threading.Event().wait()
-curation.build.write_dataset = interrupted
-from curation.cli import app
+curation.chain.steps.write_review = lambda *args, **kwargs: threading.Event().wait()
+curation.publish.build.write_dataset = interrupted
+from curation.cli.app import app
 app()
 """
 

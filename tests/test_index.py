@@ -3,10 +3,10 @@ import os
 import pytest
 from PIL import Image
 
-from curation import index
-from curation.index import to_lesions
-from curation.records import Fate, Kind
-from curation.voc import MAX_BOXES_PER_FILM, AnnotationError, RawBox, parse_voc
+from curation.core.records import Fate, Kind
+from curation.index import index
+from curation.index.index import to_lesions
+from curation.index.voc import MAX_BOXES_PER_FILM, AnnotationError, RawBox, parse_voc
 from tests.hostile_films import (
     film_bytes,
     voc,

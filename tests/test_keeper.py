@@ -1,4 +1,5 @@
-"""Which film of a same-picture group is kept (``curation.keeper``): each rule of the order
+"""Which film of a same-picture group is kept (``curation.same_picture.keeper``): each rule of the
+order
 outranks the next, the facts are read from project-made films (``tests/film_kit.py``), and
 the sample's planted copies keep their originals."""
 
@@ -15,20 +16,20 @@ import pytest
 from PIL import Image
 
 import tests.film_kit as kit
-from curation.download import fetch_source
-from curation.hash_films import hash_films
-from curation.hashing import AverageHash512, View
-from curation.index import index_source
-from curation.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
-from curation.keeper_evidence import header_and_border, keeper_facts, usual_encoder
-from curation.originals import drop_augmented_by_name
-from curation.pixel_cache import ComparisonCache
-from curation.pixels import Comparison
-from curation.provenance import EncoderEvidence, encoder_signature
-from curation.records import Kind, Lesion, SourceRecord
-from curation.same_picture import SAME_PICTURE_RADIUS, SamePicture, same_picture_groups
-from curation.same_picture_step import run_same_picture
+from curation.core.records import Kind, Lesion, SourceRecord
+from curation.hashes.hash_films import hash_films
+from curation.hashes.hashing import AverageHash512, View
+from curation.index.index import index_source
+from curation.index.originals import drop_augmented_by_name
+from curation.index.provenance import EncoderEvidence, encoder_signature
+from curation.same_picture.candidates import SAME_PICTURE_RADIUS, SamePicture, same_picture_groups
+from curation.same_picture.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
+from curation.same_picture.keeper_evidence import header_and_border, keeper_facts, usual_encoder
+from curation.same_picture.pixel_cache import ComparisonCache
+from curation.same_picture.pixels import Comparison
+from curation.same_picture.step import run_same_picture
 from curation.sample import SampleTruth, write_sample_archive
+from curation.source.download import fetch_source
 from tests.sample_reading import SMALL_FILMS, SMALL_SEED
 
 LANDSCAPE = (2455, 1271)

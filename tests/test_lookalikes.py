@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from curation.hashing import View
-from curation.lookalikes import (
+from curation.core.records import Kind, SourceRecord
+from curation.hashes.hashing import View
+from curation.lookalikes.components import (
     LOOKALIKE_DISTANCE,
     MAX_FILMS_PER_PATIENT,
     Link,
@@ -12,7 +13,6 @@ from curation.lookalikes import (
     lookalike_links,
     patient_links,
 )
-from curation.records import Kind, SourceRecord
 
 
 def _link(a: str, b: str) -> Link:
@@ -74,7 +74,7 @@ def test_films_naming_one_patient_are_linked_unless_the_number_is_a_template():
 
 
 def test_visit_links_join_components_only_with_link_visits():
-    """Verified visits (``curation.visits``) are counted always and joined only when the
+    """Verified visits (``curation.lookalikes.visits``) are counted always and joined only when the
     curator asks (``--link-visits``): without it the components are the hash rule's."""
     rng = np.random.default_rng(3)
     films = {f: SourceRecord(f"{f}.jpg", Kind.image, f) for f in ("a", "b", "c")}

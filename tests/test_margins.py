@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from bench.margins import MARGIN, measure
-from curation.pixels import SAME_PICTURE_LIMIT
-from curation.same_picture import SAME_PICTURE_RADIUS
+from curation.same_picture.candidates import SAME_PICTURE_RADIUS
+from curation.same_picture.pixels import SAME_PICTURE_LIMIT
 
 
 @pytest.fixture(scope="module")

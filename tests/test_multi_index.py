@@ -7,8 +7,8 @@ with a numpy reference."""
 import numpy as np
 import pytest
 
-from curation import multi_index, pairs
-from curation.multi_index import multi_index_pairs, substrings
+from curation.hashes import multi_index, pairs
+from curation.hashes.multi_index import multi_index_pairs, substrings
 
 EVERY = -1  # INDEX_PAIRS below any search: the multi-index always runs
 NEVER = 10**18  # brute force always runs

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from curation.cli import app
+from curation.cli.app import app
 
 OUTPUTS = ("curation.json", "manifest.parquet", "clusters.parquet", "agreement.parquet")
 

@@ -1,7 +1,7 @@
 import numpy as np
 
-from curation import pairs
-from curation.pairs import self_pairs
+from curation.hashes import pairs
+from curation.hashes.pairs import self_pairs
 
 
 def _correlated_codes(n: int, seed: int) -> np.ndarray:

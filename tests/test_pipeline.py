@@ -15,13 +15,13 @@ import pyarrow.parquet as pq
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.atomic import write_json
-from curation.cli import EXIT_REJECTED, app
-from curation.hashing import AverageHash512, View, hamming
-from curation.jpeg_publish import publishable_jpeg
-from curation.pairs import as_codes, range_pairs
-from curation.pipeline import Settings, curate
-from curation.schema import SPLITS, features
+from curation.chain.runner import Settings, curate
+from curation.cli.app import EXIT_REJECTED, app
+from curation.core.atomic import write_json
+from curation.hashes.hashing import AverageHash512, View, hamming
+from curation.hashes.pairs import as_codes, range_pairs
+from curation.publish.jpeg_publish import publishable_jpeg
+from curation.publish.schema import SPLITS, features
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
 

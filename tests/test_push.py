@@ -20,7 +20,7 @@ from periapical_lesions.taskset import PeriapicalLesionsConfig, PeriapicalLesion
 from typer.testing import CliRunner
 
 from cards.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
-from curation.cli import app
+from curation.cli.app import app
 from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]

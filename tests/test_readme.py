@@ -8,8 +8,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from curation.chain import CHAIN
-from curation.cli import app
+from curation.chain.chain import CHAIN
+from curation.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from curation.review import (
+from curation.review.review import (
     ReviewCluster,
     ReviewError,
     ReviewGroup,

@@ -1,4 +1,5 @@
-"""Same picture under another frame (``curation.frame_check``), on real-size test films.
+"""Same picture under another frame (``curation.same_picture.frame_check``), on real-size test
+films.
 
 The films come from ``tests/film_kit.py`` (drawn without the code under test); the copies
 are cropped, padded, turned by a few degrees or re-toned by CLAHE as a script would make
@@ -16,10 +17,16 @@ import cv2
 import numpy as np
 import pytest
 
-from curation import frame_check
-from curation.frame_check import FrameComparison, frame_kind
-from curation.frame_step import FrameCache, FrameJob, features_of, frame_job, reversed_kind
-from curation.pixels import compare
+from curation.same_picture import frame_check
+from curation.same_picture.frame_check import FrameComparison, frame_kind
+from curation.same_picture.frame_step import (
+    FrameCache,
+    FrameJob,
+    features_of,
+    frame_job,
+    reversed_kind,
+)
+from curation.same_picture.pixels import compare
 from tests import film_kit as kit
 
 SEEDS = (5, 17)

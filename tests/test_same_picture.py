@@ -13,13 +13,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from curation import pixels
-from curation.hashing import AverageHash512, View, hamming
-from curation.parallel import ordered_map
-from curation.pixel_cache import ComparisonCache
-from curation.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
-from curation.records import Lesion
-from curation.same_picture import (
+from curation.core.parallel import ordered_map
+from curation.core.records import Lesion
+from curation.hashes.hashing import AverageHash512, View, hamming
+from curation.same_picture import pixels
+from curation.same_picture.candidates import (
     SAME_PICTURE_RADIUS,
     FilmFacts,
     SamePicture,
@@ -29,7 +27,9 @@ from curation.same_picture import (
     films_needing_grain,
     same_picture_groups,
 )
-from curation.same_picture_step import ComponentJob, confirm_job
+from curation.same_picture.pixel_cache import ComparisonCache
+from curation.same_picture.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
+from curation.same_picture.step import ComponentJob, confirm_job
 from tests import film_kit as kit
 
 # Issue 11's measurement on real panoramic films: distinct films were at least 61 bits apart

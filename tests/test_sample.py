@@ -79,7 +79,7 @@ def test_truth_round_trips_and_never_carries_patient_numbers(small_sample):
 
 
 # The toolkit's plumbing the generator may share: errors and the ordered process map.
-SHARED_PLUMBING = {"curation.errors", "curation.parallel"}
+SHARED_PLUMBING = {"curation.core.errors", "curation.core.parallel"}
 
 
 def test_the_generator_imports_no_detection_code():

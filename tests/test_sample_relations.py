@@ -247,7 +247,7 @@ def test_option_files_every_copy_among_the_originals_too(tmp_path):
 def _distinct_film_distances(dest: Path, truth: SampleTruth) -> np.ndarray:
     """Hamming distances (the project's 512-bit hash, as is) between films of different
     patients: measured after the fact, the generator never sees them."""
-    from curation.hashing import AverageHash512, View, hamming
+    from curation.hashes.hashing import AverageHash512, View, hamming
 
     hasher = AverageHash512()
     with zipfile.ZipFile(dest) as archive:
@@ -269,7 +269,7 @@ def test_distinct_films_spread_like_the_real_archive(default_sample):
     """Real films: distinct films min 61, 1st percentile 93, median 175 bits apart. The sample
     must show a comparable spread (not one pushed away from the hash's radius), and some
     visits of one patient must be as far apart as unrelated films."""
-    from curation.hashing import AverageHash512, View, hamming
+    from curation.hashes.hashing import AverageHash512, View, hamming
 
     dest, truth = default_sample
     distances = _distinct_film_distances(dest, truth)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from curation import download
-from curation.download import SourceError, fetch_source
-from curation.extract import MARKER_NAME
-from curation.source import Source
+from curation.source import download
+from curation.source.download import SourceError, fetch_source
+from curation.source.extract import MARKER_NAME
+from curation.source.source import Source
 from tests.source_archives import (
     FIXED_TIME,
     LESIONS,

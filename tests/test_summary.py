@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curation.summary import Summary, SummaryError
+from curation.publish.summary import Summary, SummaryError
 
 
 def test_the_summary_reads_back_as_written(sample_outcome, tmp_path: Path) -> None:

@@ -7,10 +7,10 @@ import io
 import numpy as np
 from PIL import Image
 
-import curation.review as review
-from curation.pipeline import Settings, curate
-from curation.records import Fate, Kind
-from curation.thumbnails import THUMBNAILS_CACHE, film_thumbnail, read_thumbnails
+import curation.review.review as review
+from curation.chain.runner import Settings, curate
+from curation.core.records import Fate, Kind
+from curation.hashes.thumbnails import THUMBNAILS_CACHE, film_thumbnail, read_thumbnails
 
 
 def _pixels(jpeg: bytes) -> np.ndarray:

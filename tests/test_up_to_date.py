@@ -1,5 +1,5 @@
 """A command with nothing to do says so and touches nothing; any change of an input, a
-parameter, the code or an output makes it run again (``curation.up_to_date``)."""
+parameter, the code or an output makes it run again (``curation.cli.up_to_date``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from curation import fingerprint
-from curation.cli import app
+from curation.cli import fingerprint
+from curation.cli.app import app
 from tests.hostile_films import FILMS, film_bytes, voc, write_source
 
 UP_TO_DATE = "up to date"

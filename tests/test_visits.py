@@ -1,5 +1,5 @@
-"""Visits of one patient (``curation.visits``) and the feature shortlist
-(``curation.shortlist``), on films the project makes itself (``tests/film_kit.py``)."""
+"""Visits of one patient (``curation.lookalikes.visits``) and the feature shortlist
+(``curation.features.shortlist``), on films the project makes itself (``tests/film_kit.py``)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import cv2
 import numpy as np
 import pytest
 
-from curation import visits
-from curation.features import FeatureMatch, FilmFeatures, film_features, match_features
-from curation.shortlist import feature_shortlist
-from curation.visits import MIN_INLIER_SHARE, MIN_INLIERS, verified, verified_pairs
+from curation.features.features import FeatureMatch, FilmFeatures, film_features, match_features
+from curation.features.shortlist import feature_shortlist
+from curation.lookalikes import visits
+from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, verified, verified_pairs
 from tests.film_kit import film
 
 SIZE = (1280, 660)  # a film of the archive's shape, at half size: features are detected at 1024

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import curation.sample.encoders as encoders
-from curation.errors import PericurateError
-from curation.parallel import ordered_map
+from curation.core.errors import PericurateError
+from curation.core.parallel import ordered_map
 from curation.sample.annotations import annotation_xml, apply_xml_quirks
 from curation.sample.bad_inputs import plan_bad_inputs
 from curation.sample.copies import (

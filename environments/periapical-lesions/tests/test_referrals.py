@@ -1,10 +1,11 @@
-"""The referral generator behind every task's referral.txt (curation/referrals.py): the slip is
+"""The referral generator behind every task's referral.txt (curation/publish/referrals.py): the
+slip is
 fixed per film and carries no clinical hint. Kept with the environment's tests so the published
 test command covers it; the generator itself stays in the curation toolkit."""
 
 import re
 
-from curation.referrals import REASONS, referral_for
+from curation.publish.referrals import REASONS, referral_for
 
 HINT_WORDS = re.compile(
     r"\b(tooth|teeth|molar|premolar|incisor|canine|left|right|upper|lower|quadrant|pain|"

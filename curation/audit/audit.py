@@ -1,0 +1,225 @@
+"""``pericurate audit TARGET``: a reviewer's check that published splits do not leak.
+
+Nothing stored is trusted: every hash is recomputed from the image bytes. Rows are read one
+parquet row group at a time, a row group per worker process on every core, and only the
+codes, labels and referral fields are kept, so memory is bounded by the hash table and a row
+group per core, not by the images. The permutation tests run on every core too.
+
+Checks: cross-split pairs within the threshold (512-bit average hash; with ``--method``,
+also 64-bit ``phash``/``dhash`` from imagehash at the threshold scaled to their width,
+``round(threshold * 64 / 512)``, i.e. 4 bits for the default 30), exact duplicates (same
+bytes; same decoded pixels, decoded at full size only for films whose header and hash
+leave it possible), stored cluster ids against the recomputed look-alike components,
+groups spanning splits, clinical hint terms in referrals, and a permutation test of
+association between each referral field and the labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from curation.cli.options import DEFAULT_BUILD
+from curation.core.build_origin import audit_folder
+from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
+
+if TYPE_CHECKING:
+    from curation.audit.checks import Audit
+    from curation.audit.target import Columns
+
+METHODS = ("ahash", "phash", "dhash")
+DEFAULT_PERMUTATIONS = 9999
+
+
+def run_audit(
+    target: str,
+    columns: Columns | None = None,
+    threshold: int = LOOKALIKE_DISTANCE,
+    methods: tuple[str, ...] = ("ahash",),
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = 0,
+    decode: Decode = Decode.draft,
+    on_start: Callable[[int], None] | None = None,
+    on_film: Callable[[], None] | None = None,
+    visits: bool = True,
+) -> Audit:
+    """Read the target, recompute every hash and run every check (``visits``: also match
+    local features across splits, ``curation.audit.visits``)."""
+    # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
+    # `pericurate audit --help` stays as fast as the other commands' help.
+    from curation.audit.checks import (
+        Audit,
+        check_clusters,
+        check_groups,
+        closest_pairs,
+        cross_split_pairs,
+        findings,
+        method_threshold,
+        nearest_to_train,
+        order_splits,
+        same_content,
+        sorted_pairs,
+    )
+    from curation.audit.identical import fill_pixels
+    from curation.audit.referrals import associations, find_hints
+    from curation.audit.target import (
+        AuditError,
+        Columns,
+        count_rows,
+        find_shards,
+        resolve_columns,
+        resolve_target,
+        scan,
+    )
+    from curation.audit.turned import turned_same_picture
+    from curation.audit.visits import cross_split_matches, shard_features
+    from curation.hashes.hashing import AverageHash512
+
+    columns = columns or Columns()
+    unknown = sorted(set(methods) - set(METHODS))
+    if unknown:
+        raise AuditError(f"Unknown hash method {unknown[0]!r}; choose from {', '.join(METHODS)}.")
+    methods = tuple(m for m in METHODS if m in {"ahash", *methods})
+    shards = find_shards(resolve_target(target))
+    names = resolve_columns(shards, columns)
+    if on_start:
+        on_start(count_rows(shards))
+    hasher = AverageHash512(decode)
+    films = scan(shards, names, hasher, methods, on_film)
+    fill_pixels(films, shards, columns.image)
+    splits = order_splits({f.split for f in films})
+    if len(splits) < 2:
+        raise AuditError(
+            f"{target}: found only the split {splits[0] if splits else '(none)'}; name the files "
+            "train-/validation-/test-... or pass --split-column."
+        )
+    thresholds = {m: method_threshold(m, threshold) for m in methods}
+    pairs = [p for m in methods for p in cross_split_pairs(films, splits, m, thresholds[m])]
+    audit = Audit(
+        target=target,
+        shards=shards,
+        columns=names,
+        films=films,
+        splits=splits,
+        thresholds=thresholds,
+        hash_version=hasher.version,
+        pairs=sorted_pairs(films, pairs),
+        turned=[],
+        closest=closest_pairs(films, splits),
+        nearest=nearest_to_train(films, splits),
+        same_bytes=same_content(films, lambda f: f.sha256),
+        same_pixels=same_content(films, lambda f: f.pixels),
+        clusters=check_clusters(films, threshold) if names["cluster"] else None,
+        groups=check_groups(films) if names["group"] else None,
+        hints=find_hints(films),
+        associations=associations(films, permutations, seed),
+        permutations=permutations,
+        seed=seed,
+    )
+    audit.turned = turned_same_picture(
+        [f.split for f in films],
+        [f.codes["ahash"] for f in films],
+        [f.turned for f in films],
+        lambda index: audit.image_bytes(films[index]),
+    )
+    if visits:
+        features = shard_features(shards, names["image"] or columns.image)
+        audit.visits, audit.visit_fits = cross_split_matches(
+            films, features, splits, lambda index: audit.image_bytes(films[index])
+        )
+    audit.findings = findings(audit)
+    return audit
+
+
+# --- the command --------------------------------------------------------------------------
+
+
+def audit_command(
+    target: Annotated[
+        str, typer.Argument(help="Build folder, folder of parquet files, or OWNER/NAME@REVISION.")
+    ],
+    image_column: Annotated[str, typer.Option(help="Column holding the image.")] = "image",
+    split_column: Annotated[
+        str | None, typer.Option(help="Column naming the split (default: from file names).")
+    ] = None,
+    label_column: Annotated[
+        str | None, typer.Option(help="Label column (default: 'lesions' if present).")
+    ] = None,
+    cluster_column: Annotated[
+        str | None, typer.Option(help="Look-alike cluster ids (default: 'cluster_id').")
+    ] = None,
+    group_column: Annotated[
+        str | None, typer.Option(help="Groups that must stay in one split, e.g. patients.")
+    ] = None,
+    id_column: Annotated[
+        str | None, typer.Option(help="Film id column (default: 'film_id' if present).")
+    ] = None,
+    referral_column: Annotated[
+        str | None, typer.Option(help="Referral struct or text (default: 'referral').")
+    ] = None,
+    threshold: Annotated[
+        int, typer.Option(help="Look-alike distance in bits of 512 (scaled for 64-bit hashes).")
+    ] = LOOKALIKE_DISTANCE,
+    method: Annotated[
+        list[str] | None, typer.Option(help="Also flag pairs by ahash, phash or dhash.")
+    ] = None,
+    decode: Annotated[Decode, typer.Option(help="Average hash decoding.")] = Decode.draft,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder for report.json, report.html, nearest.png [default: the audit folder "
+            "of the target's build, else build/audit].",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the permutation tests.")] = 0,
+    permutations: Annotated[
+        int, typer.Option(help="Permutations per association test.")
+    ] = DEFAULT_PERMUTATIONS,
+    strict_patients: Annotated[
+        bool,
+        typer.Option(help="Exit 1 also when visits of one patient sit in different splits."),
+    ] = False,
+) -> None:
+    """Audit published splits for look-alike leakage and referral hints (exit 1 if found;
+    cross-split visits of one patient are listed first, and give exit 1 with
+    --strict-patients)."""
+    from curation.audit.report import hashing_progress, print_summary, write_report
+    from curation.audit.target import AuditError, Columns
+
+    console = Console(stderr=True)
+    out = out or audit_folder(target, DEFAULT_BUILD)
+    columns = Columns(
+        image_column,
+        split_column,
+        label_column,
+        cluster_column,
+        group_column,
+        id_column,
+        referral_column,
+    )
+    try:
+        if permutations < 1:
+            raise AuditError("--permutations must be at least 1.")
+        with hashing_progress(console) as (on_start, on_film):
+            audit = run_audit(
+                target,
+                columns,
+                threshold,
+                tuple(method or ()),
+                permutations,
+                seed,
+                decode,
+                on_start,
+                on_film,
+            )
+        write_report(audit, out)
+    except AuditError as error:
+        console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    print_summary(audit, out, console)
+    raise typer.Exit(1 if audit.findings or (strict_patients and audit.patient_visits) else 0)

@@ -1,0 +1,362 @@
+"""What ``pericurate audit`` shows: a terminal summary, ``report.json``, ``report.html`` (the
+closest cross-split pairs side by side, thumbnails inline) and ``nearest.png`` (a histogram of
+each film's nearest distance to train, drawn with Pillow). No timestamps and no absolute
+cache paths, so the same data gives the same bytes."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from curation.audit.visits import visit_entries, visit_rule, visits_html, write_drawings
+from curation.core.atomic import write_bytes, write_json
+from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
+
+if TYPE_CHECKING:
+    from curation.audit.checks import Audit, Pair
+    from curation.audit.target import Film
+
+LISTED = 1000  # pairs and hints listed in report.json (all are counted)
+SHOWN = 48  # flagged pairs shown in the HTML page
+THUMB = (360, 180)
+BIN = 8
+PLOT = (720, 360)
+MARGIN = (60, 30, 20, 50)  # left, top, right, bottom
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
+
+
+@contextmanager
+def hashing_progress(
+    console: Console,
+) -> Iterator[tuple[Callable[[int], None], Callable[[], None]]]:
+    """A progress bar over the films being hashed: ``(on_start(total), on_film())``; it shows
+    only once hashing starts, so an error reading the target prints nothing but the error."""
+    columns = (TextColumn("hash films"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    progress = Progress(*columns, console=console)
+    task = progress.add_task("hash", start=False)
+
+    started = []
+
+    def on_start(total: int) -> None:
+        progress.update(task, total=total)
+        progress.start()
+        progress.start_task(task)
+        started.append(True)
+
+    try:
+        yield on_start, lambda: progress.advance(task)
+    finally:
+        if started:
+            progress.stop()
+
+
+def _film(audit: Audit, index: int) -> dict[str, str]:
+    film = audit.films[index]
+    return {"film_id": film.film_id, "split": film.split}
+
+
+def _pair(audit: Audit, pair: Pair) -> dict[str, Any]:
+    return {
+        "method": pair.method,
+        "distance": pair.distance,
+        "a": _film(audit, pair.a),
+        "b": _film(audit, pair.b),
+    }
+
+
+def _distribution(distances: list[int], threshold: int) -> dict[str, Any]:
+    values = np.asarray(distances)
+    return {
+        "films": len(distances),
+        "min": int(values.min()),
+        "p05": float(np.percentile(values, 5)),
+        "median": float(np.median(values)),
+        "max": int(values.max()),
+        "at_or_below_threshold": int((values <= threshold).sum()),
+    }
+
+
+def split_figures(audit: Audit) -> dict[str, dict[str, Any]]:
+    """Films, lesions, grade counts, lesion-free films and nearest distances to train."""
+    figures: dict[str, dict[str, Any]] = {}
+    for split in audit.splits:
+        films: list[Film] = [f for f in audit.films if f.split == split]
+        entry: dict[str, Any] = {"films": len(films)}
+        if any(f.lesions is not None for f in films):
+            grades = Counter(g for f in films for g in f.grades)
+            entry["lesions"] = sum(f.lesions or 0 for f in films)
+            entry["grades"] = {str(g): grades[g] for g in sorted(grades)}
+            entry["lesion_free"] = sum(f.lesions == 0 for f in films)
+        elif any(f.label is not None for f in films):
+            labels = Counter(str(f.label) for f in films)
+            entry["labels"] = {k: labels[k] for k in sorted(labels)}
+        if audit.nearest.get(split):
+            entry["nearest_to_train"] = _distribution(
+                audit.nearest[split], audit.thresholds["ahash"]
+            )
+        figures[split] = entry
+    return figures
+
+
+def report_json(audit: Audit) -> dict[str, Any]:
+    groups_of = {
+        "same_bytes": audit.same_bytes,
+        "same_pixels": audit.same_pixels,
+    }
+    return {
+        "target": audit.target,
+        "synthetic_sample": is_synthetic(build_of(audit.target)),
+        "cross_split_visits": {
+            "rule": visit_rule(),
+            "visits_of_one_patient": len(audit.patient_visits),
+            "listed": visit_entries(audit.films, audit.visits),
+        },
+        "shards": [s.name for s in audit.shards],
+        "columns": audit.columns,
+        "hash_version": audit.hash_version,
+        "parameters": {
+            "thresholds_bits": audit.thresholds,
+            "permutations": audit.permutations,
+            "seed": audit.seed,
+            "alpha_after_bonferroni": 0.01,
+        },
+        "splits": split_figures(audit),
+        "cross_split_pairs": {
+            "count": len(audit.pairs),
+            "listed": [_pair(audit, p) for p in audit.pairs[:LISTED]],
+        },
+        "same_picture_turned": [
+            {
+                "film": _film(audit, p.a),
+                "other": _film(audit, p.b),
+                "view": p.view.value,
+                "hash_distance": p.distance,
+                "pixel_difference": p.difference,
+            }
+            for p in audit.turned
+        ],
+        "closest_cross_split_pairs": [_pair(audit, p) for p in audit.closest],
+        "exact_duplicates": {
+            kind: [[_film(audit, i) for i in group] for group in groups]
+            for kind, groups in groups_of.items()
+        },
+        "clusters": audit.clusters,
+        "groups": audit.groups,
+        "hints": {
+            "count": len(audit.hints),
+            "listed": [
+                {**_film(audit, h.film), "field": h.field, "category": h.category, "match": h.match}
+                for h in audit.hints[:LISTED]
+            ],
+        },
+        "associations": [
+            {
+                "field": t.field,
+                "label": t.label,
+                "statistic": t.statistic,
+                "observed": t.observed,
+                "p_value": t.p_value,
+                "p_bonferroni": t.p_adjusted,
+                "films": t.films,
+                "flagged": t.flagged,
+            }
+            for t in audit.associations
+        ],
+        "findings": audit.findings,
+        "clean": not audit.findings and not audit.patient_visits,
+    }
+
+
+def nearest_png(audit: Audit) -> bytes:
+    """Histogram of nearest average-hash distances to train, one bar colour per split."""
+    image = Image.new("RGB", PLOT, "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default()
+    left, top, right, bottom = MARGIN
+    width, height = PLOT[0] - left - right, PLOT[1] - top - bottom
+    splits = [s for s in audit.splits if audit.nearest.get(s)]
+    if not splits:
+        draw.text((left, top), "No train split: nothing to measure against.", fill="black")
+        return _png(image)
+    top_distance = max(64, max(max(audit.nearest[s]) for s in splits) + 1)
+    bins = -(-top_distance // BIN)
+    counts = {s: np.bincount(np.asarray(audit.nearest[s]) // BIN, minlength=bins) for s in splits}
+    tallest = max(int(c.max()) for c in counts.values())
+    bin_px = width / bins
+    bar_px = bin_px / len(splits)
+    for k, split in enumerate(splits):
+        colour = COLOURS[k % len(COLOURS)]
+        for b, count in enumerate(counts[split].tolist()):
+            if count:
+                x0 = left + b * bin_px + k * bar_px
+                y0 = top + height * (1 - count / tallest)
+                draw.rectangle((x0, y0, x0 + max(bar_px - 1, 1), top + height), fill=colour)
+        draw.rectangle(
+            (left + width - 130, top + 5 + 16 * k, left + width - 120, top + 15 + 16 * k),
+            fill=colour,
+        )
+        draw.text((left + width - 115, top + 4 + 16 * k), split, fill="black", font=font)
+    limit_x = left + width * (audit.thresholds["ahash"] + 0.5) / (bins * BIN)
+    draw.line((limit_x, top, limit_x, top + height), fill="red", width=2)
+    draw.text((limit_x + 4, top), f"threshold {audit.thresholds['ahash']}", fill="red", font=font)
+    draw.line((left, top + height, left + width, top + height), fill="black")
+    draw.line((left, top, left, top + height), fill="black")
+    for tick in range(0, bins * BIN + 1, max(BIN, (bins * BIN) // 8 // BIN * BIN)):
+        x = left + width * tick / (bins * BIN)
+        draw.line((x, top + height, x, top + height + 4), fill="black")
+        draw.text((x - 6, top + height + 6), str(tick), fill="black", font=font)
+    draw.text((left - 40, top), str(tallest), fill="black", font=font)
+    draw.text((left - 40, top + height - 10), "0", fill="black", font=font)
+    draw.text(
+        (left, PLOT[1] - 18),
+        "nearest average-hash distance to a train film (bits of 512); bars: films",
+        fill="black",
+        font=font,
+    )
+    return _png(image)
+
+
+def _png(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=False)
+    return buffer.getvalue()
+
+
+def _thumbnail(audit: Audit, index: int) -> str:
+    with Image.open(io.BytesIO(audit.image_bytes(audit.films[index]))) as image:
+        image.thumbnail(THUMB)  # a JPEG is decoded at the smallest draft scale that covers it
+        small = image.convert("RGB")
+    buffer = io.BytesIO()
+    small.save(buffer, format="JPEG", quality=85)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _pair_rows(audit: Audit, pairs: list[Pair], thumbs: dict[int, str]) -> str:
+    rows = []
+    for pair in pairs:
+        cells = []
+        for index in (pair.a, pair.b):
+            if index not in thumbs:
+                thumbs[index] = _thumbnail(audit, index)
+            film = audit.films[index]
+            label = html.escape(f"{film.split} / {film.film_id}")
+            cells.append(
+                f'<td><img alt="{label}" src="data:image/jpeg;base64,{thumbs[index]}">'
+                f"<br>{label}</td>"
+            )
+        flagged = pair.distance <= audit.thresholds[pair.method]
+        mark = ' class="flagged"' if flagged else ""
+        rows.append(
+            f"<tr{mark}>{cells[0]}{cells[1]}<td>{html.escape(pair.method)} "
+            f"distance {pair.distance}{' (flagged)' if flagged else ''}</td></tr>"
+        )
+    return "\n".join(rows)
+
+
+def report_html(audit: Audit) -> str:
+    thumbs: dict[int, str] = {}
+    findings = "".join(f"<li>{html.escape(f)}</li>" for f in audit.findings) or (
+        "<li>None: no hash-level leakage or hint found; see the visits of one patient above.</li>"
+        if audit.patient_visits
+        else "<li>None: no leakage or hint found.</li>"
+    )
+    flagged = audit.pairs[:SHOWN]
+    more = len(audit.pairs) - len(flagged)
+    tests = "".join(
+        f"<tr><td>{html.escape(t.field)}</td><td>{html.escape(t.label)}</td><td>{t.statistic}</td>"
+        f"<td>{t.observed:.4g}</td><td>{t.p_value:.4g}</td><td>{t.p_adjusted:.4g}</td></tr>"
+        for t in audit.associations
+    )
+    png = base64.b64encode(nearest_png(audit)).decode("ascii")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Split audit: {html.escape(audit.target)}</title>
+<style>body{{font-family:sans-serif;margin:2em}}td{{padding:4px;vertical-align:top}}
+tr.flagged{{background:#fdd}}img{{border:1px solid #999}}</style></head><body>
+<h1>Split audit</h1>{_banner(audit)}
+{visits_html(audit.films, audit.visits)}
+<p>Target: {html.escape(audit.target)}; hash {html.escape(audit.hash_version)};
+thresholds: {html.escape(", ".join(f"{m} {b} bits" for m, b in audit.thresholds.items()))}.</p>
+<h2>Findings</h2><ul>{findings}</ul>
+<h2>Flagged cross-split pairs ({len(audit.pairs)})</h2>
+<table>{_pair_rows(audit, flagged, thumbs)}</table>
+{f"<p>and {more} more (see report.json).</p>" if more > 0 else ""}
+<h2>Closest cross-split pairs (average hash)</h2>
+<table>{_pair_rows(audit, audit.closest, thumbs)}</table>
+<h2>Nearest distance to train</h2>
+<img alt="histogram of nearest distances to train" src="data:image/png;base64,{png}">
+<h2>Referral association tests ({audit.permutations} permutations, seed {audit.seed})</h2>
+<table><tr><th>field</th><th>label</th><th>statistic</th><th>observed</th><th>p</th>
+<th>p (Bonferroni)</th></tr>{tests}</table>
+</body></html>
+"""
+
+
+def _banner(audit: Audit) -> str:
+    """The synthetic sample's banner, when the audited build was made from it."""
+    if not is_synthetic(build_of(audit.target)):
+        return ""
+    style = "background:#ffe08a;border:2px solid #b07d00;padding:.6em 1em;font-weight:bold"
+    return f'\n<p class="banner" style="{style}">{html.escape(SAMPLE_BANNER)}</p>'
+
+
+def write_report(audit: Audit, out: Path) -> None:
+    """``report.json``, ``report.html`` and ``nearest.png`` in ``out``, each written atomically,
+    and the drawing of each cross-split pair verified by features (``visits/``)."""
+    audit.visits = write_drawings(
+        audit.visits, audit.visit_fits, lambda i: audit.image_bytes(audit.films[i]), out
+    )
+    write_json(out / "report.json", report_json(audit))
+    write_bytes(out / "nearest.png", nearest_png(audit))
+    write_bytes(out / "report.html", report_html(audit).encode("utf-8"))
+
+
+def print_summary(audit: Audit, out: Path, console: Console) -> None:
+    for visit in audit.patient_visits:  # first: no hash distance shows these
+        a, b = audit.films[visit.a], audit.films[visit.b]
+        console.print(
+            f"[red]PATIENT[/red] visit of one patient across splits: {a.split} {a.film_id} / "
+            f"{b.split} {b.film_id} ({visit.inliers} matched features, share {visit.share}; "
+            f"{out / visit.drawing})",
+            highlight=False,
+        )
+    figures = split_figures(audit)
+    table = Table(title="Splits")
+    for column in ("split", "films", "lesions", "grades", "lesion-free", "nearest to train"):
+        table.add_column(column)
+    for split, entry in figures.items():
+        nearest = entry.get("nearest_to_train")
+        table.add_row(
+            split,
+            str(entry["films"]),
+            str(entry.get("lesions", "")),
+            ", ".join(f"{g}: {n}" for g, n in entry.get("grades", {}).items()),
+            str(entry.get("lesion_free", "")),
+            f"min {nearest['min']}, median {nearest['median']:g}" if nearest else "",
+        )
+    console.print(table)
+    if is_synthetic(build_of(audit.target)):
+        console.print(SAMPLE_BANNER, style="bold yellow", highlight=False)
+    if audit.findings:
+        for finding in audit.findings:
+            console.print(f"[red]LEAK/HINT[/red] {finding}", highlight=False)
+    elif audit.patient_visits:
+        console.print(
+            f"[red]not clean:[/red] {len(audit.patient_visits)} visits of one patient cross "
+            "splits (listed above); no other leakage or hint found.",
+            highlight=False,
+        )
+    else:
+        console.print("[green]clean:[/green] no leakage or hint found.")
+    console.print(f"report: {out / 'report.html'}", highlight=False)

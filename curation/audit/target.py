@@ -1,0 +1,326 @@
+"""Reading an audit target: a build, a folder of parquet shards or a Hub revision, one parquet
+row group at a time, keeping per film only its codes and small fields (``Film``), never the
+image. Row groups are hashed on every core (``curation.core.parallel``): each worker reads its own
+row group's images, so no image crosses between processes and memory stays bounded by a row
+group per worker."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import simplejpeg
+from huggingface_hub import snapshot_download
+from PIL import Image
+
+from curation.core.jpeg_check import check_decodable
+from curation.core.parallel import ordered_map
+from curation.hashes.hashing import AverageHash512, View, short_hashes
+
+HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
+
+
+class AuditError(Exception):
+    """An audit that cannot run; the message is the one sentence the reviewer sees."""
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column names; ``None`` for optional ones means "use the default name if present"."""
+
+    image: str = "image"
+    split: str | None = None
+    label: str | None = None
+    cluster: str | None = None
+    group: str | None = None
+    film_id: str | None = None
+    referral: str | None = None
+
+
+DEFAULT_OPTIONAL = {
+    "label": "lesions",
+    "cluster": "cluster_id",
+    "film_id": "film_id",
+    "referral": "referral",
+}
+
+
+@dataclass
+class Film:
+    """What the audit keeps of one row: codes and small fields, never the image."""
+
+    film_id: str
+    split: str
+    shard: int
+    row: int
+    sha256: str
+    pixels: str | None  # sha256 of the decoded pixels; only where cheaper keys collide
+    codes: dict[str, bytes]
+    turned: dict[str, bytes] = field(default_factory=dict)  # view -> 512-bit code
+    lesions: int | None = None
+    grades: tuple[int, ...] = ()
+    label: Any = None
+    cluster: str | None = None
+    group: str | None = None
+    referral: dict[str, Any] | None = None
+    header: str = ""  # mode and size, from the image header: equal for equal pixels
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """One row group of one shard: the unit of work of the scan."""
+
+    shard: int
+    path: Path
+    group: int
+    first_row: int
+    rows: int
+
+
+# --- reading the target -------------------------------------------------------------------
+
+
+def resolve_target(target: str) -> Path:
+    """A local folder, or ``OWNER/NAME@REVISION`` downloaded at that revision."""
+    local = Path(target)
+    if local.exists():
+        if not local.is_dir():
+            raise AuditError(f"{target}: the target must be a folder, not a file.")
+        return local
+    hub = HUB_TARGET.match(target)
+    if not hub:
+        raise AuditError(
+            f"{target}: no such folder, and not a Hub dataset of the form OWNER/NAME@REVISION."
+        )
+    try:
+        folder = snapshot_download(
+            hub["repo"],
+            repo_type="dataset",
+            revision=hub["revision"],
+            allow_patterns=["*.parquet"],
+        )
+    except Exception as error:
+        raise AuditError(
+            f"{target}: could not download the dataset at that revision ({type(error).__name__})."
+        ) from None
+    return Path(folder)
+
+
+def find_shards(folder: Path) -> list[Path]:
+    """The parquet shards: ``dataset/data`` of a build, ``data`` of a repo, else all below."""
+    for data in (folder / "dataset" / "data", folder / "data"):
+        if data.is_dir():
+            folder = data
+            break
+    shards = sorted(p for p in folder.rglob("*.parquet") if not p.name.startswith("."))
+    if not shards:
+        raise AuditError(f"{folder}: no parquet files found.")
+    return shards
+
+
+def split_from_name(path: Path) -> str:
+    """``train-00000-of-00001.parquet`` -> ``train`` (the Hub's shard naming)."""
+    return re.split(r"[-.]", path.name, maxsplit=1)[0]
+
+
+def resolve_columns(shards: list[Path], columns: Columns) -> dict[str, str | None]:
+    """Check named columns exist in every shard; optional defaults are used where present."""
+    names: dict[str, str | None] = {"image": columns.image, "split": columns.split}
+    for key, default in DEFAULT_OPTIONAL.items():
+        names[key] = getattr(columns, key) or default
+    names["group"] = columns.group
+    required = {"image", "split"} | {k for k in DEFAULT_OPTIONAL if getattr(columns, k)}
+    required |= {"group"} if columns.group else set()
+    for shard in shards:
+        try:
+            present = set(pq.read_schema(shard).names)
+        except (OSError, pa.ArrowException) as error:
+            raise AuditError(f"{shard}: not a readable parquet file ({error}).") from None
+        for key, name in list(names.items()):
+            if name is None or name in present:
+                continue
+            if key in required:
+                raise AuditError(f"{shard}: no column '{name}' (the {key} column).")
+            names[key] = None
+    return names
+
+
+def image_bytes_of(value: Any, where: str) -> bytes:
+    if isinstance(value, dict):
+        value = value.get("bytes")
+    if not isinstance(value, bytes | bytearray):
+        raise AuditError(f"{where}: the image cell holds no image bytes.")
+    return bytes(value)
+
+
+def image_header(image: Image.Image) -> str:
+    return f"{image.mode}:{image.size[0]}x{image.size[1]}:"
+
+
+def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> dict[str, Any]:
+    """sha256 of the bytes, the header (mode and size) and each method's code; the pixels are
+    not decoded at full size here (``pixels_digest`` does it where it is needed)."""
+    with Image.open(io.BytesIO(data)) as image:
+        header = image_header(image)
+    grey = hasher.open_grey(io.BytesIO(data))
+    views = hasher.hash_grey_views(grey)
+    codes = {"ahash": views[View.identity]}
+    turned = {v.value: code for v, code in views.items() if v is not View.identity}
+    if {"phash", "dhash"} & set(methods):
+        short = short_hashes(grey)
+        codes.update({m: short[m] for m in ("phash", "dhash") if m in methods})
+    return {
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "header": header,
+        "codes": codes,
+        "turned": turned,
+    }
+
+
+# JPEG modes that simplejpeg decodes to Pillow's own pixels, and the colour space it names.
+_SIMPLEJPEG_SPACE = {"L": "GRAY", "RGB": "RGB"}
+
+
+def pixels_digest(data: bytes) -> str:
+    """sha256 of the header and the pixels decoded at full size: equal only for equal pixels.
+
+    A grey or colour JPEG that decodes cleanly is decoded by simplejpeg straight into an array
+    (the same libjpeg-turbo pixels as Pillow's, ``tests/test_audit_identical.py`` compares
+    the digests), at about two fifths of the cost of Pillow's decode and ``tobytes`` copy;
+    any other image, or a JPEG with warnings, is decoded by Pillow as before."""
+    with Image.open(io.BytesIO(data)) as image:
+        header = image_header(image).encode()
+        space = _SIMPLEJPEG_SPACE.get(image.mode) if image.format == "JPEG" else None
+        if space and check_decodable(data) is None:
+            try:
+                pixels = simplejpeg.decode_jpeg(data, colorspace=space, strict=True)
+            except ValueError:
+                pass  # libjpeg warned: Pillow decodes it, as before
+            else:
+                digest = hashlib.sha256(header)
+                digest.update(pixels)
+                return digest.hexdigest()
+        image.load()
+        return hashlib.sha256(header + image.tobytes()).hexdigest()
+
+
+def row_groups(shards: list[Path]) -> list[RowGroup]:
+    """Every row group of every shard, in order, with the shard row it starts at."""
+    found = []
+    for index, path in enumerate(shards):
+        metadata = pq.ParquetFile(path).metadata
+        first = 0
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group).num_rows
+            found.append(RowGroup(index, path, group, first, rows))
+            first += rows
+    return found
+
+
+def read_images(
+    job: RowGroup, image: str, rows: tuple[int, ...], work: Callable[[bytes], Any]
+) -> list[Any]:
+    """``work`` of the image of each of ``rows`` (shard rows) of one row group, in order; an
+    image that cannot be decoded is one sentence naming its shard and row."""
+    column = pq.ParquetFile(job.path).read_row_group(job.group, columns=[image]).column(0)
+    done = []
+    for row in rows:
+        where = f"{job.path} row {row}"
+        data = image_bytes_of(column[row - job.first_row].as_py(), where)
+        try:
+            done.append(work(data))
+        except (OSError, ValueError, Image.DecompressionBombError) as error:
+            raise AuditError(f"{where}: the image cannot be decoded ({error}).") from None
+    return done
+
+
+def _hash_group(
+    job: RowGroup, image: str, hasher: AverageHash512, methods: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    rows = tuple(range(job.first_row, job.first_row + job.rows))
+    return read_images(job, image, rows, partial(hash_film, hasher=hasher, methods=methods))
+
+
+def _labels(value: Any) -> dict[str, Any]:
+    """Lesion count and grades from a list label; a scalar label is kept as it is."""
+    if isinstance(value, list):
+        grades = []
+        for item in value:
+            if isinstance(item, dict):
+                grade = item.get("pai", item.get("grade"))
+                if isinstance(grade, int):
+                    grades.append(grade)
+        return {"lesions": len(value), "grades": tuple(grades)}
+    return {"label": value}
+
+
+def scan(
+    shards: list[Path],
+    names: dict[str, str | None],
+    hasher: AverageHash512,
+    methods: tuple[str, ...],
+    on_film: Callable[[], None] | None = None,
+    workers: int = 0,
+) -> list[Film]:
+    """Hash every row of every shard, a row group per job over ``workers`` processes (0: one
+    per core); the small columns are read here, beside the results."""
+    image = names["image"]
+    assert image is not None
+    wanted = sorted({n for key, n in names.items() if n and key != "image"})
+    jobs = row_groups(shards)
+    work = partial(_hash_group, image=image, hasher=hasher, methods=methods)
+    films: list[Film] = []
+    for job, hashed in zip(jobs, ordered_map(work, jobs, workers, chunksize=1), strict=True):
+        if wanted:
+            table = pq.ParquetFile(job.path).read_row_group(job.group, columns=wanted)
+            rows = table.to_pylist()
+        else:
+            rows = [{} for _ in range(job.rows)]
+        for offset, (values, film) in enumerate(zip(rows, hashed, strict=True)):
+            films.append(_film(job, job.first_row + offset, values, film, names))
+            if on_film:
+                on_film()
+    return films
+
+
+def _film(
+    job: RowGroup,
+    row: int,
+    values: dict[str, Any],
+    hashed: dict[str, Any],
+    names: dict[str, str | None],
+) -> Film:
+    split = str(values[names["split"]]) if names["split"] else split_from_name(job.path)
+    film_id = values[names["film_id"]] if names["film_id"] else None
+    referral = values[names["referral"]] if names["referral"] else None
+    if isinstance(referral, str):
+        referral = {"text": referral}
+    return Film(
+        film_id=str(film_id) if film_id is not None else f"{split}:{row}",
+        split=split,
+        shard=job.shard,
+        row=row,
+        pixels=None,
+        **hashed,
+        **(_labels(values[names["label"]]) if names["label"] else {}),
+        cluster=_text_or_none(values, names["cluster"]),
+        group=_text_or_none(values, names["group"]),
+        referral=referral,
+    )
+
+
+def _text_or_none(values: dict[str, Any], name: str | None) -> str | None:
+    value = values[name] if name else None
+    return None if value is None else str(value)
+
+
+def count_rows(shards: list[Path]) -> int:
+    return sum(pq.ParquetFile(s).metadata.num_rows for s in shards)

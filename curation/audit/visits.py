@@ -1,0 +1,202 @@
+"""The audit's visit check: films of one patient from different visits that sit in different
+splits, found by local features (``curation.lookalikes.visits``), which no hash distance can find.
+
+Every film's ORB features are computed from the shard's image bytes (a row group per worker,
+as the hashing does), the feature shortlist (``curation.features.shortlist``) names the pairs worth
+matching, and each cross-split pair verified by features is then told apart by the aligned
+frame check (``curation.same_picture.frame_check``): the same picture under another frame is a copy
+that
+leaks (a finding like any other); anything else is a visit of one patient, listed first in
+the report with the two films and their matched features drawn (``visits/visit-NNN.png``).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import cv2
+import numpy as np
+
+from curation.audit.target import RowGroup, read_images, row_groups
+from curation.core.atomic import write_bytes
+from curation.core.parallel import ordered_map
+from curation.features.features import (
+    FeatureMatch,
+    FilmFeatures,
+    decoded_grey,
+    film_features,
+    match_features,
+)
+from curation.features.shortlist import feature_shortlist
+from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, verified
+from curation.same_picture.frame_check import compare_frames
+
+if TYPE_CHECKING:
+    from curation.audit.target import Film
+
+VISITS_FOLDER = "visits"
+DRAWN_HEIGHT = 360  # pixels: each film's height in the drawing
+DRAWN_MATCHES = 80  # inlier matches drawn per pair (evenly chosen), so the lines stay legible
+
+
+@dataclass(frozen=True)
+class CrossSplitMatch:
+    """Two films in different splits whose features agree under one transform: ``a`` in the
+    earlier split. ``same_picture``: the aligned check calls it a copy, not a visit."""
+
+    a: int
+    b: int
+    matches: int
+    inliers: int
+    share: float
+    same_picture: bool
+    drawing: str = ""  # file name below the report's folder
+
+
+def _features(data: bytes) -> FilmFeatures:
+    grey, size = decoded_grey(data)
+    return film_features(grey, size)
+
+
+def _features_group(job: RowGroup, image: str) -> list[FilmFeatures]:
+    rows = tuple(range(job.first_row, job.first_row + job.rows))
+    return read_images(job, image, rows, _features)
+
+
+def shard_features(shards: list[Path], image: str, workers: int = 0) -> list[FilmFeatures]:
+    """The features of every row of every shard, in the order ``scan`` reads the films."""
+    jobs = row_groups(shards)
+    work = partial(_features_group, image=image)
+    return [f for group in ordered_map(work, jobs, workers, chunksize=1) for f in group]
+
+
+def cross_split_matches(
+    films: list[Film],
+    features: list[FilmFeatures],
+    splits: list[str],
+    image_of: Callable[[int], bytes],
+) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], FeatureMatch]]:
+    """Every shortlisted pair of films in different splits verified by features, sorted by
+    film ids, with the feature match of each (for drawing)."""
+    rank = {split: n for n, split in enumerate(splits)}
+    found, fitted = [], {}
+    for i, j in feature_shortlist(features):
+        if films[i].split == films[j].split:
+            continue
+        a, b = (i, j) if rank[films[i].split] <= rank[films[j].split] else (j, i)
+        match = match_features(features[a], features[b])
+        if not verified(match):
+            continue
+        (grey_a, size_a), (grey_b, size_b) = decoded_grey(image_of(a)), decoded_grey(image_of(b))
+        same = compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
+        share = round(match.inlier_share, 4)
+        found.append(CrossSplitMatch(a, b, match.matches, match.inliers, share, same))
+        fitted[(a, b)] = match
+    found.sort(key=lambda m: (films[m.a].film_id, films[m.b].film_id))
+    return found, fitted
+
+
+def _scaled(data: bytes) -> tuple[np.ndarray, float]:
+    grey, size = decoded_grey(data)
+    scale = DRAWN_HEIGHT / size[1]
+    width = max(1, round(size[0] * scale))
+    small = cv2.resize(grey, (width, DRAWN_HEIGHT), interpolation=cv2.INTER_AREA)
+    return cv2.cvtColor(small, cv2.COLOR_GRAY2BGR), scale
+
+
+def _key(point: np.ndarray) -> cv2.KeyPoint:
+    return cv2.KeyPoint(float(point[0]), float(point[1]), 6.0)
+
+
+def draw_match(data_a: bytes, data_b: bytes, match: FeatureMatch) -> bytes:
+    """The two films side by side with their inlier matches drawn (OpenCV), as PNG bytes."""
+    picture_a, scale_a = _scaled(data_a)
+    picture_b, scale_b = _scaled(data_b)
+    count = len(match.points_a)
+    rows = np.unique(np.linspace(0, count - 1, min(DRAWN_MATCHES, count)).round().astype(int))
+    keys_a = [_key(match.points_a[r] * scale_a) for r in rows]
+    keys_b = [_key(match.points_b[r] * scale_b) for r in rows]
+    pairs = [cv2.DMatch(n, n, 0) for n in range(len(rows))]
+    # OpenCV's stubs do not allow None for outImg, which its documentation allows.
+    drawn = cv2.drawMatches(
+        picture_a, keys_a, picture_b, keys_b, pairs, None,  # type: ignore[call-overload]
+        matchColor=(0, 200, 255), singlePointColor=(0, 200, 255),
+        flags=cv2.DrawMatchesFlags_NOT_DRAW_SINGLE_POINTS,
+    )  # fmt: skip
+    _, png = cv2.imencode(".png", drawn)
+    return png.tobytes()
+
+
+def write_drawings(
+    matches: list[CrossSplitMatch],
+    fitted: dict[tuple[int, int], FeatureMatch],
+    image_of: Callable[[int], bytes],
+    out: Path,
+) -> list[CrossSplitMatch]:
+    """Each match drawn to ``out/visits/visit-NNN.png`` (drawings of an earlier audit that
+    this one does not make again are removed); the matches with their file names."""
+    folder = out / VISITS_FOLDER
+    named = []
+    for number, found in enumerate(matches, 1):
+        name = f"{VISITS_FOLDER}/visit-{number:03d}.png"
+        drawing = draw_match(image_of(found.a), image_of(found.b), fitted[(found.a, found.b)])
+        write_bytes(out / name, drawing)
+        named.append(CrossSplitMatch(**{**found.__dict__, "drawing": name}))
+    kept = {out / m.drawing for m in named}
+    for stale in sorted(folder.glob("visit-*.png")) if folder.is_dir() else []:
+        if stale not in kept:
+            stale.unlink()
+    return named
+
+
+def visit_entries(films: list[Film], matches: list[CrossSplitMatch]) -> list[dict[str, Any]]:
+    """The report's JSON entries, one per cross-split pair verified by features."""
+    return [
+        {
+            "kind": "same picture, reframed" if m.same_picture else "visit of one patient",
+            "film": {"film_id": films[m.a].film_id, "split": films[m.a].split},
+            "other": {"film_id": films[m.b].film_id, "split": films[m.b].split},
+            "matches": m.matches,
+            "inliers": m.inliers,
+            "inlier_share": m.share,
+            "drawing": m.drawing,
+        }
+        for m in matches
+    ]
+
+
+def visit_rule() -> str:
+    """The rule in one phrase, for the report."""
+    return f">= {MIN_INLIERS} inliers and an inlier share >= {MIN_INLIER_SHARE}"
+
+
+def visits_html(films: list[Film], matches: list[CrossSplitMatch]) -> str:
+    """The report page's first section: each cross-split pair verified by features, with
+    its drawing."""
+    if not matches:
+        return (
+            "<h2>Visits of one patient across splits (0)</h2>"
+            f"<p>No cross-split pair verified by local features ({html.escape(visit_rule())}).</p>"
+        )
+    rows = []
+    for m in matches:
+        a, b = films[m.a], films[m.b]
+        kind = "same picture, reframed" if m.same_picture else "visit of one patient"
+        label = f"{a.split} / {a.film_id} and {b.split} / {b.film_id}"
+        rows.append(
+            f'<tr class="flagged"><td><img alt="{html.escape(label)}" '
+            f'src="{html.escape(m.drawing)}"></td><td>{html.escape(kind)}: '
+            f"{html.escape(label)}<br>{m.inliers} matched features of {m.matches}, share "
+            f"{m.share}</td></tr>"
+        )
+    visits = sum(not m.same_picture for m in matches)
+    return (
+        f"<h2>Visits of one patient across splits ({visits})</h2>"
+        f"<p>Verified by local features ({html.escape(visit_rule())}).</p>"
+        f"<table>{''.join(rows)}</table>"
+    )

@@ -1,0 +1,124 @@
+"""Per-file work over local worker processes, results in job order.
+
+The index, hash and pixel-comparison steps each have a pure function of one file (or one
+pair of files); this is the one place that decides how such work runs on this machine. The
+Ray executor (``curation.chain.executors``) is the other way to run the hash step.
+
+Workers belong to the run that started them:
+
+- They ignore SIGINT: a Ctrl-C reaches the whole process group, and the parent alone decides
+  what an interrupt means (``curation.cli.app`` ends the run with one line). The parent holds an
+  interrupt back while the pool starts (``interrupts_held``), so neither the pool nor a
+  worker that has not yet said it ignores SIGINT meets one halfway.
+- They exit when their parent dies (``kill -9`` of a build left its workers running for
+  good): a daemon thread in each worker watches ``os.getppid()``. Linux's
+  ``prctl(PR_SET_PDEATHSIG)`` would need ctypes and fires when the forking *thread* ends, and
+  neither the standard library nor a well-kept package offers the guarantee for a
+  ``ProcessPoolExecutor``; the watch costs one wake-up per ``PARENT_WATCH_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Generic, TypeVar
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
+
+PARENT_WATCH_SECONDS = 0.25
+EXIT_ORPHANED = 70  # a worker whose parent died (EX_SOFTWARE); nobody reads it
+
+
+def ordered_map(
+    function: Callable[[Job], Result], jobs: Sequence[Job], workers: int = 0, chunksize: int = 16
+) -> Iterator[Result]:
+    """``map(function, jobs)`` over ``workers`` processes (0: one per core), in job order; in
+    this process when there is at most one job or ``workers == 1``."""
+    if workers == 1 or len(jobs) <= 1:
+        yield from map(function, jobs)
+        return
+    with worker_pool(workers) as pool:
+        try:
+            with interrupts_held():  # the pool forks its workers on the first submission
+                results = pool.map(function, jobs, chunksize=chunksize)
+            yield from results
+        except BaseException:  # an interrupt, an error, or a caller that stopped reading
+            pool.shutdown(cancel_futures=True)  # what has not started never will
+            raise
+
+
+def worker_pool(workers: int = 0) -> ProcessPoolExecutor:
+    """A process pool (0: one worker per core) whose workers ignore SIGINT and exit with their
+    parent; submit to it inside ``interrupts_held()``."""
+    return ProcessPoolExecutor(
+        max_workers=workers or None, initializer=start_worker, initargs=(os.getpid(),)
+    )
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """A Ctrl-C that arrives inside is raised on leaving, not inside: a ``KeyboardInterrupt``
+    raised within the pool's own start-up breaks the pool (a manager thread created but never
+    started cannot be joined) or is swallowed by an at-fork hook (the build then finished
+    as if nothing had happened). SIGINT is also blocked in this thread, so a worker forked
+    here inherits it blocked until ``start_worker`` has ignored it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if held:
+        raise KeyboardInterrupt
+
+
+def start_worker(parent: int) -> None:
+    """Pool initializer: ignore SIGINT, then let it through again (ignored), and exit as soon
+    as ``parent`` is no longer this process's parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    watch = threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True)
+    watch.start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_WATCH_SECONDS)
+    os._exit(EXIT_ORPHANED)  # no cleanup: the results have no one to go to
+
+
+class Beside(Generic[Result]):
+    """``function(*args, **kwargs)`` on a daemon thread beside this one. An interrupted run
+    never waits for it (an interrupted import can leave such a thread blocked for good); a
+    run that goes on asks for its ``result()``."""
+
+    def __init__(self, function: Callable[..., Result], *args: object, **kwargs: object) -> None:
+        self._future: Future[Result] = Future()
+
+        def run() -> None:
+            try:
+                self._future.set_result(function(*args, **kwargs))
+            except BaseException as error:  # handed to whoever asks for the result
+                self._future.set_exception(error)
+
+        name = f"beside-{getattr(function, '__name__', 'work')}"
+        threading.Thread(target=run, daemon=True, name=name).start()
+
+    def result(self) -> Result:
+        """Wait for the function; its return value, or its exception raised here."""
+        return self._future.result()
+
+    def wait(self) -> None:
+        """Wait for the function to end, whatever it gives."""
+        self._future.exception()

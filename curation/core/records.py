@@ -1,0 +1,165 @@
+"""The record every step passes on: one per source file, carrying its fate.
+
+Steps never delete a record; they only settle its fate, so the manifest at the end accounts
+for every file in the source ("nothing is silently lost").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.core.atomic import atomic_path
+
+
+class Fate(StrEnum):
+    """What became of a source file. ``pending`` only lives between steps."""
+
+    pending = "pending"
+    kept = "kept"
+    dropped = "dropped"
+    rejected = "rejected"
+    ignored = "ignored"
+
+
+class Kind(StrEnum):
+    image = "image"
+    annotation = "annotation"
+    other = "other"
+
+
+@dataclass(frozen=True)
+class Lesion:
+    """One annotated lesion: corners as fractions of the true image size, top-left origin."""
+
+    box: tuple[float, float, float, float]
+    pai: int
+
+    def as_row(self) -> dict[str, object]:
+        """The lesion as a row of ``LESION_STRUCT``."""
+        return {"box": list(self.box), "pai": self.pai}
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """A source file and everything the chain learned about it."""
+
+    path: str
+    kind: Kind
+    stem: str
+    sha256: str = ""
+    size_bytes: int = 0
+    folder: str = ""
+    width: int = 0
+    height: int = 0
+    annotation: str = ""
+    lesions: tuple[Lesion, ...] = ()
+    fate: Fate = Fate.pending
+    reason: str = ""
+    related: str = ""
+    encoder: str = (
+        ""  # image: its encoder signature, read by the index (``curation.index.provenance``)
+    )
+    # From the annotation's <filename>, for grouping a patient's films. In memory only: never
+    # written (``write_records`` keeps to ``RECORD_SCHEMA``), cached, logged or shown.
+    patient_number: str | None = field(default=None, repr=False)
+
+    @property
+    def film_id(self) -> str:
+        return self.stem
+
+    def settle(self, fate: Fate, reason: str, related: str = "") -> SourceRecord:
+        """A copy with its fate decided; a settled fate is never overwritten."""
+        if self.fate is not Fate.pending:
+            raise ValueError(f"{self.path}: fate already {self.fate.value} ({self.reason})")
+        return dataclasses.replace(self, fate=fate, reason=reason, related=related)
+
+
+def pending_images(records: Iterable[SourceRecord]) -> list[SourceRecord]:
+    """The films still in play."""
+    return [r for r in records if r.kind is Kind.image and r.fate is Fate.pending]
+
+
+def settle_many(
+    records: list[SourceRecord], decisions: dict[str, tuple[Fate, str, str]]
+) -> list[SourceRecord]:
+    """Apply ``{path: (fate, reason, related)}`` to the matching records, keeping order."""
+    return [r.settle(*decisions[r.path]) if r.path in decisions else r for r in records]
+
+
+def reason_class(reason: str) -> str:
+    """Reasons read ``class: detail``; the class is what summaries count."""
+    return reason.split(":", 1)[0]
+
+
+def fate_counts(records: Iterable[SourceRecord]) -> Counter[tuple[str, str]]:
+    """``(kind, fate)`` -> number of files; the fates always add up to the file count."""
+    return Counter((r.kind.value, r.fate.value) for r in records)
+
+
+# A lesion in the chain's own files (records, agreement); the published shards store the box
+# as float32 (``curation.publish.schema``).
+LESION_STRUCT = pa.struct([("box", pa.list_(pa.float64(), 4)), ("pai", pa.int8())])
+RECORD_SCHEMA = pa.schema(
+    [
+        ("path", pa.string()),
+        ("kind", pa.string()),
+        ("stem", pa.string()),
+        ("sha256", pa.string()),
+        ("size_bytes", pa.int64()),
+        ("folder", pa.string()),
+        ("width", pa.int32()),
+        ("height", pa.int32()),
+        ("annotation", pa.string()),
+        ("lesions", pa.list_(LESION_STRUCT)),
+        ("fate", pa.string()),
+        ("reason", pa.string()),
+        ("related", pa.string()),
+        ("encoder", pa.string()),
+    ]
+)
+
+
+def write_records(records: list[SourceRecord], path: Path) -> None:
+    """Write records as parquet, sorted by path so equal inputs give equal bytes."""
+    names = RECORD_SCHEMA.names
+    rows = []
+    for record in sorted(records, key=lambda r: r.path):
+        row = {name: getattr(record, name) for name in names}  # shallow: asdict is slow
+        row["kind"] = record.kind.value
+        row["fate"] = record.fate.value
+        row["lesions"] = [les.as_row() for les in record.lesions]
+        rows.append(row)
+    table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def settle_annotations(records: list[SourceRecord]) -> list[SourceRecord]:
+    """An annotation shares its film's fate (by stem); the last step before the manifest."""
+    images: dict[str, list[SourceRecord]] = {}
+    for r in records:
+        if r.kind is Kind.image:
+            images.setdefault(r.stem, []).append(r)
+    out = []
+    for r in records:
+        films = images.get(r.stem, [])
+        if r.kind is Kind.annotation and r.fate is Fate.pending:
+            if len(films) == 1:
+                film = films[0]
+                r = r.settle(
+                    film.fate, f"annotation of a {film.fate.value} film: {film.film_id}", film.path
+                )
+            else:
+                r = r.settle(
+                    Fate.rejected, f"ambiguous annotation: its stem names {len(films)} images"
+                )
+        out.append(r)
+    return out

@@ -1,0 +1,123 @@
+"""Local features matched under one fitted transform: the evidence for "same content under
+another frame" (a crop, a pad, a turn by a few degrees, local re-toning) and for "two visits
+of one patient".
+
+A whole-frame comparison cannot see through a change of frame; local features can. Each film
+is reduced to a working size, its local tone is equalised (CLAHE, so a locally re-toned copy
+yields the same corners), and ORB keypoints are detected (OpenCV: a library, not our own
+detector). Two films are matched by Hamming distance with Lowe's ratio test, and one
+affine transform (rotation, scale, shift, a little shear) is fitted by MAGSAC, a robust
+estimator: the number and share of matches it explains are the evidence, and the transform
+says how B's frame sits in A's.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+import simplejpeg
+from PIL import Image
+
+from curation.core.jpeg_check import check_decodable
+
+WORKING_SIDE = 1024  # longest side features are detected at, pixels
+MAX_FEATURES = 2000
+RATIO = 0.8  # Lowe's ratio test
+REPROJECTION_ERROR = 3.0  # pixels at the working size
+FEATURES_VERSION = "features-v1/orb2000-1024-clahe/ratio0.8-magsac-affine3px"
+
+
+@dataclass(frozen=True)
+class FilmFeatures:
+    """ORB keypoints of one film, in the film's own pixel coordinates."""
+
+    points: np.ndarray  # (n, 2) float32, x and y in the film's pixels
+    descriptors: np.ndarray  # (n, 32) uint8
+    size: tuple[int, int]  # the film's width and height
+
+
+@dataclass(frozen=True)
+class FeatureMatch:
+    """How film B's content sits in film A's frame, as far as local features tell."""
+
+    matches: int  # matches that passed the ratio test
+    inliers: int  # of those, explained by the fitted transform
+    transform: np.ndarray | None  # 2 x 3 affine map from B's pixels to A's, None if no fit
+    points_a: np.ndarray  # (inliers, 2) inlier points in A, for drawing
+    points_b: np.ndarray  # (inliers, 2) the same in B
+
+    @property
+    def inlier_share(self) -> float:
+        return self.inliers / self.matches if self.matches else 0.0
+
+
+def working_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
+    """The JPEG ``data`` decoded straight to grey at the largest JPEG reduction (1/2, 1/4,
+    1/8) that keeps its longest side at least ``WORKING_SIDE`` (libjpeg-turbo's scaled
+    decode, a fraction of a full decode's cost), and the film's full width and height."""
+    if problem := check_decodable(data):
+        raise ValueError(problem)  # never hand libjpeg a process the header check refuses
+    height, width = simplejpeg.decode_jpeg_header(data)[:2]
+    factor = next(f for f in (8, 4, 2, 1) if max(width, height) // f >= WORKING_SIDE or f == 1)
+    smallest = {"min_width": -(-width // factor), "min_height": -(-height // factor)}
+    grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_factor=factor, **smallest)
+    return np.ascontiguousarray(grey[..., 0]), (width, height)
+
+
+def decoded_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
+    """Any image's bytes as the feature checks read them, and its full (width, height): a
+    JPEG the header check clears at a reduced scale (``working_grey``), anything else (or a
+    JPEG libjpeg refuses) through Pillow at full size."""
+    if data.startswith(b"\xff\xd8") and check_decodable(data) is None:
+        try:
+            return working_grey(data)
+        except ValueError:
+            pass  # libjpeg refused the data: Pillow decodes what it can, or says why not
+    with Image.open(io.BytesIO(data)) as image:
+        grey = np.asarray(image.convert("L"))
+    return grey, (grey.shape[1], grey.shape[0])
+
+
+def film_features(grey: np.ndarray, size: tuple[int, int] | None = None) -> FilmFeatures:
+    """Detect ORB features on a grey film (uint8, height x width), decoded at full size or,
+    when ``size`` (the full width and height) is given, at a reduced scale of it: the
+    points are in full-size pixels either way."""
+    height, width = grey.shape
+    full = size or (width, height)
+    scale = min(1.0, WORKING_SIDE / max(height, width))
+    small = grey
+    if scale < 1.0:
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
+        small = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+    toned = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8)).apply(small)
+    keypoints, descriptors = cv2.ORB_create(nfeatures=MAX_FEATURES).detectAndCompute(toned, None)
+    if descriptors is None:
+        return FilmFeatures(np.zeros((0, 2), np.float32), np.zeros((0, 32), np.uint8), full)
+    to_full = np.array([full[0] / small.shape[1], full[1] / small.shape[0]], np.float32)
+    points = np.array([k.pt for k in keypoints], dtype=np.float32) * to_full
+    return FilmFeatures(points, descriptors, full)
+
+
+def match_features(a: FilmFeatures, b: FilmFeatures) -> FeatureMatch:
+    """Match B's features to A's and fit one affine transform B -> A robustly."""
+    empty = np.zeros((0, 2), np.float32)
+    if len(a.descriptors) < 2 or len(b.descriptors) < 2:
+        return FeatureMatch(0, 0, None, empty, empty)
+    pairs = cv2.BFMatcher(cv2.NORM_HAMMING).knnMatch(b.descriptors, a.descriptors, k=2)
+    good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < RATIO * p[1].distance]
+    if len(good) < 3:
+        return FeatureMatch(len(good), 0, None, empty, empty)
+    from_b = np.array([b.points[m.queryIdx] for m in good], dtype=np.float32)
+    to_a = np.array([a.points[m.trainIdx] for m in good], dtype=np.float32)
+    # The error threshold is in film pixels: scale the working-size threshold back up.
+    threshold = REPROJECTION_ERROR * max(a.size) / min(WORKING_SIDE, max(a.size))
+    transform, mask = cv2.estimateAffine2D(
+        from_b, to_a, method=cv2.USAC_MAGSAC, ransacReprojThreshold=threshold
+    )
+    if transform is None or mask is None:
+        return FeatureMatch(len(good), 0, None, empty, empty)
+    keep = mask.ravel().astype(bool)
+    return FeatureMatch(len(good), int(keep.sum()), transform, to_a[keep], from_b[keep])

@@ -1,0 +1,117 @@
+"""Step 4, hash: every film still in play, in parallel over cores, cached by file sha256.
+
+The same decode also makes the film's review thumbnail (``curation.hashes.thumbnails``), cached
+beside the hashes, so the build decodes no film again for the review page.
+
+A film whose pixels fail to decode (truncated or corrupt JPEG) is rejected here, since this
+is the first step that decodes it. The cache (``curation.core.cache``) is keyed by file sha256 and
+stamped with the hash version, so a changed definition never reuses stale hashes, and a
+damaged cache is only rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pyarrow as pa
+
+from curation.core import cache as cache_file
+from curation.core.parallel import ordered_map
+from curation.core.records import Fate, SourceRecord, pending_images
+from curation.hashes.hashing import AverageHash512, CorruptJpeg, Decode, View
+from curation.hashes.thumbnails import Thumbnail, add_thumbnails, thumbnail_of
+
+Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
+CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
+CHUNK = 16
+
+FilmHasher = Callable[[list[tuple[str, Decode]]], Iterable[dict[View, bytes] | None]]
+"""Hashes ``(absolute path, decode)`` jobs elsewhere (``curation.chain.executors``), in job order;
+None for a film that failed there, which this step then decodes itself to record why."""
+
+
+HashJob = tuple[str, Decode, tuple[int, int]]  # absolute path, decode, film width and height
+Hashed = tuple[dict[View, bytes] | None, Thumbnail | None, str]  # views, thumbnail, problem
+
+
+def _hash_one(job: HashJob) -> Hashed:
+    path, decode, size = job
+    hasher = AverageHash512(decode)
+    try:
+        grey = hasher.open_grey(path, strict=True)
+        return hasher.hash_grey_views(grey), thumbnail_of(grey, size), ""
+    except CorruptJpeg as error:
+        return None, None, str(error)
+    except Exception as error:  # any decode failure is a property of the file: record it
+        return None, None, f"image does not decode: {type(error).__name__}: {error}"
+
+
+def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
+    table = cache_file.read_cache(path, version, CACHE_SCHEMA)
+    rows = table.to_pylist() if table is not None else []
+    return {r["sha256"]: {v: r[v.value] for v in View} for r in rows}
+
+
+def write_cache(path: Path, version: str, by_sha: dict[str, dict[View, bytes]]) -> None:
+    rows = [
+        {"sha256": sha, **{v.value: views[v] for v in View}}
+        for sha, views in sorted(by_sha.items())
+    ]
+    cache_file.write_cache(path, version, pa.Table.from_pylist(rows, schema=CACHE_SCHEMA))
+
+
+def hash_films(
+    root: Path,
+    records: list[SourceRecord],
+    *,
+    decode: Decode = Decode.draft,
+    workers: int = 0,
+    cache_path: Path | None = None,
+    thumbnail_cache: Path | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    hasher: FilmHasher | None = None,
+) -> tuple[list[SourceRecord], Hashes]:
+    """Hash every pending film, in ``workers`` processes or with ``hasher``; return the
+    records (undecodable films rejected) and the hashes. Thumbnails made on the way are
+    added to ``thumbnail_cache`` (``hasher`` makes none: the review page makes those)."""
+    version = AverageHash512(decode).version
+    cache = read_cache(cache_path, version) if cache_path else {}
+    cached = len(cache)
+    films = pending_images(records)
+    todo = sorted(
+        {f.sha256: f for f in films if f.sha256 not in cache}.values(), key=lambda f: f.path
+    )
+    failures: dict[str, str] = {}
+    thumbnails: dict[str, Thumbnail] = {}
+    jobs: list[HashJob] = [(str(root / f.path), decode, (f.width, f.height)) for f in todo]
+    if hasher is None:
+        results: Iterable[Hashed] = ordered_map(_hash_one, jobs, workers, CHUNK)
+    else:
+        hashed = zip(jobs, hasher([(path, how) for path, how, _ in jobs]), strict=True)
+        results = ((views, None, "") if views else _hash_one(job) for job, views in hashed)
+    for film, (views, thumbnail, problem) in zip(todo, results, strict=True):
+        if views is None:
+            failures[film.sha256] = problem
+        else:
+            cache[film.sha256] = views
+        if thumbnail is not None:
+            thumbnails[film.sha256] = thumbnail
+        if on_progress:
+            on_progress(1)
+    if on_progress:
+        on_progress(len(films) - len(todo))
+    if cache_path and len(cache) > cached:
+        write_cache(cache_path, version, cache)
+    if thumbnail_cache:
+        add_thumbnails(thumbnail_cache, thumbnails)
+    film_paths = {f.path for f in films}
+    hashes: Hashes = {}
+    out = []
+    for record in records:
+        if record.path in film_paths and record.sha256 in failures:
+            record = record.settle(Fate.rejected, failures[record.sha256])
+        elif record.path in film_paths:
+            hashes[record.film_id] = cache[record.sha256]
+        out.append(record)
+    return out, hashes

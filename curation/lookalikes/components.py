@@ -1,0 +1,144 @@
+"""Step 6, look-alikes: films that look alike stay together, so no chain of look-alikes (or
+of one patient's films) can cross a split.
+
+Two films are linked when one of them, in any orientation (``View``), is within Hamming
+distance 30 of 512 of the other: a superset of "within 30 bits", so that even a turned copy
+the pixel check missed stays with its original. Films dropped as
+copies of a kept film pass their links on to it. Films whose annotations name the same patient
+number are linked, unless implausibly many films share that number (``MAX_FILMS_PER_PATIENT``:
+a copied template, not a patient). With ``--link-visits``, visits of one patient verified by
+local features (``curation.lookalikes.visits``) are linked too; without it they are only counted
+(the
+card says how many cross splits). Clusters are the connected components (networkx).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from curation.core.records import SourceRecord
+from curation.core.vocabulary import LOOKALIKE_DISTANCE
+from curation.hashes.hash_films import Hashes
+from curation.hashes.hashing import View
+from curation.hashes.pairs import as_codes, range_pairs, self_pairs
+
+# A panoramic series of one patient rarely passes a handful of films; a number on more films
+# than this is treated as a template left in the annotation tool and ignored.
+MAX_FILMS_PER_PATIENT = 12
+
+
+@dataclass(frozen=True)
+class Link:
+    """Why two films must share a split: a hash distance (in a view, for the average hash),
+    or one patient."""
+
+    first: str
+    second: str
+    method: str  # "ahash", "patient" or "visit"
+    view: View | None = None  # the average hash's orientation
+    distance: int | None = None  # None for a patient link
+    inliers: int | None = None  # a visit's matched features under one transform
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A look-alike component, named by its smallest film id."""
+
+    cluster_id: str
+    film_ids: tuple[str, ...]
+
+
+def lookalike_links(hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE) -> list[Link]:
+    """Every pair of films within ``max_distance`` in some orientation (exact search), each
+    pair once with its smallest distance (ties: the first view), sorted."""
+    ids = sorted(hashes)
+    own = as_codes([hashes[i][View.identity] for i in ids])
+    best: dict[tuple[str, str], tuple[int, int, View]] = {}
+    order = {view: n for n, view in enumerate(View)}
+
+    def offer(i: int, j: int, distance: int, view: View) -> None:
+        key = (ids[min(i, j)], ids[max(i, j)])
+        if key not in best or (distance, order[view]) < best[key][:2]:
+            best[key] = (distance, order[view], view)
+
+    for i, j, distance in self_pairs(own, max_distance).tolist():
+        offer(i, j, distance, View.identity)
+    for view in View:
+        if view is View.identity:
+            continue
+        turned = as_codes([hashes[i][view] for i in ids])
+        for block in range_pairs(turned, own, max_distance):
+            for i, j, distance in block.tolist():
+                if i != j:
+                    offer(i, j, distance, view)
+    return [Link(a, b, "ahash", view, d) for (a, b), (d, _, view) in sorted(best.items())]
+
+
+def patient_links(numbers: dict[str, str]) -> tuple[list[Link], int]:
+    """Links between films naming one patient number (film id -> number, in memory only),
+    and how many films were left out because their number is on too many films."""
+    films_of: dict[str, list[str]] = defaultdict(list)
+    for film, number in numbers.items():
+        films_of[number].append(film)
+    links, templated = [], 0
+    for films in films_of.values():
+        if len(films) > MAX_FILMS_PER_PATIENT:
+            templated += len(films)
+            continue
+        first, *rest = sorted(films)
+        links.extend(Link(first, other, "patient") for other in rest)
+    return sorted(links, key=lambda link: (link.first, link.second)), templated
+
+
+def lookalike_components(
+    film_ids: list[str], links: list[Link], kept_as: dict[str, str] | None = None
+) -> list[Cluster]:
+    """Connected components of the kept films (singletons included), largest first, then by
+    id; ``kept_as`` maps a dropped film to the film kept in its place, which inherits its
+    links."""
+    kept_as = kept_as or {}
+    graph = nx.Graph()
+    graph.add_nodes_from(film_ids)
+    for link in links:
+        a, b = kept_as.get(link.first, link.first), kept_as.get(link.second, link.second)
+        if a != b and a in graph and b in graph:
+            graph.add_edge(a, b)
+    clusters = [Cluster(min(c), tuple(sorted(c))) for c in nx.connected_components(graph)]
+    return sorted(clusters, key=lambda c: (-len(c.film_ids), c.cluster_id))
+
+
+@dataclass(frozen=True)
+class Lookalikes:
+    """Step 6's result: the components, the hash links and patient links that made them, and
+    how many films named a template patient number (left unlinked)."""
+
+    clusters: list[Cluster]
+    links: list[Link]
+    patient_links: list[Link]
+    templated: int
+    visit_links: list[Link] = field(default_factory=list)  # verified visits of kept films
+    visits_linked: bool = False  # whether ``visit_links`` joined the clusters
+
+
+def lookalike_clusters(
+    films: dict[str, SourceRecord],
+    hashes: Hashes,
+    kept_as: dict[str, str],
+    max_distance: int,
+    visit_links: list[Link] | None = None,
+    link_visits: bool = False,
+) -> Lookalikes:
+    """The look-alike components of ``films`` (film id -> record); the films dropped as copies
+    (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on.
+    ``visit_links`` join the components only when ``link_visits``."""
+    compared = {k: v for k, v in hashes.items() if k in films or k in kept_as}
+    links = lookalike_links(compared, max_distance)
+    numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
+    patients, templated = patient_links(numbers)
+    visits = visit_links or []
+    joined = links + patients + (visits if link_visits else [])
+    clusters = lookalike_components(sorted(films), joined, kept_as)
+    return Lookalikes(clusters, links, patients, templated, visits, link_visits)

@@ -1,0 +1,97 @@
+"""Visits of one patient: two films whose local features agree under one fitted transform,
+but which are not the same picture.
+
+A second visit is a new exposure of the same jaw: the patient stands a little differently
+(scale, shift, a small turn, the arch's curve), the exposure, the crop and the resolution
+change, a tooth may have been filled or pulled. No global hash separates such pairs from
+distinct films (visits lie 5-89 bits apart, distinct films from 43 bits), but the bone's
+corners still match: many ORB matches survive the ratio test and one affine transform,
+fitted by MAGSAC, explains a large share of them. Two distinct patients' films share a few
+chance matches, never both many inliers and a high share (margins in ``bench/RESULTS.md``,
+measured by ``uv run --frozen python -m bench.visits`` on real radiographs).
+
+Same-picture pairs (a copy under another frame) also pass this test; the caller says which
+pairs are the same picture (``same_picture``), and those are not visits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from curation.core.parallel import ordered_map
+from curation.core.records import SourceRecord
+from curation.features.features import FeatureMatch, FilmFeatures, match_features
+from curation.features.shortlist import feature_shortlist
+
+# Measured on real radiographs (``uv run --frozen python -m bench.visits``; bench/RESULTS.md,
+# "Visits of one patient"): over all 7,140 pairs of the 120 distinct real films, at most 53
+# inliers and a share of at most 0.366; simulated visits of each film at least 613 inliers and
+# a share of at least 0.836 (upscaled to archive sizes: 31 / 0.239 and 849 / 0.872). Both must
+# hold; each limit sits nearer the distinct side (real visits are harder than simulated ones).
+MIN_INLIERS = 80  # 1.5x the distinct maximum, 7.7x below the visit minimum
+MIN_INLIER_SHARE = 0.45  # 1.23x the distinct maximum, 1.86x below the visit minimum
+SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film that are verified
+VISITS_VERSION = f"visits-v1/inliers{MIN_INLIERS}-share{MIN_INLIER_SHARE}-top{SHORTLIST_PER_FILM}"
+
+
+@dataclass(frozen=True)
+class VisitPair:
+    """Two films (indexes, ``first < second``) verified as one patient's, with the evidence."""
+
+    first: int
+    second: int
+    matches: int
+    inliers: int
+    share: float
+
+
+def verified(match: FeatureMatch) -> bool:
+    """The feature evidence of one patient: enough inliers and a high enough share."""
+    return match.inliers >= MIN_INLIERS and match.inlier_share >= MIN_INLIER_SHARE
+
+
+def _match(pair: tuple[FilmFeatures, FilmFeatures]) -> tuple[int, int, float, bool]:
+    """Worker side: matches, inliers, share, verified."""
+    match = match_features(*pair)
+    return match.matches, match.inliers, round(match.inlier_share, 4), verified(match)
+
+
+def verified_pairs(
+    features: Sequence[FilmFeatures],
+    same_picture: Callable[[int, int], bool] = lambda i, j: False,
+    pairs: Sequence[tuple[int, int]] | None = None,
+    workers: int = 1,
+) -> list[VisitPair]:
+    """The visits among ``features``: each shortlisted pair (or each of ``pairs``) verified
+    by features and not the same picture, sorted by index; matched over ``workers``
+    processes (0: one per core)."""
+    if pairs is None:
+        pairs = feature_shortlist(features, SHORTLIST_PER_FILM)
+    jobs = [(features[i], features[j]) for i, j in pairs]
+    visits = []
+    for (i, j), found in zip(pairs, ordered_map(_match, jobs, workers, 8), strict=True):
+        matches, inliers, share, ok = found
+        if ok and not same_picture(i, j):
+            visits.append(VisitPair(min(i, j), max(i, j), matches, inliers, share))
+    return sorted(visits, key=lambda v: (v.first, v.second))
+
+
+def kept_film_visits(
+    root: Path,
+    films: dict[str, SourceRecord],
+    cache_folder: Path | None,
+    workers: int = 0,
+) -> list[tuple[str, str, VisitPair]]:
+    """The verified visits among the kept ``films`` (film id -> record) of a build, by film
+    id (first < second). Features come from the frame step's cache (``FrameCache``, by
+    sha256; missing ones are computed and saved); two kept films are never the same picture
+    (the same-picture step kept one film per picture), so every verified pair is a visit."""
+    from curation.same_picture.frame_step import FrameCache
+
+    cache = FrameCache(cache_folder)
+    ids = sorted(films)
+    kept = cache.features_for(films, root, workers)
+    cache.save()
+    return [(ids[v.first], ids[v.second], v) for v in verified_pairs(kept, workers=workers)]

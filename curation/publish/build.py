@@ -1,0 +1,281 @@
+"""Step 9, build: the dataset shards and the files that account for them.
+
+Writes, below the build folder: ``dataset/data/{split}-00000-of-00001.parquet`` (the films,
+in ``curation.publish.schema``), ``manifest.parquet`` (every source file, its fate and reason),
+``clusters.parquet``, ``agreement.parquet`` and ``curation.json`` (source, parameters, hash
+version, counts, package versions; no timestamps, so equal inputs give equal bytes).
+Images are the source JPEG's segments, never re-encoded, without what it carries beside the
+picture (``curation.publish.jpeg_publish``); each source film is read again here and refused unless
+its sha256 is the one the index recorded (and the hash and pixel steps keyed their work by),
+so a film rewritten during the build never enters a shard. The manifest records each kept
+film's ``published_sha256``, and ``curation.publish.build_check`` verifies the written outputs
+together before the build counts as done. Shards are written in row groups so
+memory stays bounded by a batch of films, without compressing or taking statistics of the
+JPEG bytes (neither gains anything on JPEG; together they took half the write time). A shard
+whose every row (each image by its sha256) and writer are as last time, and whose file is
+untouched since, is not written again: ``cache/shards.json`` remembers its fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curation.core.atomic import atomic_path, write_json
+from curation.core.errors import PericurateError
+from curation.core.records import LESION_STRUCT, Fate, Kind, Lesion, SourceRecord
+from curation.hashes.hash_films import Hashes
+from curation.hashes.hashing import View
+from curation.lookalikes.components import Cluster
+from curation.publish import schema as schema_module
+from curation.publish.jpeg_publish import UnpublishableJpeg, publishable_jpeg
+from curation.publish.referrals import referral_for
+from curation.publish.schema import SPLITS, features, shard_name
+from curation.same_picture.settle import AgreementPair
+from splits.assign import empty_splits_problem
+
+ROW_GROUP = 64
+SHARD_WRITER = "shards-v3/published-jpeg-segments/uncompressed/no-jpeg-statistics"
+_LESIONS = pa.list_(LESION_STRUCT)
+
+
+class BuildError(PericurateError):
+    """The build cannot publish what it was asked to; the message names the file."""
+
+
+def published_bytes(path: Path, indexed_sha256: str) -> bytes:
+    """The bytes a film is published with, refused when the file is not the one the index
+    read (rewritten since) or its segments cannot be walked."""
+    data = path.read_bytes()
+    found = hashlib.sha256(data).hexdigest()
+    if found != indexed_sha256:
+        raise BuildError(
+            f"{path}: changed during the build (its sha256 is now {found[:16]}..., the index "
+            f"read {indexed_sha256[:16]}...); run the build again on a source nobody writes to."
+        )
+    try:
+        return publishable_jpeg(data)
+    except UnpublishableJpeg as error:
+        raise BuildError(f"{path}: its JPEG segments cannot be copied ({error}).") from None
+
+
+def refuse_empty_splits(kept: dict[str, list[SourceRecord]], fractions: tuple[float, ...]) -> None:
+    """A source too small for the splits is refused before anything is written: ``datasets``
+    cannot load an empty shard, and a benchmark without a test split is none."""
+    problem = empty_splits_problem({s: len(kept.get(s, [])) for s in SPLITS}, fractions)
+    if problem:
+        raise BuildError(problem)
+
+
+def _lesion_rows(lesions: tuple[Lesion, ...]) -> list[dict[str, object]]:
+    return [les.as_row() for les in lesions]
+
+
+def _shard_rows(
+    films: list[SourceRecord], hashes: Hashes, cluster_of: dict[str, str], salt: str
+) -> list[dict[str, object]]:
+    """The shard's rows with each image named by its sha256 instead of its bytes."""
+    return [
+        {
+            "film_id": film.film_id,
+            "image": {"sha256": film.sha256, "path": f"{film.film_id}.jpg"},
+            "width": film.width,
+            "height": film.height,
+            "lesions": _lesion_rows(film.lesions),
+            "referral": referral_for(film.film_id, salt).as_row(),
+            "cluster_id": cluster_of[film.film_id],
+            "ahash": hashes[film.film_id][View.identity].hex(),
+        }
+        for film in films
+    ]
+
+
+def _fingerprint(rows: list[dict[str, object]]) -> str:
+    """Everything a shard's bytes depend on: its rows, the schema's definition (the source of
+    ``curation.publish.schema`` and the ``datasets`` version, so that ``datasets`` need not be
+    imported to tell), the writer and the pyarrow version."""
+    schema_source = Path(schema_module.__file__ or "").read_bytes().decode()
+    versions = [importlib.metadata.version(p) for p in ("pyarrow", "datasets")]
+    what = [SHARD_WRITER, versions, ROW_GROUP, schema_source, rows]
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+
+def write_split(
+    path: Path,
+    root: Path,
+    films: list[SourceRecord],
+    rows: list[dict[str, object]],
+    on_film: Callable[[int], None] | None = None,
+) -> dict[str, str]:
+    """One split's shard: ``rows`` (from ``_shard_rows``) with the films' published bytes;
+    returns each film's published sha256."""
+    schema = features().arrow_schema
+    statistics = [c for c in schema.names if c != "image"] + ["image.path"]
+    published = {}
+    with (
+        atomic_path(path) as tmp,
+        pq.ParquetWriter(tmp, schema, compression="none", write_statistics=statistics) as writer,
+    ):
+        for start in range(0, max(len(films), 1), ROW_GROUP):
+            batch = []
+            chunk = zip(
+                films[start : start + ROW_GROUP], rows[start : start + ROW_GROUP], strict=True
+            )
+            for film, row in chunk:
+                data = published_bytes(root / film.path, film.sha256)
+                published[film.film_id] = hashlib.sha256(data).hexdigest()
+                batch.append({**row, "image": {"bytes": data, "path": row["image"]["path"]}})
+                if on_film:
+                    on_film(1)
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    return published
+
+
+MANIFEST_COLUMNS = (
+    "path",
+    "kind",
+    "film_id",
+    "sha256",
+    "size_bytes",
+    "fate",
+    "reason",
+    "related",
+    "published_sha256",
+)
+
+
+def write_manifest(path: Path, records: list[SourceRecord], published: dict[str, str]) -> None:
+    """Every source file; ``sha256`` is the source file's, ``published_sha256`` that of the
+    bytes a kept film is published with (empty for the others)."""
+    rows = [
+        {
+            "path": r.path,
+            "kind": r.kind.value,
+            "film_id": r.stem,
+            "sha256": r.sha256,
+            "size_bytes": r.size_bytes,
+            "fate": r.fate.value,
+            "reason": r.reason,
+            "related": r.related,
+            "published_sha256": published.get(r.stem, "") if _is_kept_film(r) else "",
+        }
+        for r in sorted(records, key=lambda r: r.path)
+    ]
+    schema = pa.schema(
+        [(k, pa.int64() if k == "size_bytes" else pa.string()) for k in MANIFEST_COLUMNS]
+    )
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+
+
+def _is_kept_film(record: SourceRecord) -> bool:
+    return record.kind is Kind.image and record.fate is Fate.kept
+
+
+def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]) -> None:
+    rows = [
+        {
+            "film_id": f,
+            "cluster_id": c.cluster_id,
+            "cluster_size": len(c.film_ids),
+            "split": split_of[c.cluster_id],
+        }
+        for c in clusters
+        for f in c.film_ids
+    ]
+    rows.sort(key=lambda r: r["film_id"])
+    schema = pa.schema(
+        [
+            ("film_id", pa.string()),
+            ("cluster_id", pa.string()),
+            ("cluster_size", pa.int32()),
+            ("split", pa.string()),
+        ]
+    )
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+
+
+def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
+    rows = [
+        {
+            "film_id": p.film_id,
+            "other_film_id": p.other_film_id,
+            "distance": p.distance,
+            "difference": p.difference,
+            "lesions": _lesion_rows(p.lesions),
+            "other_lesions": _lesion_rows(p.other_lesions),
+        }
+        for p in pairs
+    ]
+    schema = pa.schema(
+        [
+            ("film_id", pa.string()),
+            ("other_film_id", pa.string()),
+            ("distance", pa.int32()),
+            ("difference", pa.float64()),
+            ("lesions", _LESIONS),
+            ("other_lesions", _LESIONS),
+        ]
+    )
+    with atomic_path(path) as tmp:
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+
+
+def write_dataset(
+    out: Path,
+    root: Path,
+    kept: dict[str, list[SourceRecord]],
+    hashes: Hashes,
+    clusters: list[Cluster],
+    salt: str,
+    on_film: Callable[[int], None] | None = None,
+) -> dict[str, str]:
+    """All split shards under ``out/dataset/data``; stale shards of other names removed; a
+    shard unchanged since the last build (``out/cache/shards.json``, which also remembers
+    its films' published sha256) is left as it is. Returns every film's published sha256."""
+    cluster_of = {f: c.cluster_id for c in clusters for f in c.film_ids}
+    data = out / "dataset" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    wanted = {shard_name(s) for s in SPLITS}
+    for stale in data.glob("*.parquet"):
+        if stale.name not in wanted:
+            stale.unlink()
+    memo_path = out / "cache" / "shards.json"
+    try:
+        memo = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    published: dict[str, str] = {}
+    for split in SPLITS:
+        films = sorted(kept.get(split, []), key=lambda r: r.film_id)
+        rows = _shard_rows(films, hashes, cluster_of, salt)
+        path = data / shard_name(split)
+        fingerprint = _fingerprint(rows)
+        stamp = _stamp(path, fingerprint)
+        remembered = memo.get(split) if isinstance(memo.get(split), dict) else {}
+        was = remembered.get("published")
+        if stamp is None or {k: remembered.get(k) for k in stamp} != stamp or was is None:
+            now = write_split(path, root, films, rows, on_film)
+            memo[split] = {**(_stamp(path, fingerprint) or {}), "published": now}
+        else:
+            now = was
+            if on_film:
+                on_film(len(films))
+        published.update(now)
+    write_json(memo_path, memo)
+    return published
+
+
+def _stamp(path: Path, fingerprint: str) -> dict[str, object] | None:
+    """What identifies a written shard: its fingerprint and its file's size and mtime."""
+    if not path.exists():
+        return None
+    info = path.stat()
+    return {"fingerprint": fingerprint, "size": info.st_size, "mtime_ns": info.st_mtime_ns}

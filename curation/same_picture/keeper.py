@@ -1,0 +1,219 @@
+"""Which film of a same-picture group is kept: the evidence rules, strongest first.
+
+Every rule reads one fact of each film (``FilmFacts``, gathered by
+``curation.same_picture.keeper_evidence``) and gives a value, lower = more original; the film with
+the
+lowest values, compared rule by rule in ``KEEPER_ORDER``, is kept, and the first rule on
+which a dropped film loses to the kept one is the evidence recorded for it. The order, and
+why:
+
+1. ``augmentation copy``: the film equals a film of the archive's augmentation folder made
+   from another film of its group (byte for byte, or the same picture upright as its
+   mirrored or turned copy). The archive itself says which is the copy.
+2. ``script encoder``: its encoder signature is the one that wrote the augmentation folder
+   while the other film's never occurs there (``curation.index.provenance``): learned from the
+   archive's own copies, it names the writer of the file.
+3. ``portrait``, ``turned``: a half or quarter turn is never kept. Portrait in a group with
+   a landscape film; or turned: its hash grid correlates better with the archive's mean
+   grid turned than as it is (the films' own hashes, no decode).
+4. ``padded``: constant black or white border lines, which no exported radiograph has.
+5. ``fewer pixels``: a crop or a downscale loses pixels (after padding: a pad adds some).
+6. ``lower quality``: the JPEG quality estimated from the quantisation tables in its header;
+   a re-encode at a lower quality lost detail the other film still has.
+7. ``unusual encoder``: its encoder signature is not the one most of the archive's films
+   carry (a grey film re-saved in colour, say).
+8. ``filled corners``: black corners, the fill a rotation by a few degrees leaves. Last of
+   the file's facts: a radiograph may have dark corners of its own, which a crop or a
+   brightened copy would lose.
+9. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
+   exactly (as a script copies them): the grainier one was noised (grain costs a full-size
+   decode, so it is measured only for those: ``films_needing_grain``). Grain alone never
+   names a copy: on test films noise of sigma 4 raised the grain by 1.5x-1.6x while
+   re-encoding and re-exposure moved it by up to 1.1x, too close for a threshold with
+   margin; a same-frame pair that nothing names a copy is a re-filing.
+10. ``number``: nothing in the files separates them: the lower number is kept, compared as
+    a number (``090131`` is 90131, above ``36531``); the text breaks an exact tie.
+
+Why this order: what the archive itself says (1, 2) outranks anything measured; a turn (3)
+is never kept whatever its frame or quality, since a turned copy may be written at any size
+and quality; padding (4) before the pixel count, since a pad adds pixels; a lost frame (5)
+is certain where the quality (6) is not, since a script may re-encode at a higher quality
+than the imaging system did (adding no detail back); the usual encoder (7) and the corners
+(8) are the weakest, since an imaging system may export a few films otherwise and a film
+may have dark corners. Mirrors and tone changes written at the original's own quality and
+encoder leave nothing here: on 120 real films no grid statistic told a film from its mirror
+(``python -m bench.keeper``), panoramic films being close to left-right symmetric, so those
+fall to the number.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from curation.core.records import Lesion
+from curation.hashes.hashing import View
+from curation.index.provenance import scripted
+
+Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
+
+
+@dataclass(frozen=True)
+class FilmFacts:
+    """What the keeper rules read about a film (``curation.same_picture.keeper_evidence`` gathers
+    them)."""
+
+    width: int
+    height: int
+    lesions: tuple[Lesion, ...]
+    script_share: float  # share of the augmentation folder written with its signature
+    augmented_twin: str = ""  # how it equals an augmentation-folder copy; "" when it does not
+    turned: View = View.identity  # the turn whose grid fits the archive's mean grid best
+    padding: float = 0.0  # widest constant border, as a share of the frame's side
+    quality: int = 0  # JPEG quality estimated from its quantisation tables; 0 when unknown
+    unusual_encoder: bool = False  # not the signature most of the archive's films carry
+    filled_corners: float = 0.0  # share of its corner blocks that is black
+
+
+def _augmented_twin(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    twin = facts[film].augmented_twin
+    return float(bool(twin)), f"it is {twin}: the archive's own augmented copy"
+
+
+def _script_encoder(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    by_script = scripted(facts[film].script_share, (facts[f].script_share for f in group))
+    return float(by_script), "its encoder signature is that of the archive's augmented copies"
+
+
+def _portrait(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    fact = facts[film]
+    has_landscape = any(facts[f].width >= facts[f].height for f in group)
+    portrait = fact.height > fact.width and has_landscape
+    return float(portrait), "it is portrait: a quarter-turned copy of a landscape film"
+
+
+_TURN_WORDS = {
+    View.rot90: "a quarter turn",
+    View.rot180: "a half turn, upside down",
+    View.rot270: "a quarter turn",
+}
+
+
+def _turned(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    turn = facts[film].turned
+    return (
+        float(turn is not View.identity),
+        f"it is turned ({_TURN_WORDS.get(turn, turn)}): its hash grid fits the archive's "
+        "mean film better turned back",
+    )
+
+
+def _padded(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    share = facts[film].padding
+    return share, f"it is padded: a constant border {share:.1%} of the frame wide"
+
+
+def _filled_corners(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    share = facts[film].filled_corners
+    return share, f"its corners are filled black ({share:.0%}): a copy turned a few degrees"
+
+
+def _fewer_pixels(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    fact = facts[film]
+    return (
+        -float(fact.width * fact.height),
+        f"it has fewer pixels ({fact.width}x{fact.height}): a cropped or downscaled copy",
+    )
+
+
+def _lower_quality(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    quality = facts[film].quality
+    return -float(quality), f"its JPEG quality is lower (about {quality}, from its tables)"
+
+
+def _unusual_encoder(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    return (
+        float(facts[film].unusual_encoder),
+        "its encoder signature is not the one most of the archive's films carry",
+    )
+
+
+def _number(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    number = float(int(film)) if film.isdecimal() else float("inf")
+    return (
+        number,
+        "fallback: nothing in the files separates them, the lower number is kept "
+        "(ids compared as numbers)",
+    )
+
+
+Rule = Callable[[str, set[str], Mapping[str, FilmFacts]], Evidence]
+STRONG_RULES: tuple[tuple[str, Rule], ...] = (
+    ("augmentation copy", _augmented_twin),
+    ("script encoder", _script_encoder),
+    ("portrait", _portrait),
+    ("turned", _turned),
+    ("padded", _padded),
+    ("fewer pixels", _fewer_pixels),
+    ("lower quality", _lower_quality),
+    ("unusual encoder", _unusual_encoder),
+    ("filled corners", _filled_corners),
+)
+KEEPER_ORDER = (*(name for name, _ in STRONG_RULES), "grainier", "number")
+COPY_RULES = {"augmentation copy", "script encoder"}  # a same-frame film they name is a copy
+
+
+def strong_evidence(
+    film: str, group: set[str], facts: Mapping[str, FilmFacts]
+) -> tuple[Evidence, ...]:
+    """The evidence of the rules before grain that ``film`` is a copy, in ``KEEPER_ORDER``."""
+    return tuple(rule(film, group, facts) for _, rule in STRONG_RULES)
+
+
+def _frame(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
+    return fact.width, fact.height, fact.lesions
+
+
+def grain_contest(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
+    """The films whose grain decides which is kept: tied on the stronger evidence, of one
+    size, and repeating each other's boxes exactly (as a script copies them). A re-filing,
+    annotated anew, never enters one."""
+    strong = {f: [k for k, _ in strong_evidence(f, group, facts)] for f in group}
+    best = min(strong.values())
+    tied = {f for f in group if strong[f] == best}
+    copies = Counter(_frame(facts[f]) for f in tied)
+    return {f for f in tied if facts[f].lesions and copies[_frame(facts[f])] > 1}
+
+
+def keeper_key(
+    film: str,
+    group: set[str],
+    facts: Mapping[str, FilmFacts],
+    contest: set[str],
+    grains: Mapping[str, float],
+) -> tuple[Evidence, ...]:
+    """All the evidence that ``film`` is a copy, in ``KEEPER_ORDER``; grain only in a contest."""
+    rivals = [grains[f] for f in contest if _frame(facts[f]) == _frame(facts[film])]
+    grainier = film in contest and grains[film] > min(rivals)
+    return (
+        *strong_evidence(film, group, facts),
+        (
+            float(grainier),
+            f"it repeats the other film's boxes and is grainier ({grains.get(film, 0):.2f})",
+        ),
+        _number(film, group, facts),
+    )
+
+
+def keeper(group: set[str], keys: Mapping[str, tuple[Evidence, ...]]) -> str:
+    """The film with the least evidence of being a copy, rule by rule; the id's text last."""
+    return min(group, key=lambda f: ([value for value, _ in keys[f]], f))
+
+
+def deciding(dropped: tuple[Evidence, ...], kept: tuple[Evidence, ...]) -> tuple[str, str]:
+    """The rule (name, sentence) on which a dropped film first loses to the kept one."""
+    for name, (mine, why), (theirs, _) in zip(KEEPER_ORDER, dropped, kept, strict=True):
+        if mine > theirs:
+            return name, why
+    return KEEPER_ORDER[-1], "fallback: nothing separates them, the id's text decides"

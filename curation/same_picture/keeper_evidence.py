@@ -1,0 +1,242 @@
+"""The facts the keeper rules read (``curation.same_picture.keeper``), gathered for the films of
+same-picture groups only, at little cost:
+
+- which way is up comes from the hashes every film already has: each film's 512 hash bits
+  in the identity, quarter and half turns are correlated with the mean of the archive's
+  identity bits (its films are upright, bar a few copies); a film is turned when a turn
+  fits better than its own frame by ``TURN_MARGIN``. On 120 real films
+  (``python -m bench.keeper``, the mean of the originals plus one copy each) their own
+  frame fit better than any quarter turn by at least 0.271 and than the half turn by at
+  least 0.424 (correlation), so a turned copy fits its turn back better by as much; the
+  limit is half the smaller, 0.135, which also leaves films that tell nothing (a symmetric
+  picture) upright. Mirrors: no separation (the smallest margin is -0.012: some films fit
+  their mirror better), so no mirror fact;
+- padding from one reduced-scale (draft) decode, the scale the hash step decodes at: the
+  widest run of border lines that are one constant black or white level. No real film had
+  one (0 lines of 120); a 2 % pad re-encoded measured 1.88 % of the frame: limit 0.8 %.
+  From the same decode, filled corners: the black share of the four corner blocks (a
+  sixteenth of the short side). Real films: at most 0.006; a copy turned by 1 degree, at
+  least 0.122 (quality 75 or 95): limit 0.064;
+- the JPEG quality from the quantisation tables in the header (Pillow parses them on open);
+- the archive's usual encoder: the signature (``curation.index.provenance``, read by the index)
+  that more than half of the films in play carry, if one does;
+- an augmentation-folder twin from the index's sha256 (byte-identical), or by the pixel
+  check against the mirrored and turned copies (digits 4 and 5) that the augmentation
+  folder holds of another film of the group. Noise and scaling copies (2, 3) count only
+  byte for byte: every upright relative of a film is the same picture as those.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+from PIL import Image
+
+from curation.core.parallel import ordered_map
+from curation.core.records import Fate, Kind, SourceRecord
+from curation.hashes.hash_films import Hashes
+from curation.hashes.hashing import DRAFT_REQUEST, AverageHash512, View, hamming
+from curation.index.originals import AUGMENTATION_KINDS, ORIGINALS_FOLDER
+from curation.index.provenance import EncoderEvidence
+from curation.same_picture import pixels
+from curation.same_picture.keeper import FilmFacts
+
+TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
+PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
+PAD_MIN_SHARE = 0.008  # of the frame's side (see above)
+CORNER_MIN_SHARE = 0.064  # black share of the corner blocks (see above)
+TWIN_DIGITS = ("4", "5")  # mirrored and turned augmentation copies: compared in pixels
+_TURNS = (View.identity, View.rot90, View.rot180, View.rot270)
+# The IJG standard luminance table (JPEG Annex K), from which libjpeg scales by quality.
+_IJG_LUMA = (
+    *(16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57),
+    *(69, 56, 14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55),
+    *(64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100),
+    *(103, 99),
+)
+
+
+def hash_bits(code: bytes) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(code, dtype=np.uint8)).astype(np.float64)
+
+
+def correlation(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a - a.mean(), b - b.mean()
+    norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return float((a * b).sum()) / norm if norm else 0.0
+
+
+def mean_grid(hashes: Hashes) -> np.ndarray:
+    """The archive's mean film: the share of films with each identity hash bit set."""
+    if not hashes:
+        return np.zeros(512)
+    bits = np.stack([hash_bits(hashes[f][View.identity]) for f in sorted(hashes)])
+    return bits.mean(axis=0)
+
+
+def turn_of(views: dict[View, bytes], mean: np.ndarray) -> View:
+    """The turn whose hash fits the mean film best, when it beats the film's own frame by
+    ``TURN_MARGIN``; else identity (upright, or nothing tells)."""
+    fits = {view: correlation(hash_bits(views[view]), mean) for view in _TURNS}
+    best = max(_TURNS, key=lambda v: fits[v])
+    return best if fits[best] - fits[View.identity] >= TURN_MARGIN else View.identity
+
+
+def jpeg_quality(image: Image.Image) -> int:
+    """The IJG quality (1-100) whose scaling of the standard table gives the film's
+    luminance table the same sum; 0 for a file without tables."""
+    tables = getattr(image, "quantization", None)
+    if not tables:
+        return 0
+    scale = 100 * sum(tables[min(tables)]) / sum(_IJG_LUMA)
+    quality = (200 - scale) / 2 if scale <= 100 else 5000 / scale
+    return int(min(max(round(quality), 1), 100))
+
+
+def border_share(grey: np.ndarray, minimum: float = PAD_MIN_SHARE) -> float:
+    """The widest run of constant black or white lines at any border, as a share of the
+    side it runs along; 0 below ``minimum``."""
+    grey = grey.astype(np.int16)
+    widest = 0.0
+    for lines in (grey, grey[::-1], grey.T, grey.T[::-1]):
+        low, high = lines.min(axis=1), lines.max(axis=1)
+        flat = (high - low <= PAD_TOLERANCE) & (
+            (high <= PAD_TOLERANCE) | (low >= 255 - PAD_TOLERANCE)
+        )
+        run = int(np.argmin(flat)) if not flat.all() else len(flat)
+        widest = max(widest, run / len(flat))
+    return round(widest, 4) if widest >= minimum else 0.0
+
+
+def corner_share(grey: np.ndarray, minimum: float = CORNER_MIN_SHARE) -> float:
+    """The black share of the four corner blocks; 0 below ``minimum``."""
+    side = max(4, min(grey.shape) // 16)
+    blocks = (grey[:side, :side], grey[:side, -side:], grey[-side:, :side], grey[-side:, -side:])
+    share = float(np.mean([(block <= PAD_TOLERANCE).mean() for block in blocks]))
+    return round(share, 3) if share >= minimum else 0.0
+
+
+def draft_grey(path: Path) -> np.ndarray:
+    """The film in grey at the hash step's reduced (draft) scale."""
+    with Image.open(path) as image:
+        image.draft("L", DRAFT_REQUEST)
+        return np.asarray(image.convert("L"))
+
+
+def header_and_border(path: Path) -> tuple[int, float, float]:
+    """A film's JPEG quality (header), padding and filled corners (one draft decode); all
+    three 0, saying nothing, for a film that no longer reads (it decoded in step 4)."""
+    try:
+        with Image.open(path) as image:
+            quality = jpeg_quality(image)
+            image.draft("L", DRAFT_REQUEST)
+            grey = np.asarray(image.convert("L"))
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return 0, 0.0, 0.0
+    return quality, border_share(grey), corner_share(grey)
+
+
+def _augmented(records: Iterable[SourceRecord]) -> list[SourceRecord]:
+    return [
+        r
+        for r in records
+        if r.kind is Kind.image
+        and r.fate is not Fate.rejected
+        and r.folder.lower() != ORIGINALS_FOLDER
+    ]
+
+
+def augmented_twins(
+    root: Path, records: list[SourceRecord], groups: list[set[str]], hashes: Hashes, radius: int
+) -> dict[str, str]:
+    """Film -> how it equals an augmentation-folder copy made from another film (see above)."""
+    augmented = _augmented(records)
+    by_sha: dict[str, list[str]] = {}
+    for r in augmented:
+        by_sha.setdefault(r.sha256, []).append(r.stem)
+    by_stem = {r.stem: r for r in augmented}
+    films = {r.film_id: r for r in records if r.kind is Kind.image and r.fate is Fate.pending}
+    twins = {}
+    for group in groups:
+        for film in sorted(group):
+            own = film[:-1]
+            same_bytes = sorted(s for s in by_sha.get(films[film].sha256, []) if s[:-1] != own)
+            if same_bytes:
+                twins[film] = f"byte-identical to {same_bytes[0]} of the augmentation folder"
+                continue
+            for other in sorted(group - {film}):
+                for digit in TWIN_DIGITS:
+                    twin = by_stem.get(other[:-1] + digit)
+                    if twin is None or twin.stem[:-1] == own or film in twins:
+                        continue
+                    if _same_upright(root, films[film], twin, hashes[film], radius):
+                        kind = AUGMENTATION_KINDS[digit]
+                        twins[film] = (
+                            f"the same picture as {twin.stem} of the augmentation folder "
+                            f"(its {kind} copy of {other})"
+                        )
+    return twins
+
+
+def _same_upright(
+    root: Path, film: SourceRecord, twin: SourceRecord, views: dict[View, bytes], radius: int
+) -> bool:
+    path, twin_path = root / film.path, root / twin.path
+    try:
+        twin_hash = AverageHash512().hash_views(twin_path)[View.identity]
+    except (OSError, ValueError):  # an unreadable copy says nothing
+        return False
+    if hamming(views[View.identity], twin_hash) > radius:
+        return False
+    sizes = ((film.width, film.height), (twin.width, twin.height))
+    return pixels.compare(path, twin_path, View.identity, sizes).same_picture
+
+
+def usual_encoder(records: Iterable[SourceRecord]) -> str:
+    """The signature more than half of the films in play carry; "" when none does."""
+    films = [r.encoder for r in records if r.kind is Kind.image and r.fate is Fate.pending]
+    if not films:
+        return ""
+    signature, count = max(Counter(films).items(), key=lambda item: (item[1], item[0]))
+    return signature if 2 * count > len(films) else ""
+
+
+def keeper_facts(
+    root: Path,
+    records: list[SourceRecord],
+    hashes: Hashes,
+    pairs: Iterable[tuple[str, str]],
+    encoders: EncoderEvidence,
+    radius: int,
+    workers: int = 1,
+) -> dict[str, FilmFacts]:
+    """The facts of every film of the confirmed ``pairs`` (film ids), for the keeper; the
+    films' headers and draft decodes are read over ``workers`` processes (0: every core)."""
+    graph = nx.Graph(list(pairs))
+    groups = [set(c) for c in nx.connected_components(graph)]
+    films = {r.film_id: r for r in records if r.kind is Kind.image and r.film_id in graph}
+    mean = mean_grid(hashes)
+    usual = usual_encoder(records)
+    twins = augmented_twins(root, records, groups, hashes, radius)
+    ids = sorted(films)
+    read = ordered_map(header_and_border, [root / films[f].path for f in ids], workers)
+    facts = {}
+    for film, (quality, padding, corners) in zip(ids, read, strict=True):
+        record = films[film]
+        facts[film] = FilmFacts(
+            record.width,
+            record.height,
+            record.lesions,
+            encoders.script_share(record.encoder),
+            augmented_twin=twins.get(film, ""),
+            turned=turn_of(hashes[film], mean),
+            padding=padding,
+            quality=quality,
+            unusual_encoder=bool(usual) and record.encoder != usual,
+            filled_corners=corners,
+        )
+    return facts
