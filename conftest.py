@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Outcome, Settings, Source, curate
 from curation.sample import SampleTruth, write_sample_archive
 from curation.source.download import fetch_source
@@ -46,7 +47,7 @@ def sample_outcome(
     sample_source: Source, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, Outcome]:
     build = tmp_path_factory.mktemp("build")
-    return build, curate(sample_source, build, Settings(workers=1))
+    return build, curate(sample_source, build, Settings(), executor=LocalExecutor(1))
 
 
 @pytest.fixture(scope="session")

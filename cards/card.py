@@ -7,14 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from cards.licenses import write_license_files
-from curation.cli.options import DEFAULT_BUILD, BuildDir
-from curation.cli.up_to_date import skip_when_unchanged
 from curation.core.atomic import write_bytes
 from curation.core.errors import PericurateError
 from curation.publish.agreement import AGREEMENT_FILE, agreement, describe
@@ -119,7 +114,7 @@ def card_data(summary: Summary, files: list[SplitFile]) -> DatasetCardData:
 
 def _visits_line(summary: Summary) -> str:
     """Step 4's visits of one patient: verified by local features, joined or only counted."""
-    counts, linked = summary.counts, summary.parameters.link_visits
+    counts, linked = summary.counts, summary.setting("lookalikes", "link_visits")
     found = (
         f"Visits of one patient verified by local features (ORB matches under one affine "
         f"transform fitted by MAGSAC): {counts.verified_visits} pairs of kept films"
@@ -135,7 +130,7 @@ def _visits_line(summary: Summary) -> str:
 def _visits_limit(summary: Summary) -> str:
     """The patient limit, as this build's visits setting leaves it."""
     counts = summary.counts
-    if summary.parameters.link_visits:
+    if summary.setting("lookalikes", "link_visits"):
         return (
             "visits verified by local features were joined (`--link-visits`), but two films "
             "of one patient that neither look alike nor match by features can still fall in "
@@ -161,7 +156,7 @@ def _splits_table(summary: Summary) -> str:
 
 
 def body(summary: Summary, agreement_line: str, revision: str | None) -> str:
-    source, params, counts = summary.source, summary.parameters, summary.counts
+    source, params, counts = summary.source, summary.flat_settings(), summary.counts
     kept = counts.by_kind_and_fate.get("image/kept", 0)
     rejected = counts.by_kind_and_fate.get("image/rejected", 0)
     largest = counts.largest_clusters[0] if counts.largest_clusters else None
@@ -296,15 +291,3 @@ def write_card(build: Path, revision: str | None = None) -> Path:
     write_bytes(card, render_card(build, revision).encode("utf-8"))
     write_license_files(dataset_dir, source.citation, source.doi)
     return card
-
-
-@skip_when_unchanged("card")
-def card_command(
-    build: BuildDir = DEFAULT_BUILD,
-    revision: Annotated[
-        str | None, typer.Option(help="Pinned dataset commit to state in the card.")
-    ] = None,
-) -> None:
-    """The ``card`` command: errors are ``PericurateError``s, told by the command line."""
-    card = write_card(build, revision)
-    Console(stderr=True).print(f"wrote {card}", markup=False, highlight=False, soft_wrap=True)

@@ -22,12 +22,10 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
 from rich.console import Console
 
-from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock, lock_path
 from curation.core.atomic import write_bytes
 from curation.core.errors import PericurateError, SourceError
 from curation.publish.schema import SPLITS, shard_name
@@ -254,29 +252,25 @@ def push_environment(prime: str, repo_root: Path, console: Console) -> None:
     console.print(result.stdout.strip(), markup=False, highlight=False)
 
 
-def push_command(
-    repo: Annotated[str, typer.Option("--repo", help="Hub dataset repo, OWNER/NAME.")],
-    build: BuildDir = DEFAULT_BUILD,
-    endpoint: Annotated[
-        str | None, typer.Option(help="Hub endpoint (default HF_ENDPOINT or the Hub).")
-    ] = None,
-    lock: SourceLock = None,
-    tag: Annotated[
-        str | None, typer.Option(help="Tag for the version (default: by content).")
-    ] = None,
-    dry_run: Annotated[bool, typer.Option(help="Print the plan; touch nothing.")] = False,
-    allow_synthetic: Annotated[
-        bool, typer.Option(help="Push a build made from the synthetic sample (not real data).")
-    ] = False,
-    env_push: Annotated[bool, typer.Option(help="Publish the environment with prime.")] = False,
-    build_env: Annotated[bool, typer.Option(help="Build the environment's wheel/sdist.")] = True,
-    repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
+def push_build(
+    build: Path,
+    repo: str,
+    lock: Path,
+    *,
+    endpoint: str | None = None,
+    tag: str | None = None,
+    dry_run: bool = False,
+    allow_synthetic: bool = False,
+    env_push: bool = False,
+    build_env: bool = True,
+    repo_root: Path = PROJECT_ROOT,
 ) -> None:
-    """The ``push`` command (its help: ``curation.cli.app.LAZY_COMMANDS``); errors are one line."""
+    """Publish ``build`` as one pinned Hub commit of ``repo`` and pin the environment to it
+    (with ``dry_run``, print the plan and touch nothing); errors are ``PushError``s."""
     console = Console(soft_wrap=True, markup=False, highlight=False)
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
         raise PushError(f"--repo {repo!r} is not OWNER/NAME.")
-    source = check_fresh(build, lock_path(build, lock))
+    source = check_fresh(build, lock)
     if source.synthetic and not allow_synthetic:
         raise PushError(
             f"{build} was made from the synthetic sample, not real data; pass "

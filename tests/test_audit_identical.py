@@ -18,7 +18,6 @@ import typer
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.audit.audit import audit_command
 from curation.audit.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
 from curation.audit.referrals import associations
 from curation.audit.target import (
@@ -29,6 +28,7 @@ from curation.audit.target import (
     resolve_columns,
     scan,
 )
+from curation.cli.publishing import audit_command
 from curation.hashes.hashing import AverageHash512, hamming
 
 app = typer.Typer()

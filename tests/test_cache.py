@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from curation.core import cache
+from curation.core.parallel import LocalMap
 from curation.core.records import Kind
 from curation.hashes.hash_films import hash_films
 from curation.index import index
@@ -57,13 +58,13 @@ def test_truncated_index_and_hash_caches_are_rebuilt(tmp_path, caplog):
         {"00011": (film_bytes(1), voc("00011")), "00021": (film_bytes(2), voc("00021", []))},
     )
     index_cache, hash_cache = tmp_path / "index.parquet", tmp_path / "hashes.parquet"
-    records = index.index_source(root, cache_path=index_cache, workers=1)
-    _, hashes = hash_films(root, records, workers=1, cache_path=hash_cache)
+    records = index.index_source(root, cache_path=index_cache, map=LocalMap(1))
+    _, hashes = hash_films(root, records, map=LocalMap(1), cache_path=hash_cache)
     _truncate(index_cache)
     _truncate(hash_cache)
     with caplog.at_level(logging.WARNING, "pericurate"):
-        again = index.index_source(root, cache_path=index_cache, workers=1)
-        _, hashes_again = hash_films(root, again, workers=1, cache_path=hash_cache)
+        again = index.index_source(root, cache_path=index_cache, map=LocalMap(1))
+        _, hashes_again = hash_films(root, again, map=LocalMap(1), cache_path=hash_cache)
     assert again == records and hashes_again == hashes
     assert {r.getMessage().split(":")[0] for r in caplog.records} == {
         str(index_cache),

@@ -14,7 +14,8 @@ from huggingface_hub import DatasetCard
 from periapical_lesions.data import card_row_count
 from typer.testing import CliRunner
 
-from cards.card import SYNTHETIC_NOTE, CardError, card_command, render_card
+from cards.card import SYNTHETIC_NOTE, CardError, render_card
+from curation.cli.publishing import card_command
 from curation.publish.schema import SPLITS, shard_name
 
 app = typer.Typer()

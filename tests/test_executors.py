@@ -12,11 +12,9 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
-from curation.chain.executors import RayExecutor  # noqa: E402
+from curation.chain.executors import LocalExecutor, RayExecutor  # noqa: E402
 from curation.chain.runner import Settings, curate  # noqa: E402
-from curation.core.records import Fate  # noqa: E402
-from curation.hashes import hash_films as hash_films_module  # noqa: E402
-from curation.index import index as index_module  # noqa: E402
+from curation.core.parallel import LocalMap  # noqa: E402
 
 
 @pytest.fixture
@@ -26,33 +24,28 @@ def local_ray():
     ray.shutdown()
 
 
-def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_ray, monkeypatch):
-    decoded_on_driver, read_on_driver = [], []
+class CountingMap(LocalMap):
+    """The local map, counting the per-file jobs the steps hand it."""
 
-    def hash_on_driver(args):
-        decoded_on_driver.append(args[0])
-        return hash_one(args)
+    jobs = 0
 
-    def read_facts_on_driver(args):
-        read_on_driver.append(args[0])
-        return facts_job(args)
+    def __call__(self, function, jobs, chunksize=16):
+        CountingMap.jobs += len(jobs)
+        return super().__call__(function, jobs, chunksize)
 
-    hash_one, facts_job = hash_films_module._hash_one, index_module._facts_job
-    monkeypatch.setattr(hash_films_module, "_hash_one", hash_on_driver)
-    monkeypatch.setattr(index_module, "_facts_job", read_facts_on_driver)
-    settings = Settings(workers=1)
-    on_ray = curate(sample_source, tmp_path / "ray", settings, "hash", RayExecutor())
-    monkeypatch.undo()
-    local = curate(sample_source, tmp_path / "local", settings, "hash")
-    remote = on_ray.records, on_ray.products["hashes"]
-    assert remote[0] == local.records
-    assert remote[1] == local.products["hashes"]
+
+class CountingExecutor(LocalExecutor):
+    def mapper(self):
+        return CountingMap(self.workers)
+
+
+def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_ray):
+    on_ray = RayExecutor(workers=1)
+    remote = curate(sample_source, tmp_path / "ray", Settings(), "hash", on_ray)
+    local = curate(sample_source, tmp_path / "local", Settings(), "hash", CountingExecutor(1))
+    assert remote.records == local.records
+    assert remote.products["hashes"] == local.products["hashes"]
     assert ray.is_initialized(), "the executor leaves a Ray it did not start running"
-    undecodable = {
-        str(sample_source.root / r.path)
-        for r in remote[0]
-        if r.fate is Fate.rejected and ("does not decode" in r.reason or "corrupt JPEG" in r.reason)
-    }
-    assert any("corrupt JPEG data" in r.reason for r in remote[0]), "the sample plants one"
-    assert set(decoded_on_driver) == undecodable  # every other film was hashed on Ray
-    assert read_on_driver == []  # every file was read on Ray
+    assert on_ray.map is not None
+    ran_on_ray = sum(on_ray.map.jobs_by_node.values())
+    assert ran_on_ray == CountingMap.jobs > len(local.products["hashes"])  # every file job

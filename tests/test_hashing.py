@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from curation.core.parallel import LocalMap
 from curation.core.records import Fate, Kind
 from curation.hashes.hash_films import hash_films
 from curation.hashes.hashing import AverageHash512, CorruptJpeg, View, hamming, hash_version
@@ -100,8 +101,8 @@ def test_the_hash_step_rejects_a_film_whose_data_is_corrupt_or_ends_early(tmp_pa
     with Image.open(io.BytesIO(jpeg)) as image:  # what the header check sees: a usable JPEG
         assert image.format == "JPEG" and image.mode == "L"
     root = write_source(tmp_path / "source", {"00011": (jpeg, voc("00011", []))})
-    records = drop_augmented_by_name(index_source(root, workers=1))
-    settled, hashes = hash_films(root, records, workers=1)
+    records = drop_augmented_by_name(index_source(root, map=LocalMap(1)))
+    settled, hashes = hash_films(root, records, map=LocalMap(1))
     [film] = [r for r in settled if r.kind is Kind.image]
     assert film.fate is Fate.rejected and film.reason.startswith("corrupt JPEG data")
     assert hashes == {}

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, Source, curate
 from tests.hostile_films import (
     FILM_SIZE,
@@ -37,7 +38,7 @@ def hostile_build(tmp_path_factory) -> tuple:
     films.update({f"{4000 + k}1": (film_bytes(400 + k), voc(f"{4000 + k}1")) for k in range(35)})
     write_source(root, films)
     build = tmp_path_factory.mktemp("hostile-build")
-    curate(Source(root, str(root)), build, Settings(workers=1))
+    curate(Source(root, str(root)), build, Settings(), executor=LocalExecutor(1))
     manifest = {
         r["film_id"]: r
         for r in pq.read_table(build / "manifest.parquet").to_pylist()

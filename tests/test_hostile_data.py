@@ -22,6 +22,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, Source, curate
 from curation.cli.app import app
 from curation.core.atomic import atomic_path, remove_leftovers
@@ -116,7 +117,9 @@ def hostile_source(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def hostile_build(hostile_source, tmp_path_factory) -> tuple[Path, dict]:
     build = tmp_path_factory.mktemp("hostile-data-build")
-    curate(Source(hostile_source, str(hostile_source)), build, Settings(workers=1))
+    curate(
+        Source(hostile_source, str(hostile_source)), build, Settings(), executor=LocalExecutor(1)
+    )
     manifest = {
         r["path"].rpartition("/")[2]: r
         for r in pq.read_table(build / "manifest.parquet").to_pylist()
@@ -176,7 +179,7 @@ def test_a_source_too_small_for_the_splits_is_refused_with_the_numbers(tmp_path)
     root = write_source(tmp_path / "source", good_films(12))
     build = tmp_path / "build"
     with pytest.raises(PericurateError) as refused:
-        curate(Source(root, str(root)), build, Settings(workers=1))
+        curate(Source(root, str(root)), build, Settings(), executor=LocalExecutor(1))
     message = str(refused.value)
     assert "keeps 12 films" in message and "validation and test would be empty" in message
     assert "35 films" in message
@@ -194,7 +197,7 @@ def test_a_film_rewritten_during_the_build_is_refused_by_name(tmp_path, monkeypa
 
     monkeypatch.setattr(build_module, "write_dataset", rewritten_first)
     with pytest.raises(PericurateError, match="changed during the build") as refused:
-        curate(Source(root, str(root)), tmp_path / "build", Settings(workers=1))
+        curate(Source(root, str(root)), tmp_path / "build", Settings(), executor=LocalExecutor(1))
     assert str(victim) in str(refused.value)
 
 

@@ -3,6 +3,7 @@ import os
 import pytest
 from PIL import Image
 
+from curation.core.parallel import LocalMap
 from curation.core.records import Fate, Kind
 from curation.index import index
 from curation.index.index import to_lesions
@@ -85,14 +86,14 @@ def test_unchanged_files_are_not_read_again_and_changed_ones_are(tmp_path, monke
     read = []
     original = index._facts_job
     monkeypatch.setattr(index, "_facts_job", lambda job: read.append(job[0]) or original(job))
-    first = index.index_source(root, cache_path=cache, workers=1)
+    first = index.index_source(root, cache_path=cache, map=LocalMap(1))
     assert len(read) == 4
     read.clear()
-    assert index.index_source(root, cache_path=cache, workers=1) == first
+    assert index.index_source(root, cache_path=cache, map=LocalMap(1)) == first
     assert read == []
     xml.write_text(VOC.format(objects=OBJ.format(g=5, a=0, b=0, c=120, d=64)))
     os.utime(xml, ns=(10**18 + 1, 10**18 + 1))
-    again = index.index_source(root, cache_path=cache, workers=1)
+    again = index.index_source(root, cache_path=cache, map=LocalMap(1))
     assert read == [str(xml)]
     film = next(r for r in again if r.stem == "00021" and r.kind.value == "image")
     assert [les.pai for les in film.lesions] == [5] and film.lesions[0].box == (
@@ -105,8 +106,8 @@ def test_unchanged_files_are_not_read_again_and_changed_ones_are(tmp_path, monke
 
 def test_files_read_in_worker_processes_give_the_same_records(tmp_path):
     root, _ = _source(tmp_path)
-    serial = index.index_source(root, workers=1)
-    assert index.index_source(root, workers=2) == serial
+    serial = index.index_source(root, map=LocalMap(1))
+    assert index.index_source(root, map=LocalMap(2)) == serial
     assert {r.fate.value for r in serial if r.kind.value == "image"} == {"pending"}
 
 
@@ -114,11 +115,11 @@ def test_a_file_modified_just_before_reading_is_not_remembered(tmp_path, monkeyp
     root, xml = _source(tmp_path)
     xml.write_text(VOC.format(objects=""))  # just now: could change again unnoticed
     cache = tmp_path / "index.parquet"
-    index.index_source(root, cache_path=cache, workers=1)
+    index.index_source(root, cache_path=cache, map=LocalMap(1))
     read = []
     original = index._facts_job
     monkeypatch.setattr(index, "_facts_job", lambda job: read.append(job[0]) or original(job))
-    index.index_source(root, cache_path=cache, workers=1)
+    index.index_source(root, cache_path=cache, map=LocalMap(1))
     assert read == [str(xml)]
 
 
@@ -151,7 +152,7 @@ def test_xml_with_entity_declarations_is_refused(tmp_path):
 
 def _film_fates(tmp_path, films: dict[str, tuple[bytes, str]]) -> dict[str, tuple[Fate, str]]:
     root = write_source(tmp_path / "source", films)
-    records = index.index_source(root, workers=1)
+    records = index.index_source(root, map=LocalMap(1))
     return {r.stem: (r.fate, r.reason) for r in records if r.kind is Kind.image}
 
 
@@ -211,7 +212,7 @@ def test_the_patient_number_is_read_into_memory_and_never_cached(tmp_path):
     root = write_source(tmp_path / "source", films)
     cache = tmp_path / "index.parquet"
     for _ in range(2):  # the second run reads the cache
-        records = index.index_source(root, cache_path=cache, workers=1)
+        records = index.index_source(root, cache_path=cache, map=LocalMap(1))
         numbers = {(r.kind.value, r.stem): r.patient_number for r in records}
         assert numbers[("image", "00011")] == numbers[("annotation", "00011")] == "PN20417"
         assert numbers[("image", "00021")] is None

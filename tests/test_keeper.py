@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 import tests.film_kit as kit
+from curation.core.parallel import LocalMap
 from curation.core.records import Kind, Lesion, SourceRecord
 from curation.hashes.hash_films import hash_films
 from curation.hashes.hashing import AverageHash512, View
@@ -271,8 +272,8 @@ def test_copies_filed_again_among_the_originals_are_named_by_the_augmentation_fo
         work / "sample.zip", seed=SMALL_SEED, films=SMALL_FILMS, all_copies_among_originals=True
     )
     root = fetch_source(str(work / "sample.zip"), work, work / "lock.json", progress=False).root
-    records = drop_augmented_by_name(index_source(root, workers=1))
-    records, hashes = hash_films(root, records, workers=1)
+    records = drop_augmented_by_name(index_source(root, map=LocalMap(1)))
+    records, hashes = hash_films(root, records, map=LocalMap(1))
     cache = ComparisonCache(work / "pixels.parquet")
     done = run_same_picture(
         root, records, hashes, SAME_PICTURE_RADIUS, cache, 1, lambda _: None, lambda _: None

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 from typer.testing import CliRunner
 
+from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
 from curation.cli.app import EXIT_REJECTED, app
 from curation.core.atomic import write_json
@@ -178,7 +179,7 @@ def test_no_patient_number_reaches_any_output(sample_build):
 
 
 def test_a_second_build_is_byte_identical(sample_source, sample_build, tmp_path):
-    curate(sample_source, tmp_path, Settings(workers=2))
+    curate(sample_source, tmp_path, Settings(), executor=LocalExecutor(2))
     for name in (*OUTPUTS, *(f"dataset/data/{s}-00000-of-00001.parquet" for s in SPLITS)):
         assert (tmp_path / name).read_bytes() == (sample_build / name).read_bytes(), name
 

@@ -8,6 +8,7 @@ import numpy as np
 from PIL import Image
 
 import curation.review.review as review
+from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
 from curation.core.records import Fate, Kind
 from curation.hashes.thumbnails import THUMBNAILS_CACHE, film_thumbnail, read_thumbnails
@@ -18,7 +19,7 @@ def _pixels(jpeg: bytes) -> np.ndarray:
 
 
 def test_the_hash_step_leaves_the_thumbnail_of_every_film_it_hashed(sample_source, tmp_path):
-    outcome = curate(sample_source, tmp_path, Settings(workers=1), "hash")
+    outcome = curate(sample_source, tmp_path, Settings(), "hash", executor=LocalExecutor(1))
     hashes = outcome.products["hashes"]
     hashed = {r.sha256: r for r in outcome.records if r.kind is Kind.image and r.film_id in hashes}
     thumbs = read_thumbnails(tmp_path / "cache" / THUMBNAILS_CACHE, hashed)
@@ -37,7 +38,7 @@ def test_the_review_page_decodes_no_film_the_hash_step_saw(sample_source, tmp_pa
         return map(function, jobs)
 
     monkeypatch.setattr(review, "ordered_map", recording_map)
-    outcome = curate(sample_source, tmp_path, Settings(workers=1))
+    outcome = curate(sample_source, tmp_path, Settings(), executor=LocalExecutor(1))
     page = (tmp_path / "review" / "index.html").read_text()
     shown = [
         r.film_id

@@ -17,14 +17,8 @@ association between each referral field and the labels.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
-from rich.console import Console
-
-from curation.cli.options import DEFAULT_BUILD
-from curation.core.build_origin import audit_folder
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
 
 if TYPE_CHECKING:
@@ -133,93 +127,3 @@ def run_audit(
         )
     audit.findings = findings(audit)
     return audit
-
-
-# --- the command --------------------------------------------------------------------------
-
-
-def audit_command(
-    target: Annotated[
-        str, typer.Argument(help="Build folder, folder of parquet files, or OWNER/NAME@REVISION.")
-    ],
-    image_column: Annotated[str, typer.Option(help="Column holding the image.")] = "image",
-    split_column: Annotated[
-        str | None, typer.Option(help="Column naming the split (default: from file names).")
-    ] = None,
-    label_column: Annotated[
-        str | None, typer.Option(help="Label column (default: 'lesions' if present).")
-    ] = None,
-    cluster_column: Annotated[
-        str | None, typer.Option(help="Look-alike cluster ids (default: 'cluster_id').")
-    ] = None,
-    group_column: Annotated[
-        str | None, typer.Option(help="Groups that must stay in one split, e.g. patients.")
-    ] = None,
-    id_column: Annotated[
-        str | None, typer.Option(help="Film id column (default: 'film_id' if present).")
-    ] = None,
-    referral_column: Annotated[
-        str | None, typer.Option(help="Referral struct or text (default: 'referral').")
-    ] = None,
-    threshold: Annotated[
-        int, typer.Option(help="Look-alike distance in bits of 512 (scaled for 64-bit hashes).")
-    ] = LOOKALIKE_DISTANCE,
-    method: Annotated[
-        list[str] | None, typer.Option(help="Also flag pairs by ahash, phash or dhash.")
-    ] = None,
-    decode: Annotated[Decode, typer.Option(help="Average hash decoding.")] = Decode.draft,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            help="Folder for report.json, report.html, nearest.png [default: the audit folder "
-            "of the target's build, else build/audit].",
-            show_default=False,
-        ),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the permutation tests.")] = 0,
-    permutations: Annotated[
-        int, typer.Option(help="Permutations per association test.")
-    ] = DEFAULT_PERMUTATIONS,
-    strict_patients: Annotated[
-        bool,
-        typer.Option(help="Exit 1 also when visits of one patient sit in different splits."),
-    ] = False,
-) -> None:
-    """Audit published splits for look-alike leakage and referral hints (exit 1 if found;
-    cross-split visits of one patient are listed first, and give exit 1 with
-    --strict-patients)."""
-    from curation.audit.report import hashing_progress, print_summary, write_report
-    from curation.audit.target import AuditError, Columns
-
-    console = Console(stderr=True)
-    out = out or audit_folder(target, DEFAULT_BUILD)
-    columns = Columns(
-        image_column,
-        split_column,
-        label_column,
-        cluster_column,
-        group_column,
-        id_column,
-        referral_column,
-    )
-    try:
-        if permutations < 1:
-            raise AuditError("--permutations must be at least 1.")
-        with hashing_progress(console) as (on_start, on_film):
-            audit = run_audit(
-                target,
-                columns,
-                threshold,
-                tuple(method or ()),
-                permutations,
-                seed,
-                decode,
-                on_start,
-                on_film,
-            )
-        write_report(audit, out)
-    except AuditError as error:
-        console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
-    print_summary(audit, out, console)
-    raise typer.Exit(1 if audit.findings or (strict_patients and audit.patient_visits) else 0)

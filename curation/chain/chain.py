@@ -1,35 +1,41 @@
-"""The curation chain, declared once as data: source -> films -> hashes -> same pictures ->
-look-alike components -> splits -> dataset.
+"""The curation chain, declared once: source -> films -> hashes -> same pictures -> look-alike
+components -> splits -> dataset.
 
 ``CHAIN`` lists the steps in order. Each entry gives the step's name (its subcommand), its
-help, its function, the products of earlier steps it reads, the products it writes and the
-settings it uses (the options its subcommand shows). A step function is
+help, its function, the products of earlier steps it reads, the products it writes, its
+config (a frozen dataclass next to its logic: the step's user settings, from which the
+command line makes its options and ``curation.json`` records them), and the build files it
+leaves (what the up-to-date check watches). A step function is
 
-    def step(run: Run, **reads) -> dict[str, object]  # exactly the products in ``writes``
+    def step(run: Run, [config: StepConfig,] **reads) -> dict[str, object]  # its ``writes``
 
-and knows nothing of where it runs: an executor (``curation.chain.executors``) calls it and may
-hand it other places to read or hash files (``Run.reader``, ``Run.hasher``). Functions are
-named as ``"module:function"`` and imported when the step runs, so that this module, which
-the command line reads to build its subcommands, imports nothing heavy.
+and knows nothing of where it runs: it hands its per-file work to ``run.map``, which the
+executor (``curation.chain.executors``) provides. Step functions import their heavy
+libraries inside their bodies, so this declaration (read by ``pericurate --help``) stays light.
 
-To add a step: write its module with such a function and add one entry to ``CHAIN``.
+To add a step: write its module and function (and its config, if it has settings), and add
+one entry to ``CHAIN``; its number, command, options, recorded settings and README row follow.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from curation.chain import steps
+from curation.chain.settings import Settings
 from curation.core.errors import PericurateError
+from curation.core.parallel import Mapper
 from curation.core.vocabulary import LOOKALIKE_DISTANCE
+from curation.hashes import HashConfig
+from curation.lookalikes import LookalikeConfig
+from curation.publish import PublishConfig
+from curation.same_picture import SamePictureConfig
+from splits import AssignConfig
 
 if TYPE_CHECKING:
-    from curation.chain.settings import Settings
-    from curation.hashes.hash_films import FilmHasher
-    from curation.index.index import FactsReader
     from curation.source.source import Source
 
 Products = Mapping[str, object]
@@ -74,8 +80,8 @@ class Run:
     out: Path  # the build folder
     settings: Settings
     track: Callable[[str, int | None], Tracker]  # a progress bar: description, total if known
-    reader: FactsReader | None = None  # where the index step reads files (None: local cores)
-    hasher: FilmHasher | None = None  # where the hash step hashes films (None: local cores)
+    map: Mapper  # where per-file work runs (the executor's)
+    workers: int = 0  # local worker processes for the steps that still count them (0: cores)
 
     def cache(self, name: str) -> Path:
         """A step's cache file, below ``BUILD/cache``."""
@@ -86,21 +92,21 @@ class Run:
 class Step:
     name: str
     help: str
-    function: str  # "module:function", imported when the step runs
+    function: Callable[..., dict[str, Any]]
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
-    settings: tuple[str, ...] = ()  # the fields of ``Settings`` the step uses
-
-    def load(self) -> Callable[..., Products]:
-        module, _, name = self.function.partition(":")
-        return getattr(importlib.import_module(module), name)
+    config: type | None = None  # the step's settings (a frozen dataclass with defaults)
+    outputs: tuple[str, ...] = ()  # build files (or folders, ending in "/") it leaves
 
     def apply(self, run: Run, products: Products) -> dict[str, object]:
         """``products`` with what this step wrote; it must write exactly what it declares."""
         missing = [name for name in self.reads if name not in products]
         if missing:
             raise ChainError(f"step {self.name!r} reads {', '.join(missing)}, not made yet.")
-        written = self.load()(run, **{name: products[name] for name in self.reads})
+        arguments = {name: products[name] for name in self.reads}
+        if self.config is not None:
+            arguments["config"] = run.settings.of(self.config)
+        written = self.function(run, **arguments)
         if set(written) != set(self.writes):
             raise ChainError(
                 f"step {self.name!r} wrote {', '.join(sorted(written)) or 'nothing'} but "
@@ -113,72 +119,90 @@ CHAIN: tuple[Step, ...] = (
     Step(
         "index",
         "one record per source file, bad files rejected with a reason.",
-        "curation.chain.steps:index_files",
+        steps.index_files,
         writes=("records",),
-        settings=("workers",),
     ),
     Step(
         "originals",
         "keep original films only (folder and stem rule).",
-        "curation.chain.steps:keep_originals",
+        steps.keep_originals,
         reads=("records",),
         writes=("records",),
     ),
     Step(
         "hash",
         "512-bit average hashes, parallel and cached.",
-        "curation.chain.steps:hash_all",
+        steps.hash_all,
         reads=("records",),
         writes=("records", "hashes"),
-        settings=("decode", "workers"),
+        config=HashConfig,
     ),
     Step(
         "near-identical",
         "drop augmented copies and near-identical films (pixel-confirmed).",
-        "curation.chain.steps:drop_same_pictures",
+        steps.drop_same_pictures,
         reads=("records", "hashes"),
         writes=("records", "same_picture"),
-        settings=("same_picture_distance", "workers"),
+        config=SamePictureConfig,
     ),
     Step(
         "lookalikes",
         f"look-alike components at Hamming distance <= {LOOKALIKE_DISTANCE}.",
-        "curation.chain.steps:join_lookalikes",
+        steps.join_lookalikes,
         reads=("records", "hashes", "same_picture"),
         writes=("lookalikes",),
-        settings=("lookalike_distance", "link_visits", "workers"),
+        config=LookalikeConfig,
     ),
     Step(
         "assign",
         "whole components to train / validation / test.",
-        "curation.chain.steps:assign_splits",
+        steps.assign_splits,
         reads=("records", "lookalikes"),
         writes=("records", "split_of"),
-        settings=("fractions", "seed"),
+        config=AssignConfig,
     ),
     Step(
         "build",
         "the whole chain, then referrals, the dataset, manifest, review page and curation.json.",
-        "curation.chain.steps:write_build",
+        steps.write_build,
         reads=("records", "hashes", "same_picture", "lookalikes", "split_of"),
         writes=("summary",),
-        settings=("referral_salt",),
+        config=PublishConfig,
+        outputs=(
+            "manifest.parquet",
+            "clusters.parquet",
+            "agreement.parquet",
+            "curation.json",
+            "dataset/data/",
+            "review/",
+        ),
     ),
 )
 
 
 def check_chain(steps: Sequence[Step]) -> None:
-    """Refuse a chain with a repeated name or a step reading what no earlier step writes."""
+    """Refuse a chain with a repeated name, a step reading what no earlier step writes, or
+    two settings of one name (each is one command-line option)."""
     made: set[str] = set()
     names: set[str] = set()
+    settings: set[str] = set()
     for step in steps:
         if step.name in names:
             raise ChainError(f"step {step.name!r} is declared twice.")
         missing = [name for name in step.reads if name not in made]
         if missing:
             raise ChainError(f"step {step.name!r} reads {', '.join(missing)}, not made before it.")
+        shared = settings & {field.name for field in step_settings(step)}
+        if shared:
+            raise ChainError(f"step {step.name!r} repeats the setting {', '.join(shared)}.")
+        settings.update(field.name for field in step_settings(step))
         names.add(step.name)
         made.update(step.writes)
+
+
+def step_settings(step: Step) -> tuple[Any, ...]:
+    """The fields of the step's config (its user settings), in declaration order."""
+    return fields(step.config) if step.config is not None else ()
 
 
 def through(name: str, steps: Sequence[Step] = CHAIN) -> tuple[Step, ...]:
@@ -195,5 +219,29 @@ def checkpoint_name(step: Step, steps: Sequence[Step] = CHAIN) -> str:
 
 
 def number(step: Step, steps: Sequence[Step] = CHAIN) -> int:
-    """The step's number in the README and the help (``download`` is step 1)."""
+    """The step's number in the README and the help (``download`` is step 1): the one place
+    step numbers come from."""
     return list(steps).index(step) + 2
+
+
+def settings_from_options(options: Mapping[str, Any], steps: Sequence[Step] = CHAIN) -> Settings:
+    """Each configured step's config from option values by field name (defaults elsewhere)."""
+    return Settings(
+        *(
+            step.config(
+                **{f.name: options[f.name] for f in step_settings(step) if f.name in options}
+            )
+            for step in steps
+            if step.config is not None
+        )
+    )
+
+
+def recorded_settings(settings: Settings, steps: Sequence[Step] = CHAIN) -> dict[str, Any]:
+    """What ``curation.json`` records: every configured step's config, as it is, by step (as
+    JSON values: an enum by its value, a tuple as a list)."""
+    import json
+    from dataclasses import asdict
+
+    configs = {step.name: asdict(settings.of(step.config)) for step in steps if step.config}
+    return json.loads(json.dumps(configs))

@@ -33,6 +33,7 @@ from curation.chain.chain import (
 from curation.chain.executors import LocalExecutor
 from curation.chain.settings import Settings
 from curation.core.atomic import write_json
+from curation.core.parallel import LocalMap
 from curation.core.records import Fate, Kind, SourceRecord, write_records
 from curation.publish.summary import Summary
 from curation.source.source import Source
@@ -109,7 +110,7 @@ def curate(
         def track(description: str, total: int | None) -> Tracker:
             return _Bar(progress, progress.add_task(description, total=total))
 
-        run = Run(source, out, settings, track)
+        run = Run(source, out, settings, track, LocalMap())
         executor = executor or LocalExecutor()
         products = executor.run(steps, run)
         records: list[SourceRecord] = products["records"]  # type: ignore[assignment]

@@ -1,22 +1,28 @@
-"""The parameters of a run, each with its default; all but ``workers`` (which changes speed,
-not results) are recorded in ``curation.json``."""
+"""The settings of a run: the configs of its steps (``Step.config``), each a frozen dataclass
+next to its step's logic. A run names the configs it changes; every other step runs with its
+config's defaults. Where per-file work runs (workers, Ray) is the executor's, not a setting:
+it changes speed, never results."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TypeVar
 
-from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
-from curation.publish.referrals import DEFAULT_SALT
-from curation.same_picture.candidates import SAME_PICTURE_RADIUS
+Config = TypeVar("Config")
 
 
-@dataclass(frozen=True)
 class Settings:
-    seed: int = 0
-    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)
-    lookalike_distance: int = LOOKALIKE_DISTANCE
-    same_picture_distance: int = SAME_PICTURE_RADIUS
-    decode: Decode = Decode.draft
-    referral_salt: str = DEFAULT_SALT
-    link_visits: bool = False  # join verified visits of one patient into one component
-    workers: int = 0
+    """The configs a run gives, at most one of each type."""
+
+    def __init__(self, *configs: object) -> None:
+        kinds = [type(config) for config in configs]
+        if len(set(kinds)) != len(kinds):
+            raise ValueError("a run gives each step's config at most once.")
+        self._configs = {type(config): config for config in configs}
+
+    def of(self, kind: type[Config]) -> Config:
+        """The run's config of type ``kind``, else that config's defaults."""
+        found = self._configs.get(kind)
+        return found if isinstance(found, kind) else kind()
+
+    def __repr__(self) -> str:
+        return f"Settings({', '.join(map(repr, self._configs.values()))})"

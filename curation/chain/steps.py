@@ -1,6 +1,8 @@
-"""The functions of the chain's steps (``curation.chain.chain.CHAIN``): each binds its step's plain
-function to the run (source folder, caches, settings, progress, where files are read) and
-returns the products it declares. The step logic itself lives in the step modules."""
+"""The functions of the chain's steps (``curation.chain.chain.CHAIN``): each binds its step's
+plain function to the run (source folder, caches, its config, progress, ``run.map`` for its
+per-file work) and returns the products it declares. The step logic lives in the step
+modules, which import numpy, pyarrow and the rest: they are imported inside the functions, so
+that the declaration, which ``pericurate --help`` reads, stays light."""
 
 from __future__ import annotations
 
@@ -8,44 +10,24 @@ import dataclasses
 import importlib.metadata
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from curation.chain.chain import Run
-from curation.core.parallel import Beside
-from curation.core.records import (
-    Fate,
-    Kind,
-    SourceRecord,
-    fate_counts,
-    pending_images,
-    reason_class,
-    settle_annotations,
-    settle_many,
-)
-from curation.hashes.hash_films import Hashes, hash_films
-from curation.hashes.hashing import AverageHash512
-from curation.hashes.thumbnails import THUMBNAILS_CACHE
-from curation.index.index import index_source
-from curation.index.originals import drop_augmented_by_name
-from curation.lookalikes.components import Cluster, Link, Lookalikes, lookalike_clusters
-from curation.lookalikes.visits import kept_film_visits
-from curation.publish import build
-from curation.publish.build_check import verify_build
-from curation.publish.schema import features
-from curation.publish.summary import (
-    ClusterSize,
-    Counts,
-    Parameters,
-    ReasonCount,
-    SourceFacts,
-    Summary,
-)
-from curation.review.review_page import write_review
-from curation.same_picture.pixel_cache import ComparisonCache
-from curation.same_picture.step import SamePictureOutcome, run_same_picture
-from curation.sample import SAMPLE_COMMENT
+from curation.core.build_origin import SAMPLE_COMMENT
+from curation.hashes import HashConfig
+from curation.lookalikes import LookalikeConfig
+from curation.publish import PublishConfig
+from curation.same_picture import SamePictureConfig
 from curation.source.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
-from splits.assign import Group, assign_groups, target_counts
+from splits import AssignConfig
 from splits.figures import SPLITS, Figures
+
+if TYPE_CHECKING:
+    from curation.chain.chain import Run
+    from curation.core.records import SourceRecord
+    from curation.hashes.hash_films import Hashes
+    from curation.lookalikes.components import Cluster, Lookalikes
+    from curation.publish.summary import ClusterSize, Summary
+    from curation.same_picture.step import SamePictureOutcome
 
 VERSIONED_PACKAGES = (
     "pericurate",
@@ -60,20 +42,23 @@ VERSIONED_PACKAGES = (
 
 
 def index_files(run: Run) -> dict[str, object]:
-    """Step 2: the archive members not extracted, then every file of the source folder."""
+    """The archive members not extracted, then every file of the source folder."""
+    from curation.index.index import index_source
+
     bar = run.track("index files", None)
     records = _skipped_records(run.source) + index_source(
         run.source.root,
         on_total=bar.total,
         on_progress=bar.advance,
         cache_path=run.cache("index.parquet"),
-        workers=run.settings.workers,
-        reader=run.reader,
+        map=run.map,
     )
     return {"records": records}
 
 
 def _skipped_records(source: Source) -> list[SourceRecord]:
+    from curation.core.records import Fate, Kind, SourceRecord
+
     return [
         SourceRecord(name, Kind.other, Path(name).stem, folder=str(Path(name).parent)).settle(
             Fate.ignored, "archive member not extracted: duplicate .rar archive"
@@ -83,36 +68,46 @@ def _skipped_records(source: Source) -> list[SourceRecord]:
 
 
 def keep_originals(run: Run, records: list[SourceRecord]) -> dict[str, object]:
-    """Step 3: augmented copies dropped by folder and name, before any film is decoded."""
+    """Augmented copies dropped by folder and name, before any film is decoded."""
+    from curation.index.originals import drop_augmented_by_name
+
     return {"records": drop_augmented_by_name(records)}
 
 
-def hash_all(run: Run, records: list[SourceRecord]) -> dict[str, object]:
-    """Step 4: every film still in play hashed in every orientation (cached by sha256)."""
+def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[str, object]:
+    """Every film still in play hashed in every orientation (cached by sha256)."""
+    from curation.core.records import pending_images
+    from curation.hashes.hash_films import hash_films
+    from curation.hashes.thumbnails import THUMBNAILS_CACHE
+
     bar = run.track("hash films", len(pending_images(records)))
     records, hashes = hash_films(
         run.source.root,
         records,
-        decode=run.settings.decode,
-        workers=run.settings.workers,
+        decode=config.decode,
+        map=run.map,
         cache_path=run.cache("hashes.parquet"),
         thumbnail_cache=run.cache(THUMBNAILS_CACHE),
         on_progress=bar.advance,
-        hasher=run.hasher,
     )
     return {"records": records, "hashes": hashes}
 
 
-def drop_same_pictures(run: Run, records: list[SourceRecord], hashes: Hashes) -> dict[str, object]:
-    """Step 5: same-picture candidates confirmed in pixels; one film kept per group."""
+def drop_same_pictures(
+    run: Run, config: SamePictureConfig, records: list[SourceRecord], hashes: Hashes
+) -> dict[str, object]:
+    """Same-picture candidates confirmed in pixels; one film kept per group."""
+    from curation.same_picture.pixel_cache import ComparisonCache
+    from curation.same_picture.step import run_same_picture
+
     bar = run.track("compare pixels", None)
     same = run_same_picture(
         run.source.root,
         records,
         hashes,
-        run.settings.same_picture_distance,
+        config.same_picture_distance,
         ComparisonCache(run.cache("pixels.parquet")),
-        run.settings.workers,
+        run.workers,
         on_total=bar.total,
         on_progress=bar.advance,
     )
@@ -120,19 +115,27 @@ def drop_same_pictures(run: Run, records: list[SourceRecord], hashes: Hashes) ->
 
 
 def join_lookalikes(
-    run: Run, records: list[SourceRecord], hashes: Hashes, same_picture: SamePictureOutcome
+    run: Run,
+    config: LookalikeConfig,
+    records: list[SourceRecord],
+    hashes: Hashes,
+    same_picture: SamePictureOutcome,
 ) -> dict[str, object]:
-    """Step 6: the kept films joined into look-alike components."""
+    """The kept films joined into look-alike components."""
+    from curation.core.records import pending_images
+    from curation.lookalikes.components import Link, lookalike_clusters
+    from curation.lookalikes.visits import kept_film_visits
+
     films = {r.film_id: r for r in pending_images(records)}
-    visits = kept_film_visits(run.source.root, films, run.cache(""), run.settings.workers)
+    visits = kept_film_visits(run.source.root, films, run.cache(""), run.workers)
     links = [Link(a, b, "visit", inliers=v.inliers) for a, b, v in visits]
     found = lookalike_clusters(
         films,
         hashes,
         same_picture.kept_as,
-        run.settings.lookalike_distance,
+        config.lookalike_distance,
         links,
-        run.settings.link_visits,
+        config.link_visits,
     )
     return {"lookalikes": found}
 
@@ -142,15 +145,18 @@ def _figures(films: list[SourceRecord]) -> Figures:
 
 
 def assign_splits(
-    run: Run, records: list[SourceRecord], lookalikes: Lookalikes
+    run: Run, config: AssignConfig, records: list[SourceRecord], lookalikes: Lookalikes
 ) -> dict[str, object]:
-    """Step 7: whole components to splits; the films kept, their annotations settled."""
+    """Whole components to splits; the films kept, their annotations settled."""
+    from curation.core.records import Fate, pending_images, settle_annotations, settle_many
+    from splits.assign import Group, assign_groups
+
     films = {r.film_id: r for r in pending_images(records)}
     groups = [
         Group(c.cluster_id, **dataclasses.asdict(_figures([films[f] for f in c.film_ids])))
         for c in lookalikes.clusters
     ]
-    split_of = assign_groups(groups, run.settings.fractions, run.settings.seed)
+    split_of = assign_groups(groups, config.fractions, config.seed)
     decisions = {
         films[f].path: (Fate.kept, f"kept: {split_of[c.cluster_id]}", "")
         for c in lookalikes.clusters
@@ -161,20 +167,31 @@ def assign_splits(
 
 def write_build(
     run: Run,
+    config: PublishConfig,
     records: list[SourceRecord],
     hashes: Hashes,
     same_picture: SamePictureOutcome,
     lookalikes: Lookalikes,
     split_of: dict[str, str],
 ) -> dict[str, object]:
-    """Step 8: the dataset with its referrals, and the files that account for it."""
+    """The dataset with its referrals, and the files that account for it."""
+    from curation.core.parallel import Beside
+    from curation.core.records import Fate, Kind
+    from curation.hashes.thumbnails import THUMBNAILS_CACHE
+    from curation.publish import build
+    from curation.publish.build_check import verify_build
+    from curation.publish.schema import features
+    from curation.review.review_page import write_review
+
     out, root, clusters = run.out, run.source.root, lookalikes.clusters
     film_split = {f: split_of[c.cluster_id] for c in clusters for f in c.film_ids}
     kept_films = {r.film_id: r for r in records if r.kind is Kind.image and r.fate is Fate.kept}
     kept = {s: [kept_films[f] for f in sorted(film_split) if film_split[f] == s] for s in SPLITS}
     bar = run.track("write dataset", len(kept_films))
-    salt = run.settings.referral_salt
-    build.refuse_empty_splits(kept, run.settings.fractions)  # before anything is written
+    salt = config.referral_salt
+    build.refuse_empty_splits(
+        kept, run.settings.of(AssignConfig).fractions
+    )  # before anything is written
     # The review page is written beside the dataset: creating thousands of thumbnail files
     # waits on the file system, not on this process (on the 4,000-film all-copies corpus the
     # step took 7.7-8.2 s with the page after the dataset, 6.2-6.6 s with it beside). The
@@ -193,7 +210,7 @@ def write_build(
         lookalikes.links
         + lookalikes.patient_links
         + (lookalikes.visit_links if lookalikes.visits_linked else []),
-        run.settings.lookalike_distance,
+        run.settings.of(LookalikeConfig).lookalike_distance,
         synthetic=run.source.comment == SAMPLE_COMMENT,
         thumbnail_cache=run.cache(THUMBNAILS_CACHE),
         workers=1,
@@ -222,6 +239,12 @@ def summarize(
     kept: dict[str, list[SourceRecord]],
 ) -> Summary:
     """What ``curation.json`` records of the run."""
+    from curation.chain.chain import recorded_settings
+    from curation.core.records import fate_counts, reason_class
+    from curation.hashes.hashing import AverageHash512
+    from curation.publish.summary import Counts, ReasonCount, SourceFacts, Summary
+    from splits.assign import target_counts
+
     source, settings = run.source, run.settings
     reasons = Counter((r.kind.value, r.fate.value, reason_class(r.reason)) for r in records)
     hash_links = [link for link in lookalikes.links if link.method == "ahash"]
@@ -237,17 +260,11 @@ def summarize(
             SOURCE_DOI,
             SOURCE_LICENSE,
         ),
-        parameters=Parameters(
-            settings.seed,
-            settings.fractions,
-            settings.lookalike_distance,
-            settings.same_picture_distance,
-            settings.decode,
-            settings.referral_salt,
-            link_visits=settings.link_visits,
+        parameters=recorded_settings(settings),
+        hash_version=AverageHash512(settings.of(HashConfig).decode).version,
+        targets=target_counts(
+            sum(len(v) for v in kept.values()), settings.of(AssignConfig).fractions
         ),
-        hash_version=AverageHash512(settings.decode).version,
-        targets=target_counts(sum(len(v) for v in kept.values()), settings.fractions),
         counts=Counts(
             source_files=len(records),
             by_kind_and_fate={f"{k}/{f}": n for (k, f), n in sorted(fate_counts(records).items())},
@@ -280,6 +297,8 @@ def _visits_across(lookalikes: Lookalikes, kept: dict[str, list[SourceRecord]]) 
 
 
 def _size(cluster: Cluster) -> ClusterSize:
+    from curation.publish.summary import ClusterSize
+
     return ClusterSize(cluster.cluster_id, len(cluster.film_ids))
 
 

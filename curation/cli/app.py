@@ -1,13 +1,13 @@
-"""The ``pericurate`` command line, built from the declared chain (``curation.chain.chain``): one
-subcommand per step, each running the chain through that step with only the options its
-steps use; ``download``, ``sample`` and the publishing commands beside them.
+"""The ``pericurate`` command line. The chain's steps are click commands made from their
+declaration (``curation.chain.chain``): one per step, running the chain through it, with the
+options of the configs of the steps it runs (``step_command``). ``sample``, ``download``,
+``next`` and the publishing commands (``curation.cli.publishing``) are typer functions.
 
-Importing this module (``pericurate --help``) imports typer and the chain's declaration,
-nothing heavier: each command imports what it needs when it runs, and the publishing
-commands (``LAZY_COMMANDS``) are listed by their help alone until one of them is used.
+Importing this module (``pericurate --help``) imports typer, click and the chain's
+declaration, nothing heavier: each command imports what it needs when it runs.
 
 Errors: every command raises ``curation.core.errors.PericurateError`` for a problem a user can
-cause; ``LazyCommands.invoke`` is the one handler, printing its message as one plain line
+cause; ``Commands.invoke`` is the one handler, printing its message as one plain line
 (never read as markup: file names and reasons come from hostile sources) and exiting with
 its code (2 for usage and source errors). A Ctrl-C anywhere ends the command with one line
 and exit 130 (``curation.core.errors.exit_interrupted``); a full disk with one line naming the file.
@@ -22,27 +22,21 @@ from curation.core.errors import interrupts_end_in_one_line
 
 sys.excepthook = interrupts_end_in_one_line  # first: a Ctrl-C while the rest is imported
 
-import importlib
-import inspect
+import dataclasses
+import enum
 import re
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
 
 import click
 import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from curation.chain.chain import CHAIN, Step, number, through
-from curation.cli.options import (
-    DEFAULT_BUILD,
-    BuildDir,
-    SourceLock,
-    lock_path,
-    old_lock_note,
-)
-from curation.cli.up_to_date import skip_when_unchanged
+from curation.chain.chain import CHAIN, Step, number, settings_from_options, step_settings, through
+from curation.cli import publishing
+from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
+from curation.cli.up_to_date import Force, run_unless_unchanged, skip_when_unchanged
 from curation.core.build_lock import holds_build_folder
 from curation.core.errors import (
     EXIT_FAILED,
@@ -51,8 +45,8 @@ from curation.core.errors import (
     full_disk_message,
     is_disk_full,
 )
-from curation.core.vocabulary import Decode, ExecutorName
-from curation.source.source import DEFAULT_URL, Source
+from curation.core.vocabulary import ExecutorName
+from curation.source.source import DEFAULT_URL, Source, lock_path, old_lock_note
 from splits.figures import SPLITS, STAT_NAMES
 
 if TYPE_CHECKING:
@@ -67,71 +61,19 @@ HELP = (
     "the one the last 'pericurate download' fetched (recorded in BUILD/work/source.json)."
 )
 
-# The publishing commands import heavy libraries (datasets, scipy, the Hub client): each is
-# "module:function" and its one-line help, imported only when it runs or shows its own help.
-LAZY_COMMANDS = {
-    "audit": (
-        "curation.audit.audit:audit_command",
-        "Audit published splits for look-alike leakage and referral hints (exit 1 if found). "
-        "TARGET is a build folder, a folder of parquet files, or a Hub dataset as "
-        "OWNER/NAME@REVISION.",
-    ),
-    "card": (
-        "cards.card:card_command",
-        "Write the dataset card, LICENSE and NOTICE into BUILD/dataset from the build's figures.",
-    ),
-    "agreement": (
-        "curation.publish.agreement:agreement_command",
-        "Score the double-annotated films against each other with the environment's scorer.",
-    ),
-    "push": (
-        "cards.push:push_command",
-        "Publish the build as one pinned Hub commit and pin the environment to it.",
-    ),
-}
 
-
-# The lazy commands that hold their build folder while they run (``curation.core.build_lock``),
-# by the argument naming it; ``audit`` holds a TARGET only when it is a build folder.
-LOCKING_COMMANDS = {"card": "build", "push": "build", "audit": "target"}
-
-
-class _LazyCommand(click.Command):
-    """A command known by its name and help until it runs or shows its own help."""
-
-    def __init__(self, name: str, target: str, help: str) -> None:
-        super().__init__(name, help=help)
-        self.target = target
-
-    def make_context(
-        self,
-        info_name: str | None,
-        args: list[str],
-        parent: click.Context | None = None,
-        **extra: Any,
-    ) -> click.Context:
-        module, _, function = self.target.partition(":")
-        single = typer.Typer(add_completion=False, rich_markup_mode=None)
-        run = getattr(importlib.import_module(module), function)
-        if self.name in LOCKING_COMMANDS:  # one command at a time per build folder
-            argument = LOCKING_COMMANDS[self.name]
-            run = holds_build_folder(self.name, argument, builds_only=argument != "build")(run)
-        single.command(self.name, help=self.help)(run)
-        command = typer.main.get_command(single)
-        return command.make_context(info_name, args, parent=parent, **extra)
-
-
-class LazyCommands(TyperGroup):
-    """The command group: the lazy commands listed after the others, and the one handler of
-    ``PericurateError``."""
+class Commands(TyperGroup):
+    """The command group: the chain's step commands (made from the declaration) listed after
+    ``next``, and the one handler of ``PericurateError``."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [*super().list_commands(ctx), *LAZY_COMMANDS]
+        typed = super().list_commands(ctx)
+        after = typed.index("next") + 1 if "next" in typed else len(typed)
+        return [*typed[:after], *(step.name for step in CHAIN), *typed[after:]]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in LAZY_COMMANDS:
-            return super().get_command(ctx, cmd_name)
-        return _LazyCommand(cmd_name, *LAZY_COMMANDS[cmd_name])
+        step = next((s for s in CHAIN if s.name == cmd_name), None)
+        return step_command(step) if step else super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
         """Run the command; a ``PericurateError`` becomes one plain line and its exit code."""
@@ -168,7 +110,7 @@ def one_line(message: str) -> str:
 
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help=HELP, cls=LazyCommands, rich_markup_mode=None
+    add_completion=False, no_args_is_help=True, help=HELP, cls=Commands, rich_markup_mode=None
 )
 console = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
 
@@ -204,6 +146,7 @@ def download(
     ] = DEFAULT_URL,
     build: BuildDir = DEFAULT_BUILD,
     lock: SourceLock = None,
+    force: Force = False,
 ) -> None:
     """Step 1: fetch (resumable), check against the lock, extract safely. SOURCE is a URL,
     a local zip or an extracted folder (default: the real archive's URL)."""
@@ -225,75 +168,103 @@ def next_command(build: BuildDir = DEFAULT_BUILD) -> None:
     print(next_table(build))
 
 
-def _param(name: str, annotation: Any, default: object) -> inspect.Parameter:
-    return inspect.Parameter(
-        name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+def _setting_option(field: dataclasses.Field[Any], kind: Any) -> click.Option:
+    """A step setting as an option: its name, type, default and help come from its config."""
+    flag, help = f"--{field.name.replace('_', '-')}", field.metadata.get("help", "")
+    if kind is bool:
+        return click.Option([f"{flag}/--no-{flag[2:]}"], default=field.default, help=help)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        choice = click.Choice([member.value for member in kind])
+        return click.Option(
+            [flag],
+            type=choice,
+            default=field.default.value,
+            show_default=True,
+            help=help,
+            callback=lambda _ctx, _param, value: kind(value),
+        )
+    if get_origin(kind) is tuple:
+        items = get_args(kind)
+        return click.Option(
+            [flag],
+            type=items[0],
+            nargs=len(items),
+            default=field.default,
+            show_default=True,
+            help=help,
+        )
+    return click.Option([flag], type=kind, default=field.default, show_default=True, help=help)
+
+
+def _options_of(step: Step) -> list[click.Option]:
+    """The options of every setting of the steps a step command runs, in chain order."""
+    options = []
+    for done in through(step.name):
+        hints = get_type_hints(done.config) if done.config else {}
+        options += [_setting_option(f, hints[f.name]) for f in step_settings(done)]
+    return options
+
+
+def step_command(step: Step) -> click.Command:
+    """The command that runs the chain through ``step``, with the options of its steps."""
+    params = [
+        click.Option(
+            ["--build"],
+            type=click.Path(path_type=Path),
+            default=DEFAULT_BUILD,
+            show_default=True,
+            help="Build folder.",
+        ),
+        *_options_of(step),
+        click.Option(
+            ["--executor"],
+            type=click.Choice([e.value for e in ExecutorName]),
+            default=ExecutorName.local.value,
+            show_default=True,
+            help="Where per-file work runs: this machine, or a Ray cluster (needs the ray extra).",
+        ),
+        click.Option(
+            ["--workers"],
+            type=int,
+            default=0,
+            show_default=True,
+            help="Local worker processes for per-file work (0 = all cores).",
+        ),
+        click.Option(
+            ["--fail-on-rejected/--no-fail-on-rejected"],
+            default=True,
+            show_default=True,
+            help=f"Exit {EXIT_REJECTED} when any source file was rejected.",
+        ),
+        click.Option(
+            ["--force"],
+            is_flag=True,
+            default=False,
+            help="Run even when inputs, parameters and code are unchanged since last run.",
+        ),
+    ]
+
+    @holds_build_folder(step.name)
+    def command(build: Path, force: bool, **options: Any) -> None:
+        def body() -> None:
+            _run(step.name, build, options)
+
+        run_unless_unchanged(step.name, {"build": build, **options}, force, body)
+
+    return click.Command(
+        step.name, params=params, callback=command, help=f"Step {number(step)}: {step.help}"
     )
 
 
-def _option(name: str, kind: type, default: object, help: str) -> inspect.Parameter:
-    return _param(name, Annotated[kind, typer.Option(help=help)], default)
-
-
-# The options of the step commands: the settings a user may change (shown by the commands
-# whose steps use them, ``Step.settings``), then those every step command has.
-SETTING_OPTIONS = {
-    "seed": _option("seed", int, 0, "Split assignment seed."),
-    "decode": _option(
-        "decode", Decode, Decode.draft, "Hash decoding: at reduced JPEG scale, or whole."
-    ),
-    "workers": _option("workers", int, 0, "Worker processes for per-file work (0 = all cores)."),
-    "link_visits": _option(
-        "link_visits",
-        bool,
-        False,
-        "Join visits of one patient verified by local features into one look-alike component "
-        "(one split).",
-    ),
-}
-COMMON_OPTIONS = (
-    _option(
-        "executor",
-        ExecutorName,
-        ExecutorName.local,
-        "Where per-file work runs: this machine, or a Ray cluster (needs the ray extra).",
-    ),
-    _option(
-        "fail_on_rejected",
-        bool,
-        True,
-        f"Exit {EXIT_REJECTED} when any source file was rejected.",
-    ),
-)
-
-
-def step_command(step: Step) -> Callable[..., None]:
-    """The command that runs the chain through ``step``, with the options of its steps."""
-    used = {name for done in through(step.name) for name in done.settings}
-    build = _param("build", BuildDir, DEFAULT_BUILD)
-    settings = [option for name, option in SETTING_OPTIONS.items() if name in used]
-
-    def command(
-        build: Path, executor: ExecutorName, fail_on_rejected: bool, **settings: Any
-    ) -> None:
-        _run(step.name, build, executor, fail_on_rejected, settings)
-
-    command.__signature__ = inspect.Signature([build, *settings, *COMMON_OPTIONS])  # type: ignore[attr-defined]
-    command.__doc__ = f"Step {number(step)}: {step.help}"
-    return holds_build_folder(step.name)(skip_when_unchanged(step.name)(command))
-
-
-def _run(
-    step: str, build: Path, executor: ExecutorName, fail_on_rejected: bool, settings: dict
-) -> None:
+def _run(step: str, build: Path, options: dict[str, Any]) -> None:
     from curation.chain.executors import executor_for
     from curation.chain.runner import curate
-    from curation.chain.settings import Settings
 
-    source = Source.load(_source_file(build))
-    outcome = curate(source, build, Settings(**settings), step, executor_for(executor))
+    settings = settings_from_options(options)
+    executor = executor_for(ExecutorName(options["executor"]), options["workers"])
+    outcome = curate(Source.load(_source_file(build)), build, settings, step, executor)
     _print_summary(outcome, step)
-    if outcome.rejected and fail_on_rejected:
+    if outcome.rejected and options["fail_on_rejected"]:
         console.print(
             f"{outcome.rejected} source files were rejected (reasons in the table above and in "
             f"{build / 'manifest.parquet'}); the outputs are written without them. To accept "
@@ -365,5 +336,10 @@ def _print_summary(outcome: Outcome, step: str) -> None:
     )
 
 
-for _step in CHAIN:
-    app.command(_step.name)(step_command(_step))
+for _command in (
+    publishing.audit_command,
+    publishing.card_command,
+    publishing.agreement_command,
+    publishing.push_command,
+):
+    app.command(_command.__name__.removesuffix("_command"))(_command)

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation.cli.options import LOCK_NAME, lock_path
+from curation.source.source import LOCK_NAME, lock_path
 
 
 @dataclass(frozen=True)

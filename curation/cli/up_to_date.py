@@ -1,8 +1,10 @@
 """``@skip_when_unchanged(command)``: a command whose inputs, parameters, code and outputs are
 as its last successful run left them says so in one line and does nothing.
 
-Each command's inputs and outputs are declared here (``PLANS``), so a command function only
-carries the decorator; the decorator adds ``--force`` (run anyway). The check runs before the
+The inputs of each command and the outputs of the commands outside the chain are declared
+here (``PLANS``); a chain step's build files are declared on the step
+(``curation.chain.chain.Step.outputs``). A command has a ``--force`` option of its own (run
+anyway). The check runs before the
 command imports anything heavy (the command modules import numpy, pyarrow and the Hub client
 inside their functions), so a no-op costs the interpreter, typer and a few file reads.
 ``agreement``'s result is what it prints on stdout, so that is printed again; the other
@@ -49,9 +51,10 @@ from curation.cli.fingerprint import (
     unchanged,
     write_record,
 )
-from curation.cli.options import lock_path
+from curation.source.source import lock_path
 
 Command = TypeVar("Command", bound=Callable[..., Any])
+Result = TypeVar("Result")
 Force = Annotated[
     bool,
     typer.Option(
@@ -59,7 +62,6 @@ Force = Annotated[
     ),
 ]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-BUILD_OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
 
 
 @dataclass(frozen=True)
@@ -134,10 +136,11 @@ def step_plan(step: str, arguments: dict[str, Any]) -> Plan | None:
         return {"source.json": by_content(source_file), "source": tree}
 
     def outputs() -> list[Path]:
+        from curation.chain.chain import through
+
         made = sorted((build / "work").glob(f"[0-9][0-9]-{step}.parquet"))
-        if step == "build":
-            made += [build / name for name in BUILD_OUTPUTS]
-            made += _files(build / "dataset" / "data") + _files(build / "review")
+        for name in through(step)[-1].outputs:  # the step's declared build files
+            made += _files(build / name) if name.endswith("/") else [build / name]
         return made
 
     return Plan(_record(build, step), _parameters(arguments), inputs, outputs)
@@ -218,51 +221,54 @@ def _kept_stdout() -> Iterator[_Tee]:
         yield tee
 
 
+def run_unless_unchanged(
+    command: str, arguments: dict[str, Any], force: bool, body: Callable[[], Result]
+) -> Result | None:
+    """``body()``, unless nothing ``command`` depends on changed since its last successful run
+    with these ``arguments`` (then one line says so); ``force`` runs it anyway."""
+    plan = plan_for(command, arguments)
+    if plan is None:
+        return body()
+    started = time.time_ns()
+    inputs = plan.inputs()
+    key = run_key(command, plan.parameters)
+    record = read_record(plan.record)
+    if not force and unchanged(record, key, inputs):
+        assert record is not None
+        sys.stdout.write(str(record.get("stdout", "")))
+        sys.stdout.flush()
+        print(
+            f"{command}: up to date (inputs, parameters and code unchanged since its "
+            "last run; --force runs it again).",
+            file=sys.stderr,
+        )
+        return None
+    if not plan.replays_stdout:
+        result = body()
+        write_record(plan.record, key, inputs, plan.outputs(), "", started)
+        return result
+    with _kept_stdout() as tee:
+        result = body()
+    stdout = ANSI.sub("", tee.kept.getvalue())
+    write_record(plan.record, key, inputs, plan.outputs(), stdout, started)
+    return result
+
+
 def skip_when_unchanged(command: str) -> Callable[[Command], Command]:
-    """Decorate a Typer command function: skip it when nothing it depends on changed."""
+    """Decorate a typer command function that has a ``force: Force`` parameter of its own:
+    skip it when nothing it depends on changed (``run_unless_unchanged``)."""
 
     def decorate(function: Command) -> Command:
-        signature = inspect.signature(function, eval_str=True)
+        signature = inspect.signature(function)
 
         @functools.wraps(function)
-        def wrapper(*args: Any, force: bool = False, **kwargs: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            plan = plan_for(command, dict(bound.arguments))
-            if plan is None:
-                return function(*args, **kwargs)
-            started = time.time_ns()
-            inputs = plan.inputs()
-            key = run_key(command, plan.parameters)
-            record = read_record(plan.record)
-            if not force and unchanged(record, key, inputs):
-                assert record is not None
-                sys.stdout.write(str(record.get("stdout", "")))
-                sys.stdout.flush()
-                print(
-                    f"{command}: up to date (inputs, parameters and code unchanged since its "
-                    "last run; --force runs it again).",
-                    file=sys.stderr,
-                )
-                return None
-            if not plan.replays_stdout:
-                result = function(*args, **kwargs)
-                write_record(plan.record, key, inputs, plan.outputs(), "", started)
-                return result
-            with _kept_stdout() as tee:
-                result = function(*args, **kwargs)
-            stdout = ANSI.sub("", tee.kept.getvalue())
-            write_record(plan.record, key, inputs, plan.outputs(), stdout, started)
-            return result
+            arguments = dict(bound.arguments)
+            force = bool(arguments.pop("force"))
+            return run_unless_unchanged(command, arguments, force, lambda: function(**arguments))
 
-        force = inspect.Parameter("force", inspect.Parameter.KEYWORD_ONLY, default=False)
-        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=[*signature.parameters.values(), force.replace(annotation=Force)]
-        )
-        wrapper.__annotations__ = {
-            **{name: p.annotation for name, p in signature.parameters.items()},
-            "force": Force,
-        }
-        return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]  # same call signature as ``function``
 
     return decorate

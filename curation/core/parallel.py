@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -51,6 +51,28 @@ def ordered_map(
         except BaseException:  # an interrupt, an error, or a caller that stopped reading
             pool.shutdown(cancel_futures=True)  # what has not started never will
             raise
+
+
+class Mapper(Protocol):
+    """``map(function, jobs)`` in job order, wherever an executor runs it
+    (``curation.chain.executors``): ``function`` is a module-level function of one job, so it
+    can run in another process or on another node."""
+
+    def __call__(
+        self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = ...
+    ) -> Iterator[Result]: ...
+
+
+class LocalMap:
+    """The ``Mapper`` of this machine: ``ordered_map`` over ``workers`` processes."""
+
+    def __init__(self, workers: int = 0) -> None:
+        self.workers = workers
+
+    def __call__(
+        self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 16
+    ) -> Iterator[Result]:
+        return ordered_map(function, jobs, self.workers, chunksize)
 
 
 def worker_pool(workers: int = 0) -> ProcessPoolExecutor:

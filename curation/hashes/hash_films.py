@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from curation.core import cache as cache_file
-from curation.core.parallel import ordered_map
+from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, SourceRecord, pending_images
 from curation.hashes.hashing import AverageHash512, CorruptJpeg, Decode, View
 from curation.hashes.thumbnails import Thumbnail, add_thumbnails, thumbnail_of
@@ -26,7 +26,6 @@ Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
 CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
 CHUNK = 16
 
-FilmHasher = Callable[[list[tuple[str, Decode]]], Iterable[dict[View, bytes] | None]]
 """Hashes ``(absolute path, decode)`` jobs elsewhere (``curation.chain.executors``), in job order;
 None for a film that failed there, which this step then decodes itself to record why."""
 
@@ -66,15 +65,14 @@ def hash_films(
     records: list[SourceRecord],
     *,
     decode: Decode = Decode.draft,
-    workers: int = 0,
+    map: Mapper | None = None,
     cache_path: Path | None = None,
     thumbnail_cache: Path | None = None,
     on_progress: Callable[[int], None] | None = None,
-    hasher: FilmHasher | None = None,
 ) -> tuple[list[SourceRecord], Hashes]:
-    """Hash every pending film, in ``workers`` processes or with ``hasher``; return the
+    """Hash every pending film with ``map`` (default: one process per core); return the
     records (undecodable films rejected) and the hashes. Thumbnails made on the way are
-    added to ``thumbnail_cache`` (``hasher`` makes none: the review page makes those)."""
+    added to ``thumbnail_cache``."""
     version = AverageHash512(decode).version
     cache = read_cache(cache_path, version) if cache_path else {}
     cached = len(cache)
@@ -85,11 +83,7 @@ def hash_films(
     failures: dict[str, str] = {}
     thumbnails: dict[str, Thumbnail] = {}
     jobs: list[HashJob] = [(str(root / f.path), decode, (f.width, f.height)) for f in todo]
-    if hasher is None:
-        results: Iterable[Hashed] = ordered_map(_hash_one, jobs, workers, CHUNK)
-    else:
-        hashed = zip(jobs, hasher([(path, how) for path, how, _ in jobs]), strict=True)
-        results = ((views, None, "") if views else _hash_one(job) for job, views in hashed)
+    results: Iterable[Hashed] = (map or LocalMap())(_hash_one, jobs, chunksize=CHUNK)
     for film, (views, thumbnail, problem) in zip(todo, results, strict=True):
         if views is None:
             failures[film.sha256] = problem

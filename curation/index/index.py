@@ -22,7 +22,7 @@ import re
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 from curation.core.atomic import settled
 from curation.core.cache import read_cache, write_cache
 from curation.core.jpeg_check import check_decodable
-from curation.core.parallel import ordered_map
+from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, Kind, Lesion, SourceRecord
 from curation.index.originals import named_original
 from curation.index.provenance import UNREADABLE, encoder_signature
@@ -171,7 +171,6 @@ def _facts_job(args: tuple[str, Kind]) -> FileFacts:
     return file_facts(Path(path).read_bytes(), kind)
 
 
-FactsReader = Callable[[list[tuple[str, Kind]]], Iterable[FileFacts]]
 """Reads ``(absolute path, kind)`` jobs into their ``FileFacts``, in job order."""
 
 
@@ -303,15 +302,13 @@ def _check_film(
 def read_facts(
     files: dict[str, Kind],
     cache_path: Path | None,
-    workers: int,
+    map: Mapper,
     on_progress: Callable[[int], None] | None = None,
-    reader: FactsReader | None = None,
 ) -> dict[str, FileFacts]:
     """``file_facts`` of every file (absolute path -> kind), from the cache when its path, size
-    and modification time are unchanged, else read in ``workers`` processes; the cache is
-    rewritten for these files, except those modified just before the reading
-    (``curation.core.atomic.settled``). ``reader`` reads them elsewhere
-    (``curation.chain.executors``)."""
+    and modification time are unchanged, else read by ``map``; the cache is rewritten for
+    these files, except those modified just before the reading
+    (``curation.core.atomic.settled``)."""
     started = time.time_ns()
     keys: dict[str, StatKey] = {}
     for path in files:
@@ -321,7 +318,7 @@ def read_facts(
     facts = {key: cached[key] for key in keys.values() if key in cached}
     todo = [path for path, key in keys.items() if key not in facts]
     jobs = [(path, files[path]) for path in todo]
-    found_facts = reader(jobs) if reader else ordered_map(_facts_job, jobs, workers, CHUNK)
+    found_facts = map(_facts_job, jobs, chunksize=CHUNK)
     for path, found in zip(todo, found_facts, strict=True):
         facts[keys[path]] = found
         if on_progress:
@@ -342,12 +339,11 @@ def index_source(
     on_progress: Callable[[int], None] | None = None,
     *,
     cache_path: Path | None = None,
-    workers: int = 0,
-    reader: FactsReader | None = None,
+    map: Mapper | None = None,
 ) -> list[SourceRecord]:
     """Every file below ``root`` as a record; the bad ones already settled with a reason.
 
-    Files are read in ``workers`` processes (0: one per core); with ``cache_path``, a file
+    Files are read by ``map`` (default: one process per core); with ``cache_path``, a file
     whose path, size and modification time are unchanged is not read again."""
     relative = source_files(root)
     if on_total:
@@ -357,7 +353,7 @@ def index_source(
     data = {f"{base}/{rel}": kind for rel, kind in kinds.items() if kind is not Kind.other}
     if on_progress:
         on_progress(len(relative) - len(data))
-    facts_of = read_facts(data, cache_path, workers, on_progress, reader)
+    facts_of = read_facts(data, cache_path, map or LocalMap(), on_progress)
     facts_by_path = {rel: facts_of.get(f"{base}/{rel}") for rel in relative}
     records = [_record(rel, kinds[rel], facts_by_path[rel]) for rel in relative]
     records = _reject_duplicate_stems(records, Kind.image)

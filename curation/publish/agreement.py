@@ -9,14 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
-from rich.console import Console
-
-from curation.cli.options import DEFAULT_BUILD, BuildDir
-from curation.cli.up_to_date import skip_when_unchanged
-from curation.core.build_origin import is_synthetic
 from curation.core.errors import PericurateError
 
 if TYPE_CHECKING:
@@ -76,15 +70,3 @@ def describe(result: Agreement) -> str:
         f"reward {r.mean:.2f} (95% CI {r.low:.2f}-{r.high:.2f}), pass rate {p.mean:.0%} "
         f"(95% CI {p.low:.0%}-{p.high:.0%}) on {result.pairs} double-annotated films"
     )
-
-
-@skip_when_unchanged("agreement")
-def agreement_command(
-    build: BuildDir = DEFAULT_BUILD,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-) -> None:
-    """The ``agreement`` command: errors are ``PericurateError``s, told by the command line."""
-    result = agreement(build / AGREEMENT_FILE, seed)
-    synthetic = is_synthetic(build)
-    sample = " (synthetic sample: generated films, not the real archive)" if synthetic else ""
-    Console().print(f"inter-annotator agreement: {describe(result)}{sample}", soft_wrap=True)

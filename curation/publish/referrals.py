@@ -12,7 +12,8 @@ import hashlib
 import random
 from dataclasses import dataclass
 
-DEFAULT_SALT = "pericurate-referrals-v1"
+from curation.publish import DEFAULT_SALT
+
 REASONS = (
     "Routine dental examination",
     "New patient assessment",

@@ -39,20 +39,6 @@ class SourceFacts:
 
 
 @dataclass(frozen=True)
-class Parameters:
-    """Every parameter that can change the outputs (the worker count cannot: always None)."""
-
-    seed: int
-    fractions: tuple[float, float, float]
-    lookalike_distance: int
-    same_picture_distance: int
-    decode: str
-    referral_salt: str
-    link_visits: bool = False  # verified visits of one patient joined into one component
-    workers: None = None
-
-
-@dataclass(frozen=True)
 class ReasonCount:
     """How many files of one kind met one fate for one class of reason."""
 
@@ -101,12 +87,22 @@ class Counts:
 @dataclass(frozen=True)
 class Summary:
     source: SourceFacts
-    parameters: Parameters
+    parameters: dict[str, dict[str, Any]]  # step -> its config, as the run gave it
     hash_version: str
     targets: dict[str, int]  # split -> film target
     counts: Counts
     splits: dict[str, Figures]
     versions: dict[str, str]  # package -> version
+
+    def setting(self, step: str, name: str) -> Any:
+        """One recorded setting of one step (``curation.chain.chain.recorded_settings``)."""
+        return self.parameters[step][name]
+
+    def flat_settings(self) -> types.SimpleNamespace:
+        """Every recorded setting by its name (names are unique across steps)."""
+        return types.SimpleNamespace(
+            **{name: value for config in self.parameters.values() for name, value in config.items()}
+        )
 
     def save(self, path: Path) -> None:
         write_json(path, dataclasses.asdict(self))
@@ -134,6 +130,8 @@ def _typed(kind: Any, value: Any) -> Any:
         hints = get_type_hints(kind)
         fields = dataclasses.fields(kind)
         return kind(**{f.name: _typed(hints[f.name], value[f.name]) for f in fields})
+    if kind is Any:
+        return value
     origin, args = get_origin(kind), get_args(kind)
     if origin is tuple:
         items = _checked(value, list)

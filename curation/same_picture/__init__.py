@@ -1,0 +1,19 @@
+"""Same picture: candidates by hash, confirmed in pixels (whole frame) or by local features
+under one fitted transform (another frame); one film kept per group, with the evidence.
+``SamePictureConfig`` is the step's setting (standard library only)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from curation.core.vocabulary import SAME_PICTURE_RADIUS
+
+
+@dataclass(frozen=True)
+class SamePictureConfig:
+    """The near-identical step's setting."""
+
+    same_picture_distance: int = field(
+        default=SAME_PICTURE_RADIUS,
+        metadata={"help": "Same-picture candidates within this many bits (confirmed in pixels)."},
+    )

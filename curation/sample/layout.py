@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-# The archive comment that marks a sample; builds record it, so no card mistakes it for real.
-SAMPLE_COMMENT = "pericurate synthetic sample source: procedurally drawn films, not real data"
+from curation.core.build_origin import SAMPLE_COMMENT as SAMPLE_COMMENT  # the zip comment
+
 ROOT = "Periapical Dataset/Periapical Lesions"
 ORIGINAL_FOLDER = "Original JPG Images"
 AUGMENTED_FOLDER = "Augmentation JPG Images"

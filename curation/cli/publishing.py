@@ -1,0 +1,179 @@
+"""The publishing commands: ``audit``, ``card``, ``agreement`` and ``push``. Each is a typer
+function of its options that calls its logic (``curation.audit``, ``cards``,
+``curation.publish.agreement``), imported when the command runs: importing this module for
+``pericurate --help`` stays light."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from cards.push import PROJECT_ROOT
+from curation.audit.audit import DEFAULT_PERMUTATIONS
+from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
+from curation.cli.up_to_date import Force, skip_when_unchanged
+from curation.core.build_lock import holds_build_folder
+from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
+from curation.source.source import lock_path
+
+
+@holds_build_folder("audit", "target", builds_only=True)
+def audit_command(
+    target: Annotated[
+        str, typer.Argument(help="Build folder, folder of parquet files, or OWNER/NAME@REVISION.")
+    ],
+    image_column: Annotated[str, typer.Option(help="Column holding the image.")] = "image",
+    split_column: Annotated[
+        str | None, typer.Option(help="Column naming the split (default: from file names).")
+    ] = None,
+    label_column: Annotated[
+        str | None, typer.Option(help="Label column (default: 'lesions' if present).")
+    ] = None,
+    cluster_column: Annotated[
+        str | None, typer.Option(help="Look-alike cluster ids (default: 'cluster_id').")
+    ] = None,
+    group_column: Annotated[
+        str | None, typer.Option(help="Groups that must stay in one split, e.g. patients.")
+    ] = None,
+    id_column: Annotated[
+        str | None, typer.Option(help="Film id column (default: 'film_id' if present).")
+    ] = None,
+    referral_column: Annotated[
+        str | None, typer.Option(help="Referral struct or text (default: 'referral').")
+    ] = None,
+    threshold: Annotated[
+        int, typer.Option(help="Look-alike distance in bits of 512 (scaled for 64-bit hashes).")
+    ] = LOOKALIKE_DISTANCE,
+    method: Annotated[
+        list[str] | None, typer.Option(help="Also flag pairs by ahash, phash or dhash.")
+    ] = None,
+    decode: Annotated[Decode, typer.Option(help="Average hash decoding.")] = Decode.draft,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Folder for report.json, report.html, nearest.png [default: the audit folder "
+            "of the target's build, else build/audit].",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the permutation tests.")] = 0,
+    permutations: Annotated[
+        int, typer.Option(help="Permutations per association test.")
+    ] = DEFAULT_PERMUTATIONS,
+    strict_patients: Annotated[
+        bool,
+        typer.Option(help="Exit 1 also when visits of one patient sit in different splits."),
+    ] = False,
+) -> None:
+    """Audit published splits for look-alike leakage and referral hints (exit 1 if found;
+    cross-split visits of one patient are listed first, and give exit 1 with
+    --strict-patients). TARGET is a build folder, a folder of parquet files, or a Hub dataset
+    as OWNER/NAME@REVISION."""
+    from curation.audit.audit import run_audit
+    from curation.audit.report import hashing_progress, print_summary, write_report
+    from curation.audit.target import AuditError, Columns
+    from curation.core.build_origin import audit_folder
+
+    console = Console(stderr=True)
+    out = out or audit_folder(target, DEFAULT_BUILD)
+    columns = Columns(
+        image_column,
+        split_column,
+        label_column,
+        cluster_column,
+        group_column,
+        id_column,
+        referral_column,
+    )
+    try:
+        if permutations < 1:
+            raise AuditError("--permutations must be at least 1.")
+        with hashing_progress(console) as (on_start, on_film):
+            audit = run_audit(
+                target,
+                columns,
+                threshold,
+                tuple(method or ()),
+                permutations,
+                seed,
+                decode,
+                on_start,
+                on_film,
+            )
+        write_report(audit, out)
+    except AuditError as error:
+        console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    print_summary(audit, out, console)
+    raise typer.Exit(1 if audit.findings or (strict_patients and audit.patient_visits) else 0)
+
+
+@holds_build_folder("card")
+@skip_when_unchanged("card")
+def card_command(
+    build: BuildDir = DEFAULT_BUILD,
+    revision: Annotated[
+        str | None, typer.Option(help="Pinned dataset commit to state in the card.")
+    ] = None,
+    force: Force = False,
+) -> None:
+    """Write the dataset card, LICENSE and NOTICE into BUILD/dataset from the build's figures."""
+    from cards.card import write_card
+
+    card = write_card(build, revision)
+    Console(stderr=True).print(f"wrote {card}", markup=False, highlight=False, soft_wrap=True)
+
+
+@skip_when_unchanged("agreement")
+def agreement_command(
+    build: BuildDir = DEFAULT_BUILD,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    force: Force = False,
+) -> None:
+    """Score the double-annotated films against each other with the environment's scorer."""
+    from curation.core.build_origin import is_synthetic
+    from curation.publish.agreement import AGREEMENT_FILE, agreement, describe
+
+    result = agreement(build / AGREEMENT_FILE, seed)
+    synthetic = is_synthetic(build)
+    sample = " (synthetic sample: generated films, not the real archive)" if synthetic else ""
+    Console().print(f"inter-annotator agreement: {describe(result)}{sample}", soft_wrap=True)
+
+
+@holds_build_folder("push")
+def push_command(
+    repo: Annotated[str, typer.Option("--repo", help="Hub dataset repo, OWNER/NAME.")],
+    build: BuildDir = DEFAULT_BUILD,
+    endpoint: Annotated[
+        str | None, typer.Option(help="Hub endpoint (default HF_ENDPOINT or the Hub).")
+    ] = None,
+    lock: SourceLock = None,
+    tag: Annotated[
+        str | None, typer.Option(help="Tag for the version (default: by content).")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option(help="Print the plan; touch nothing.")] = False,
+    allow_synthetic: Annotated[
+        bool, typer.Option(help="Push a build made from the synthetic sample (not real data).")
+    ] = False,
+    env_push: Annotated[bool, typer.Option(help="Publish the environment with prime.")] = False,
+    build_env: Annotated[bool, typer.Option(help="Build the environment's wheel/sdist.")] = True,
+    repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
+) -> None:
+    """Publish the build as one pinned Hub commit and pin the environment to it."""
+    from cards.push import push_build
+
+    push_build(
+        build,
+        repo,
+        lock_path(build, lock),
+        endpoint=endpoint,
+        tag=tag,
+        dry_run=dry_run,
+        allow_synthetic=allow_synthetic,
+        env_push=env_push,
+        build_env=build_env,
+        repo_root=repo_root,
+    )
