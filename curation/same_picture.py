@@ -35,7 +35,8 @@ from curation.keeper import (
     keeper,
     keeper_key,
 )
-from curation.pairs import as_codes, range_pairs
+from curation.orientations import pairs_in_any_orientation
+from curation.pairs import as_codes
 from curation.pixels import Comparison
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
@@ -89,15 +90,13 @@ def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
     """Every ``(a, b, view, distance)`` where film A turned by ``view`` is within
     ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b)."""
     ids = sorted(hashes)
-    own = as_codes([hashes[i][View.identity] for i in ids])
-    candidates = []
-    for view in View:
-        turned = as_codes([hashes[i][view] for i in ids])
-        for block in range_pairs(own, turned, max_distance):
-            for q, t, distance in block.tolist():
-                if q < t or (q > t and view is not View.identity):
-                    candidates.append((ids[q], ids[t], view, distance))
-    return candidates
+    return [
+        (ids[a], ids[b], view, distance)
+        for view, rows in pairs_in_any_orientation(
+            lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
+        )
+        for a, b, distance in rows.tolist()
+    ]
 
 
 def candidate_components(candidates: list[Candidate]) -> list[list[Candidate]]:
