@@ -19,7 +19,8 @@ from curation.audit.turned import TurnedPair
 from curation.audit.visits import CrossSplitMatch
 from curation.features.features import FeatureMatch
 from curation.hashes.hashing import HASH_BYTES, View
-from curation.hashes.pairs import as_codes, range_pairs, self_pairs
+from curation.hashes.orientations import pairs_in_any_orientation
+from curation.hashes.pairs import as_codes, range_pairs
 from curation.publish.schema import SPLITS as KNOWN_SPLITS
 
 SHORT_HASH_BITS = 64
@@ -211,13 +212,14 @@ def check_clusters(films: list[Film], threshold: int) -> dict[str, Any]:
     within one stored cluster ("consistent"); "equal" says whether they are the same."""
     graph = nx.Graph()
     graph.add_nodes_from(range(len(films)))
-    codes = _codes(films, list(range(len(films))), "ahash")
-    graph.add_edges_from((i, j) for i, j, _ in self_pairs(codes, threshold).tolist())
-    for view in View:
-        if view is not View.identity and films:
-            turned = as_codes([f.turned[view.value] for f in films])
-            for block in range_pairs(turned, codes, threshold):
-                graph.add_edges_from((i, j) for i, j, _ in block.tolist() if i != j)
+
+    def codes_in(view: View) -> np.ndarray:
+        if view is View.identity:
+            return _codes(films, list(range(len(films))), "ahash")
+        return as_codes([f.turned[view.value] for f in films])
+
+    for _, rows in pairs_in_any_orientation(codes_in, threshold):
+        graph.add_edges_from((i, j) for i, j, _ in rows.tolist())
     recomputed = {frozenset(c) for c in nx.connected_components(graph)}
     stored = _grouped(films, lambda f: f.cluster)
     stored_sets = {frozenset(m) for m in stored.values()}

@@ -14,10 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from curation.hashes.hashing import View
-from curation.hashes.pairs import as_codes, range_pairs
+from curation.hashes.orientations import pairs_in_any_orientation
+from curation.hashes.pairs import as_codes
 from curation.same_picture.candidates import SAME_PICTURE_RADIUS
 from curation.same_picture.pixels import compare
+
+TURNED_VIEWS = tuple(view for view in View if view is not View.identity)
 
 
 @dataclass(frozen=True)
@@ -40,16 +45,18 @@ def turned_same_picture(
 ) -> list[TurnedPair]:
     """Cross-split same-picture pairs in a mirrored or turned orientation, pixel-confirmed.
     ``splits_of``, ``upright`` and ``turned`` are per film (index); ``image_bytes`` reads one."""
-    own = as_codes(list(upright))
-    candidates: set[tuple[int, int, View, int]] = set()
-    for view in View:
+
+    def codes_in(view: View) -> np.ndarray:
         if view is View.identity:
-            continue
-        codes = as_codes([t[view.value] for t in turned])
-        for block in range_pairs(own, codes, radius):
-            for a, b, distance in block.tolist():
-                if splits_of[a] != splits_of[b]:
-                    candidates.add((a, b, view, distance))
+            return as_codes(list(upright))
+        return as_codes([t[view.value] for t in turned])
+
+    candidates = [
+        (a, b, view, distance)
+        for view, rows in pairs_in_any_orientation(codes_in, radius, TURNED_VIEWS)
+        for a, b, distance in rows.tolist()
+        if splits_of[a] != splits_of[b]
+    ]
     found: dict[tuple[int, int], TurnedPair] = {}
     with tempfile.TemporaryDirectory(prefix="pericurate-audit-") as folder:
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curation.core.atomic import atomic_path
+from curation.core.atomic_parquet import write_parquet
 
 VERSION_KEY = b"pericurate.cache_version"
 log = logging.getLogger("pericurate")
@@ -48,5 +48,4 @@ def read_cache(path: Path | None, version: str, schema: pa.Schema) -> pa.Table |
 def write_cache(path: Path, version: str, table: pa.Table) -> None:
     """Write ``table`` to ``path`` atomically, stamped with ``version``."""
     metadata = {**(table.schema.metadata or {}), VERSION_KEY: version.encode("utf-8")}
-    with atomic_path(path) as tmp:
-        pq.write_table(table.replace_schema_metadata(metadata), tmp)
+    write_parquet(path, table.replace_schema_metadata(metadata))

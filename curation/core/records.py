@@ -14,9 +14,8 @@ from enum import StrEnum
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from curation.core.atomic import atomic_path
+from curation.core.atomic_parquet import write_parquet
 
 
 class Fate(StrEnum):
@@ -138,8 +137,7 @@ def write_records(records: list[SourceRecord], path: Path) -> None:
         row["lesions"] = [les.as_row() for les in record.lesions]
         rows.append(row)
     table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp)
+    write_parquet(path, table)
 
 
 def settle_annotations(records: list[SourceRecord]) -> list[SourceRecord]:

@@ -23,7 +23,8 @@ from curation.core.records import SourceRecord
 from curation.core.vocabulary import LOOKALIKE_DISTANCE
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
-from curation.hashes.pairs import as_codes, range_pairs, self_pairs
+from curation.hashes.orientations import pairs_in_any_orientation
+from curation.hashes.pairs import as_codes
 
 # A panoramic series of one patient rarely passes a handful of films; a number on more films
 # than this is treated as a template left in the annotation tool and ignored.
@@ -55,7 +56,6 @@ def lookalike_links(hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE) -> l
     """Every pair of films within ``max_distance`` in some orientation (exact search), each
     pair once with its smallest distance (ties: the first view), sorted."""
     ids = sorted(hashes)
-    own = as_codes([hashes[i][View.identity] for i in ids])
     best: dict[tuple[str, str], tuple[int, int, View]] = {}
     order = {view: n for n, view in enumerate(View)}
 
@@ -64,16 +64,11 @@ def lookalike_links(hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE) -> l
         if key not in best or (distance, order[view]) < best[key][:2]:
             best[key] = (distance, order[view], view)
 
-    for i, j, distance in self_pairs(own, max_distance).tolist():
-        offer(i, j, distance, View.identity)
-    for view in View:
-        if view is View.identity:
-            continue
-        turned = as_codes([hashes[i][view] for i in ids])
-        for block in range_pairs(turned, own, max_distance):
-            for i, j, distance in block.tolist():
-                if i != j:
-                    offer(i, j, distance, view)
+    for view, rows in pairs_in_any_orientation(
+        lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
+    ):
+        for i, j, distance in rows.tolist():
+            offer(i, j, distance, view)
     return [Link(a, b, "ahash", view, d) for (a, b), (d, _, view) in sorted(best.items())]
 
 

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from curation.core.atomic import atomic_path, write_json
+from curation.core.atomic import write_json
+from curation.core.atomic_parquet import parquet_writer, write_parquet
 from curation.core.errors import PericurateError
 from curation.core.records import LESION_STRUCT, Fate, Kind, Lesion, SourceRecord
 from curation.hashes.hash_films import Hashes
@@ -118,10 +118,7 @@ def write_split(
     schema = features().arrow_schema
     statistics = [c for c in schema.names if c != "image"] + ["image.path"]
     published = {}
-    with (
-        atomic_path(path) as tmp,
-        pq.ParquetWriter(tmp, schema, compression="none", write_statistics=statistics) as writer,
-    ):
+    with parquet_writer(path, schema, compression="none", write_statistics=statistics) as writer:
         for start in range(0, max(len(films), 1), ROW_GROUP):
             batch = []
             chunk = zip(
@@ -170,8 +167,7 @@ def write_manifest(path: Path, records: list[SourceRecord], published: dict[str,
     schema = pa.schema(
         [(k, pa.int64() if k == "size_bytes" else pa.string()) for k in MANIFEST_COLUMNS]
     )
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+    write_parquet(path, pa.Table.from_pylist(rows, schema=schema))
 
 
 def _is_kept_film(record: SourceRecord) -> bool:
@@ -198,8 +194,7 @@ def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]
             ("split", pa.string()),
         ]
     )
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+    write_parquet(path, pa.Table.from_pylist(rows, schema=schema))
 
 
 def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
@@ -224,8 +219,7 @@ def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
             ("other_lesions", _LESIONS),
         ]
     )
-    with atomic_path(path) as tmp:
-        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp)
+    write_parquet(path, pa.Table.from_pylist(rows, schema=schema))
 
 
 def write_dataset(

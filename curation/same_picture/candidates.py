@@ -28,7 +28,8 @@ import networkx as nx
 
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
-from curation.hashes.pairs import as_codes, range_pairs
+from curation.hashes.orientations import pairs_in_any_orientation
+from curation.hashes.pairs import as_codes
 from curation.same_picture.keeper import (
     COPY_RULES,
     FilmFacts,
@@ -40,12 +41,6 @@ from curation.same_picture.keeper import (
 from curation.same_picture.pixels import Comparison
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
-
-# Copies reach 16 bits in their best orientation on real films (issue 11's measurements) and
-# 15 on the sample; distinct films start at 61 bits on real films and at 50 on the sample
-# (nearest distinct film, python -m bench.margins): the radius keeps a quarter of margin from
-# both. Visits of one patient fall inside it; the pixel check tells them apart.
-SAME_PICTURE_RADIUS = 32
 
 
 _INVERSE = {View.rot90: View.rot270, View.rot270: View.rot90}
@@ -91,15 +86,13 @@ def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
     """Every ``(a, b, view, distance)`` where film A turned by ``view`` is within
     ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b)."""
     ids = sorted(hashes)
-    own = as_codes([hashes[i][View.identity] for i in ids])
-    candidates = []
-    for view in View:
-        turned = as_codes([hashes[i][view] for i in ids])
-        for block in range_pairs(own, turned, max_distance):
-            for q, t, distance in block.tolist():
-                if q < t or (q > t and view is not View.identity):
-                    candidates.append((ids[q], ids[t], view, distance))
-    return candidates
+    return [
+        (ids[a], ids[b], view, distance)
+        for view, rows in pairs_in_any_orientation(
+            lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
+        )
+        for a, b, distance in rows.tolist()
+    ]
 
 
 def candidate_components(candidates: list[Candidate]) -> list[list[Candidate]]:
