@@ -27,11 +27,12 @@ from curation.frame_check import (
     without_pixels,
 )
 from curation.hashing import View
-from curation.lookalikes import lookalike_links
+from curation.lookalikes import lookalike_links, patient_links
 from curation.pipeline import Settings
-from curation.pixels import Comparison
+from curation.pixels import Comparison, compare
 from curation.same_picture import candidate_pairs, confirm_component
 from curation.visits import verified
+from tests import film_kit as kit
 
 # --- hash radii: same-picture candidates and look-alike links ----------------------------------
 
@@ -83,6 +84,19 @@ def test_look_alikes_of_a_default_run_are_linked_at_30_bits_and_not_at_31():
         assert [(x.first, x.second, x.view, x.distance) for x in links] == expected
 
 
+MAX_FILMS_PER_PATIENT = 12  # films: more naming one number is a template (curation/lookalikes.py)
+
+
+def test_twelve_films_naming_one_patient_are_linked_and_thirteen_are_a_template():
+    def naming(films: int) -> dict[str, str]:
+        return {f"{i:05d}": "PN7" for i in range(films)}
+
+    links, templated = patient_links(naming(MAX_FILMS_PER_PATIENT))
+    assert (len(links), templated) == (MAX_FILMS_PER_PATIENT - 1, 0)
+    links, templated = patient_links(naming(MAX_FILMS_PER_PATIENT + 1))
+    assert (links, templated) == ([], MAX_FILMS_PER_PATIENT + 1)
+
+
 # --- the pixel check ----------------------------------------------------------------------------
 
 # Grey levels (docs/design.md: the largest copy 0.290, the closest distinct film 1.136).
@@ -97,6 +111,22 @@ def test_the_pixel_check_confirms_a_difference_of_0_65_and_not_one_just_over():
         candidates, lambda a, b, view: Comparison(differences[b], None, True)
     )
     assert [(p.a, p.b) for p in pairs] == [("a", "at")]
+
+
+MAX_ASPECT_CHANGE = 0.05  # a pair whose shapes differ more is never compared in pixels
+
+
+def test_pixels_are_compared_up_to_an_aspect_change_of_5_percent_and_not_past_it(tmp_path):
+    """Film B 2000 x 1000 (aspect 2); film A wider in aspect by 4.995% (2102 x 1001) and by
+    5.005% (2119 x 1009): a tenth of a pixel from the limit on either side."""
+    b = kit.save(kit.film(7, (2000, 1000)), tmp_path / "b.jpg")
+    for size, compared in (((2102, 1001), True), ((2119, 1009), False)):
+        a = kit.save(kit.film(7, size), tmp_path / f"a{size[0]}.jpg")
+        change = (size[0] / size[1] - 2) / 2
+        assert abs(change - MAX_ASPECT_CHANGE) < 0.0001
+        assert (change <= MAX_ASPECT_CHANGE) is compared
+        result = compare(a, b, View.identity, (size, (2000, 1000)))
+        assert (result.exposure is not None) is compared, (size, result)
 
 
 # --- the frame check: gates of a same picture under another frame ------------------------------
