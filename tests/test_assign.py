@@ -3,6 +3,7 @@ from collections import Counter
 
 import pytest
 
+from splits import assign
 from splits.assign import Group, assign_groups, target_counts
 
 
@@ -46,10 +47,31 @@ def test_same_inputs_same_assignment_and_the_seed_matters():
     assert first != assign_groups(groups, seed=8)
 
 
-def test_a_group_too_large_for_a_small_split_goes_to_train():
-    groups = [Group("big", 30, 10, 10)] + [Group(f"s{i:03d}", 1, 1, 1) for i in range(170)]
-    assignment = assign_groups(groups, seed=0)
-    assert assignment["big"] == "train"
+# The rule (docs/design.md, docs/refusals.md): a group may fill at most a quarter of
+# validation's or test's film target. Held here as a number, not read from
+# ``MAX_SMALL_SHARE``, so that moving the constant fails the test below.
+SMALL_SHARE_RULE = 0.25
+FILMS = 4000  # small targets of 400 films: the cap is 100 films, one film is 0.25% of share
+
+
+def _small_splits_taking(size: int) -> set[str]:
+    """The small splits that take one of 8 groups of ``size`` films among single films."""
+    big = [Group(f"g{i}", size, 0, 0, 0, 0, size) for i in range(8)]
+    singles = [Group(f"s{i:05d}", 1, 0, 0, 0, 0, 1) for i in range(FILMS - 8 * size)]
+    assignment = assign_groups(big + singles, seed=0)
+    return {assignment[g.group_id] for g in big} - {"train"}
+
+
+def test_a_group_over_the_small_share_goes_to_train_and_one_at_it_may_not(monkeypatch):
+    """At the cap (100 of 400 films) a group may go to validation or test, one film over it
+    may not; with the cap lifted that group does reach them, so the cap is what keeps it out.
+    The boundary moves with the rule by one film in 400: a cap moved by 0.25% of share or
+    more, either way, fails here."""
+    cap = round(SMALL_SHARE_RULE * target_counts(FILMS, (0.8, 0.1, 0.1))["validation"])
+    assert _small_splits_taking(cap) == {"validation", "test"}
+    assert _small_splits_taking(cap + 1) == set()
+    monkeypatch.setattr(assign, "MAX_SMALL_SHARE", 1.0)
+    assert _small_splits_taking(cap + 1) == {"validation", "test"}
 
 
 def test_bad_fractions_are_refused():

@@ -63,15 +63,26 @@ _WORDS = {
         r"|endodontic|resorption|widened|widening|pathology|pathological|abnormal(?:ity)?"
     ),
 }
-HINT_PATTERNS: dict[str, re.Pattern[str]] = {
+# The one vocabulary of hints (by category): the audit searches every referral field with it,
+# and the toolkit's tests search the referral generator's slips (tests/test_referrals.py).
+REFERRAL_HINTS: dict[str, re.Pattern[str]] = {
     category: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for category, words in _WORDS.items()
 }
 # Tooth numbers: "#19", "tooth 36", "FDI 36", or a bare FDI number that is not an age.
-HINT_PATTERNS["tooth number"] = re.compile(
+REFERRAL_HINTS["tooth number"] = re.compile(
     rf"#\s?\d{{1,2}}\b|\b(?:tooth|teeth|fdi|uns)\s*(?:no\.?|number)?\s*#?\d{{1,2}}\b"
     rf"|(?<!age: )(?<!age )(?<!aged )\b{_FDI_TOOTH}\b(?!\s*(?:years|yrs|y/?o|-year))",
     re.IGNORECASE,
 )
+
+
+def hints_in(text: str) -> list[tuple[str, str]]:
+    """Every hint term in ``text``: (category, the words matched), category by category."""
+    return [
+        (category, match.group(0))
+        for category, pattern in REFERRAL_HINTS.items()
+        for match in pattern.finditer(text)
+    ]
 
 
 def find_hints(films: list[Film]) -> list[HintHit]:
@@ -79,11 +90,8 @@ def find_hints(films: list[Film]) -> list[HintHit]:
     hits = []
     for index, film in enumerate(films):
         for name, value in sorted((film.referral or {}).items()):
-            if not isinstance(value, str):
-                continue
-            for category, pattern in HINT_PATTERNS.items():
-                for match in pattern.finditer(value):
-                    hits.append(HintHit(index, name, category, match.group(0)))
+            if isinstance(value, str):
+                hits.extend(HintHit(index, name, *hit) for hit in hints_in(value))
     return hits
 
 
