@@ -44,11 +44,10 @@ from bench.frame_alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
-from curation.core.vocabulary import LOOKALIKE_DISTANCE
+from curation.core.vocabulary import LOOKALIKE_DISTANCE, SAME_PICTURE_RADIUS
 from curation.features.features import FilmFeatures, film_features, match_features, working_grey
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.same_picture import frame_check, pixels
-from curation.same_picture.candidates import SAME_PICTURE_RADIUS
 
 RESULTS = Path(__file__).with_name("frames.json")
 MARGIN = 0.25

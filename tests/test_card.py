@@ -4,19 +4,24 @@ it equals the build's own."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import unicodedata
+from importlib.resources import files
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import typer
 from huggingface_hub import DatasetCard
+from jinja2 import Environment, meta
 from periapical_lesions.data import card_row_count
 from typer.testing import CliRunner
 
-from cards.card import SYNTHETIC_NOTE, CardError, render_card
+from cards.card import SYNTHETIC_NOTE, TEMPLATE, CardError, card_values, render_card
 from curation.cli.publishing import card_command
 from curation.publish.schema import SPLITS, shard_name
+from curation.publish.summary import Summary
 
 app = typer.Typer()
 app.command()(card_command)
@@ -79,3 +84,70 @@ def test_split_sizes_mean_what_the_hub_means(sample_build: Path, tmp_path: Path)
     for split, path in shards.items():
         rows = pq.ParquetFile(path).metadata.num_rows
         assert card_row_count(build / "dataset" / "README.md", split) == rows
+
+
+# Texts the card shows that the toolkit does not vouch for: the largest component's id is a
+# film id, the salt and the revision are the user's. Each tries to end its line, break out of
+# its code span, open a heading, a table, a link or a tag.
+HOSTILE = {
+    "cluster": "0001`](javascript:x) <script>x</script> | a |\n|---|---|\n# owned\r\n\n[l](http://e)",
+    "salt": "`salt`` | <b>x</b>\u2028## heading",
+    "revision": "rev\n\n## Injected\n\n<img src=x onerror=alert(1)>",
+}
+
+
+def shown_code(span: str) -> str:
+    """What one CommonMark inline code span shows; fails unless ``span`` is exactly one span on
+    one line (a run of backticks as long as the fence would close it early)."""
+    match = re.fullmatch(r"(`+)(.*)\1", span, flags=re.DOTALL)
+    assert match, span
+    fence, content = match.groups()
+    assert "\n" not in content and "\r" not in content, span
+    assert len(fence) not in {len(run) for run in re.findall("`+", content)}, span
+    assert not content.startswith("`") or content.startswith(" "), span
+    if content.startswith(" ") and content.endswith(" ") and content.strip(" "):
+        content = content[1:-1]
+    return content
+
+
+def visible(text: str) -> str:
+    return "".join(
+        "\ufffd" if unicodedata.category(c) == "Cc" or c in "\u2028\u2029" else c for c in text
+    )
+
+
+def test_hostile_texts_stay_inside_one_code_span(sample_build: Path, tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    shutil.copytree(sample_build / "dataset", build / "dataset")
+    shutil.copy(sample_build / "agreement.parquet", build)
+    summary = json.loads((sample_build / "curation.json").read_text())
+    plain = {
+        "cluster": summary["counts"]["largest_clusters"][0]["cluster_id"],
+        "salt": summary["parameters"]["build"]["referral_salt"],
+        "revision": "a" * 40,
+    }
+    summary["counts"]["largest_clusters"][0]["cluster_id"] = HOSTILE["cluster"]
+    summary["parameters"]["build"]["referral_salt"] = HOSTILE["salt"]
+    (build / "curation.json").write_text(json.dumps(summary))
+
+    expected = render_card(sample_build, plain["revision"]).split("\n")
+    card = render_card(build, HOSTILE["revision"])
+    lines = card.split("\n")
+
+    assert len(lines) == len(expected)  # no value added a line
+    changed = [(old, new) for old, new in zip(expected, lines, strict=True) if old != new]
+    assert len(changed) == len(HOSTILE)
+    for (old, new), key in zip(changed, ("cluster", "salt", "revision"), strict=True):
+        prefix, suffix = old.split(f"`{plain[key]}`")
+        assert new.startswith(prefix) and new.endswith(suffix), (key, new)
+        assert shown_code(new[len(prefix) : len(new) - len(suffix)]) == visible(HOSTILE[key])
+    assert DatasetCard(card).data.to_dict() == DatasetCard("\n".join(expected)).data.to_dict()
+
+
+def test_the_card_template_uses_exactly_the_values_it_is_given(sample_build: Path) -> None:
+    """``from_template`` renders a name it was not given as nothing: so none may be missing."""
+    summary = Summary.load(sample_build / "curation.json")
+    template = files("cards").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    used = meta.find_undeclared_variables(Environment().parse(template))
+    given = set(card_values(summary, "agreement", "a" * 40))
+    assert used == given | {"card_data", "pretty_name"}  # the card data's own names

@@ -18,12 +18,13 @@ from PIL import Image
 import tests.film_kit as kit
 from curation.core.parallel import LocalMap
 from curation.core.records import Kind, Lesion, SourceRecord
+from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hash_films import hash_films
 from curation.hashes.hashing import AverageHash512, View
 from curation.index.index import index_source
 from curation.index.originals import drop_augmented_by_name
 from curation.index.provenance import EncoderEvidence, encoder_signature
-from curation.same_picture.candidates import SAME_PICTURE_RADIUS, SamePicture, same_picture_groups
+from curation.same_picture.candidates import SamePicture, same_picture_groups
 from curation.same_picture.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
 from curation.same_picture.keeper_evidence import header_and_border, keeper_facts, usual_encoder
 from curation.same_picture.pixel_cache import ComparisonCache

@@ -15,10 +15,10 @@ from PIL import Image
 
 from curation.core.parallel import ordered_map
 from curation.core.records import Lesion
+from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.same_picture import pixels
 from curation.same_picture.candidates import (
-    SAME_PICTURE_RADIUS,
     FilmFacts,
     SamePicture,
     candidate_components,

@@ -6,7 +6,6 @@ cache paths, so the same data gives the same bytes."""
 from __future__ import annotations
 
 import base64
-import html
 import io
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -20,9 +19,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from curation.audit.visits import visit_entries, visit_rule, visits_html, write_drawings
+from curation.audit.visits import visit_entries, visit_rule, write_drawings
 from curation.core.atomic import write_bytes, write_json
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
+from curation.review.pages import render_page
 
 if TYPE_CHECKING:
     from curation.audit.checks import Audit, Pair
@@ -243,72 +243,47 @@ def _thumbnail(audit: Audit, index: int) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _pair_rows(audit: Audit, pairs: list[Pair], thumbs: dict[int, str]) -> str:
+def _pair_rows(audit: Audit, pairs: list[Pair], thumbs: dict[int, str]) -> list[dict[str, Any]]:
+    """The pairs as the template shows them, each film's thumbnail made once per page."""
     rows = []
     for pair in pairs:
-        cells = []
+        films = []
         for index in (pair.a, pair.b):
             if index not in thumbs:
                 thumbs[index] = _thumbnail(audit, index)
-            film = audit.films[index]
-            label = html.escape(f"{film.split} / {film.film_id}")
-            cells.append(
-                f'<td><img alt="{label}" src="data:image/jpeg;base64,{thumbs[index]}">'
-                f"<br>{label}</td>"
-            )
+            films.append({**_film(audit, index), "thumb": thumbs[index]})
         flagged = pair.distance <= audit.thresholds[pair.method]
-        mark = ' class="flagged"' if flagged else ""
         rows.append(
-            f"<tr{mark}>{cells[0]}{cells[1]}<td>{html.escape(pair.method)} "
-            f"distance {pair.distance}{' (flagged)' if flagged else ''}</td></tr>"
+            {"films": films, "method": pair.method, "distance": pair.distance, "flagged": flagged}
         )
-    return "\n".join(rows)
+    return rows
 
 
 def report_html(audit: Audit) -> str:
+    """The page, rendered by Jinja2 (``templates/audit.html``) with autoescaping: film ids,
+    splits, labels and findings come from the audited dataset."""
     thumbs: dict[int, str] = {}
-    findings = "".join(f"<li>{html.escape(f)}</li>" for f in audit.findings) or (
-        "<li>None: no hash-level leakage or hint found; see the visits of one patient above.</li>"
-        if audit.patient_visits
-        else "<li>None: no leakage or hint found.</li>"
+    flagged = _pair_rows(audit, audit.pairs[:SHOWN], thumbs)
+    return render_page(
+        "audit.html",
+        target=audit.target,
+        banner=SAMPLE_BANNER if is_synthetic(build_of(audit.target)) else "",
+        visit_count=sum(not m.same_picture for m in audit.visits),
+        visits=visit_entries(audit.films, audit.visits),
+        visit_rule=visit_rule(),
+        hash_version=audit.hash_version,
+        thresholds=audit.thresholds,
+        findings=audit.findings,
+        patient_visits=bool(audit.patient_visits),
+        pair_count=len(audit.pairs),
+        flagged=flagged,
+        more=len(audit.pairs) - len(flagged),
+        closest=_pair_rows(audit, audit.closest, thumbs),
+        histogram=base64.b64encode(nearest_png(audit)).decode("ascii"),
+        permutations=audit.permutations,
+        seed=audit.seed,
+        associations=audit.associations,
     )
-    flagged = audit.pairs[:SHOWN]
-    more = len(audit.pairs) - len(flagged)
-    tests = "".join(
-        f"<tr><td>{html.escape(t.field)}</td><td>{html.escape(t.label)}</td><td>{t.statistic}</td>"
-        f"<td>{t.observed:.4g}</td><td>{t.p_value:.4g}</td><td>{t.p_adjusted:.4g}</td></tr>"
-        for t in audit.associations
-    )
-    png = base64.b64encode(nearest_png(audit)).decode("ascii")
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Split audit: {html.escape(audit.target)}</title>
-<style>body{{font-family:sans-serif;margin:2em}}td{{padding:4px;vertical-align:top}}
-tr.flagged{{background:#fdd}}img{{border:1px solid #999}}</style></head><body>
-<h1>Split audit</h1>{_banner(audit)}
-{visits_html(audit.films, audit.visits)}
-<p>Target: {html.escape(audit.target)}; hash {html.escape(audit.hash_version)};
-thresholds: {html.escape(", ".join(f"{m} {b} bits" for m, b in audit.thresholds.items()))}.</p>
-<h2>Findings</h2><ul>{findings}</ul>
-<h2>Flagged cross-split pairs ({len(audit.pairs)})</h2>
-<table>{_pair_rows(audit, flagged, thumbs)}</table>
-{f"<p>and {more} more (see report.json).</p>" if more > 0 else ""}
-<h2>Closest cross-split pairs (average hash)</h2>
-<table>{_pair_rows(audit, audit.closest, thumbs)}</table>
-<h2>Nearest distance to train</h2>
-<img alt="histogram of nearest distances to train" src="data:image/png;base64,{png}">
-<h2>Referral association tests ({audit.permutations} permutations, seed {audit.seed})</h2>
-<table><tr><th>field</th><th>label</th><th>statistic</th><th>observed</th><th>p</th>
-<th>p (Bonferroni)</th></tr>{tests}</table>
-</body></html>
-"""
-
-
-def _banner(audit: Audit) -> str:
-    """The synthetic sample's banner, when the audited build was made from it."""
-    if not is_synthetic(build_of(audit.target)):
-        return ""
-    style = "background:#ffe08a;border:2px solid #b07d00;padding:.6em 1em;font-weight:bold"
-    return f'\n<p class="banner" style="{style}">{html.escape(SAMPLE_BANNER)}</p>'
 
 
 def write_report(audit: Audit, out: Path) -> None:

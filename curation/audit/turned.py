@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import View
 from curation.hashes.orientations import pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
-from curation.same_picture.candidates import SAME_PICTURE_RADIUS
 from curation.same_picture.pixels import compare
 
 TURNED_VIEWS = tuple(view for view in View if view is not View.identity)

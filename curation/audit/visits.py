@@ -12,7 +12,6 @@ the report with the two films and their matched features drawn (``visits/visit-N
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -173,30 +172,3 @@ def visit_entries(films: list[Film], matches: list[CrossSplitMatch]) -> list[dic
 def visit_rule() -> str:
     """The rule in one phrase, for the report."""
     return f">= {MIN_INLIERS} inliers and an inlier share >= {MIN_INLIER_SHARE}"
-
-
-def visits_html(films: list[Film], matches: list[CrossSplitMatch]) -> str:
-    """The report page's first section: each cross-split pair verified by features, with
-    its drawing."""
-    if not matches:
-        return (
-            "<h2>Visits of one patient across splits (0)</h2>"
-            f"<p>No cross-split pair verified by local features ({html.escape(visit_rule())}).</p>"
-        )
-    rows = []
-    for m in matches:
-        a, b = films[m.a], films[m.b]
-        kind = "same picture, reframed" if m.same_picture else "visit of one patient"
-        label = f"{a.split} / {a.film_id} and {b.split} / {b.film_id}"
-        rows.append(
-            f'<tr class="flagged"><td><img alt="{html.escape(label)}" '
-            f'src="{html.escape(m.drawing)}"></td><td>{html.escape(kind)}: '
-            f"{html.escape(label)}<br>{m.inliers} matched features of {m.matches}, share "
-            f"{m.share}</td></tr>"
-        )
-    visits = sum(not m.same_picture for m in matches)
-    return (
-        f"<h2>Visits of one patient across splits ({visits})</h2>"
-        f"<p>Verified by local features ({html.escape(visit_rule())}).</p>"
-        f"<table>{''.join(rows)}</table>"
-    )

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from networkx.utils import UnionFind
 
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
 from curation.hashes.thumbnails import Thumbnail, film_thumbnail
+from curation.review.pages import render_page
 
 
 @dataclass(frozen=True)
@@ -83,14 +83,6 @@ SPLIT_ORDER = ("train", "validation", "test")
 NO_SPLIT = "no split"  # a film the page was given no split for
 # Ids that are already a harmless file name keep it, so a reviewer can find a film's thumbnail.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_TEMPLATES = Environment(
-    loader=PackageLoader("curation", "templates"),
-    autoescape=True,
-    undefined=StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-    keep_trailing_newline=True,
-)
 
 
 def bits(n: int) -> str:
@@ -357,7 +349,8 @@ def write_review_page(
         key=lambda d: (-d["ratio"], d["anchor"]),
     )
     unavailable = sum(isinstance(thumb, str) for thumb in thumbs.values())
-    page = _TEMPLATES.get_template("review.html").render(
+    page = render_page(
+        "review.html",
         title=title,
         synthetic=synthetic,
         close=CLOSE,
