@@ -15,10 +15,18 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from curation.chain.chain import CHAIN, ChainError, Run, Step, check_chain, through
+from curation.chain.chain import (
+    CHAIN,
+    ChainError,
+    Run,
+    Step,
+    check_chain,
+    recorded_settings,
+    through,
+)
 from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
-from curation.cli.app import app
+from curation.cli.app import app, step_command
 from curation.core.parallel import LocalMap
 from curation.core.records import SourceRecord, pending_images
 from curation.source.source import Source
@@ -47,6 +55,42 @@ def test_a_new_step_is_one_entry_and_one_function(sample_source, tmp_path):
     check_chain(steps)
     products = LocalExecutor().run(steps, _run(sample_source, tmp_path))
     assert products["films"] == len(pending_images(products["records"])) > 0
+
+
+@dataclasses.dataclass(frozen=True)
+class WideConfig:
+    """A new step's user setting, declared next to its function."""
+
+    min_width: int = dataclasses.field(default=0, metadata={"help": "Narrowest film counted."})
+
+
+def count_wide_films(
+    run: Run, config: WideConfig, records: list[SourceRecord]
+) -> dict[str, object]:
+    """A new step with a user setting: its function and its config, nothing else."""
+    return {"wide": sum(1 for r in pending_images(records) if r.width >= config.min_width)}
+
+
+def test_a_new_step_with_a_setting_is_its_function_its_config_and_one_entry(
+    sample_source, tmp_path
+):
+    wide = Step("wide", "count wide films", count_wide_films, ("records",), ("wide",), WideConfig)
+    steps = (*through("originals"), wide)
+    check_chain(steps)
+    counted = {}
+    for settings in (Settings(), Settings(WideConfig(10**6))):
+        run = dataclasses.replace(_run(sample_source, tmp_path), settings=settings)
+        products = LocalExecutor(1).run(steps, run)
+        counted[settings.of(WideConfig).min_width] = products["wide"]
+    assert counted == {0: len(pending_images(products["records"])), 10**6: 0}  # type: ignore[arg-type]
+    # the command line shows its option, curation.json records it, both from the config
+    command = step_command(wide, steps)
+    option = next(p for p in command.params if p.name == "min_width")
+    assert option.opts == ["--min-width"] and option.default == 0
+    assert recorded_settings(Settings(WideConfig(1000)), steps) == {"wide": {"min_width": 1000}}
+    # a second setting of the same name is refused: each is one option
+    with pytest.raises(ChainError, match="repeats the setting min_width"):
+        check_chain([*steps, dataclasses.replace(wide, name="wider")])
 
 
 def test_every_step_reads_what_an_earlier_step_wrote():

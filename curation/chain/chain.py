@@ -218,10 +218,12 @@ def checkpoint_name(step: Step, steps: Sequence[Step] = CHAIN) -> str:
     return f"{list(steps).index(step) + 1:02d}-{step.name}.parquet"
 
 
+DOWNLOAD_STEP = 1  # fetching the source comes before the chain, which reads what it fetched
+
+
 def number(step: Step, steps: Sequence[Step] = CHAIN) -> int:
-    """The step's number in the README and the help (``download`` is step 1): the one place
-    step numbers come from."""
-    return list(steps).index(step) + 2
+    """The step's number in the README and the help: the one place step numbers come from."""
+    return DOWNLOAD_STEP + 1 + list(steps).index(step)
 
 
 def settings_from_options(options: Mapping[str, Any], steps: Sequence[Step] = CHAIN) -> Settings:
@@ -244,4 +246,5 @@ def recorded_settings(settings: Settings, steps: Sequence[Step] = CHAIN) -> dict
     from dataclasses import asdict
 
     configs = {step.name: asdict(settings.of(step.config)) for step in steps if step.config}
-    return json.loads(json.dumps(configs))
+    recorded: dict[str, Any] = json.loads(json.dumps(configs))
+    return recorded

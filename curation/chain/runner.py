@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from rich.progress import (
     BarColumn,
@@ -42,6 +43,20 @@ __all__ = ["Outcome", "Settings", "Source", "curate"]  # what a caller of curate
 TIMES_FILE = "times.json"  # below BUILD/work
 
 
+class StepTimes(TypedDict):
+    step: str
+    wall_s: float
+    cpu_s: float
+    cpu_ms_per_image: float
+
+
+class TimesReport(TypedDict):
+    """``BUILD/work/times.json``."""
+
+    source_images: int
+    steps: list[StepTimes]
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What a run produced: the records, the summary (only when the run built the dataset)
@@ -56,7 +71,7 @@ class Outcome:
     def rejected(self) -> int:
         return sum(1 for r in self.records if r.fate is Fate.rejected)
 
-    def times_report(self) -> dict[str, object]:
+    def times_report(self) -> TimesReport:
         """Each step's wall and CPU seconds, and CPU milliseconds per source image (the unit
         the decode limit is stated in: about 2 ms of one core per film at draft scale)."""
         images = sum(1 for r in self.records if r.kind is Kind.image)

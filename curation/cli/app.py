@@ -25,6 +25,7 @@ sys.excepthook = interrupts_end_in_one_line  # first: a Ctrl-C while the rest is
 import dataclasses
 import enum
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
 
@@ -33,7 +34,15 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from curation.chain.chain import CHAIN, Step, number, settings_from_options, step_settings, through
+from curation.chain.chain import (
+    CHAIN,
+    DOWNLOAD_STEP,
+    Step,
+    number,
+    settings_from_options,
+    step_settings,
+    through,
+)
 from curation.cli import publishing
 from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
 from curation.cli.up_to_date import Force, run_unless_unchanged, skip_when_unchanged
@@ -137,7 +146,10 @@ def sample(
     console.print(f"wrote {dest} (synthetic sample, seed {seed}; {len(truth.originals)} originals)")
 
 
-@app.command()
+@app.command(
+    help=f"Step {DOWNLOAD_STEP}: fetch (resumable), check against the lock, extract safely. "
+    "SOURCE is a URL, a local zip or an extracted folder (default: the real archive's URL)."
+)
 @holds_build_folder("download")
 @skip_when_unchanged("download")
 def download(
@@ -148,8 +160,7 @@ def download(
     lock: SourceLock = None,
     force: Force = False,
 ) -> None:
-    """Step 1: fetch (resumable), check against the lock, extract safely. SOURCE is a URL,
-    a local zip or an extracted folder (default: the real archive's URL)."""
+    """Fetch the source into the build folder (its help, with its step number, is above)."""
     from curation.source.download import fetch_source
 
     lock = lock_path(build, lock)
@@ -196,18 +207,18 @@ def _setting_option(field: dataclasses.Field[Any], kind: Any) -> click.Option:
     return click.Option([flag], type=kind, default=field.default, show_default=True, help=help)
 
 
-def _options_of(step: Step) -> list[click.Option]:
+def _options_of(step: Step, steps: Sequence[Step]) -> list[click.Option]:
     """The options of every setting of the steps a step command runs, in chain order."""
     options = []
-    for done in through(step.name):
+    for done in through(step.name, steps):
         hints = get_type_hints(done.config) if done.config else {}
         options += [_setting_option(f, hints[f.name]) for f in step_settings(done)]
     return options
 
 
-def step_command(step: Step) -> click.Command:
+def step_command(step: Step, steps: Sequence[Step] = CHAIN) -> click.Command:
     """The command that runs the chain through ``step``, with the options of its steps."""
-    params = [
+    params: list[click.Parameter] = [
         click.Option(
             ["--build"],
             type=click.Path(path_type=Path),
@@ -215,7 +226,7 @@ def step_command(step: Step) -> click.Command:
             show_default=True,
             help="Build folder.",
         ),
-        *_options_of(step),
+        *_options_of(step, steps),
         click.Option(
             ["--executor"],
             type=click.Choice([e.value for e in ExecutorName]),
@@ -252,7 +263,7 @@ def step_command(step: Step) -> click.Command:
         run_unless_unchanged(step.name, {"build": build, **options}, force, body)
 
     return click.Command(
-        step.name, params=params, callback=command, help=f"Step {number(step)}: {step.help}"
+        step.name, params=params, callback=command, help=f"Step {number(step, steps)}: {step.help}"
     )
 
 
@@ -291,7 +302,7 @@ def _print_times(outcome: Outcome) -> None:
         ("step", "wall s", "CPU s", "CPU ms per image"),
         3,
     )
-    for row in times["steps"]:  # type: ignore[union-attr]
+    for row in times["steps"]:
         table.add_row(
             row["step"],
             f"{row['wall_s']:.2f}",

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TextIO, TypeVar
 from urllib.parse import urlsplit
 
 import typer
@@ -192,7 +192,7 @@ def plan_for(command: str, arguments: dict[str, Any]) -> Plan | None:
 class _Tee(io.TextIOBase):
     """Writes go to ``stream`` and are kept, so a run's stdout can be shown again."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.kept = io.StringIO()
 

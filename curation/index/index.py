@@ -1,4 +1,4 @@
-"""Step 2, index: one record per source file, with the problems that settle its fate early.
+"""The index step: one record per source file, with the problems that settle its fate early.
 
 Images are checked from their header (format, mode, size, EXIF orientation); their data is
 decoded, strictly, by the hash step, the first that needs the pixels. Annotations are Pascal VOC

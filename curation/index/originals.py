@@ -1,4 +1,4 @@
-"""Step 3, originals: keep original films only.
+"""The originals step: keep original films only.
 
 By name: the real archive files augmented copies under ``Augmentation JPG Images`` and gives
 them the original's stem with a last digit of 2 (noise), 3 (scaling), 4 (mirror) or 5

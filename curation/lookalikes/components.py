@@ -1,4 +1,4 @@
-"""Step 6, look-alikes: films that look alike stay together, so no chain of look-alikes (or
+"""Look-alikes: films that look alike stay together, so no chain of look-alikes (or
 of one patient's films) can cross a split.
 
 Two films are linked when one of them, in any orientation (``View``), is within Hamming
@@ -107,8 +107,8 @@ def lookalike_components(
 
 @dataclass(frozen=True)
 class Lookalikes:
-    """Step 6's result: the components, the hash links and patient links that made them, and
-    how many films named a template patient number (left unlinked)."""
+    """The lookalikes step's result: the components, the hash links and patient links that
+    made them, and how many films named a template patient number (left unlinked)."""
 
     clusters: list[Cluster]
     links: list[Link]

@@ -1,4 +1,4 @@
-"""Step 9, build: the dataset shards and the files that account for them.
+"""The build step: the dataset shards and the files that account for them.
 
 Writes, below the build folder: ``dataset/data/{split}-00000-of-00001.parquet`` (the films,
 in ``curation.publish.schema``), ``manifest.parquet`` (every source file, its fate and reason),

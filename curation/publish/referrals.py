@@ -1,4 +1,4 @@
-"""Step 8, referrals: the slip that comes with each film, free of any hint of the answer.
+"""Referrals: the slip that comes with each film, free of any hint of the answer.
 
 A referral is a pure function of the film id and a recorded salt: it is drawn without
 looking at the labels, and its patient code is never derived from the source's patient

@@ -129,7 +129,7 @@ def draft_grey(path: Path) -> np.ndarray:
 
 def header_and_border(path: Path) -> tuple[int, float, float]:
     """A film's JPEG quality (header), padding and filled corners (one draft decode); all
-    three 0, saying nothing, for a film that no longer reads (it decoded in step 4)."""
+    three 0, saying nothing, for a film that no longer reads (it decoded in the hash step)."""
     try:
         with Image.open(path) as image:
             quality = jpeg_quality(image)

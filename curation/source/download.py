@@ -1,4 +1,4 @@
-"""Step 1, ``download``: fetch the pinned source archive, pin its sha256, extract it safely.
+"""``download``: fetch the pinned source archive, pin its sha256, extract it safely.
 
 The source is an http(s) URL, a local ``.zip`` or an already extracted folder. Archives are
 checked against ``source.lock.json`` (sha256 and size per origin): the first fetch records
