@@ -3,10 +3,6 @@ attribution the NOTICE carries; the code that made them is under Apache-2.0."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from curation.core.atomic import write_bytes
-
 DATA_LICENSE = """\
 The data in this dataset (the radiographs and their lesion annotations) are licensed under
 the Creative Commons Attribution 4.0 International licence (CC BY 4.0):
@@ -41,12 +37,3 @@ def license_texts(citation: str, doi: str) -> dict[str, str]:
         "LICENSE": DATA_LICENSE.format(citation=citation),
         "NOTICE": NOTICE.format(citation=citation, doi=doi),
     }
-
-
-def write_license_files(dataset_dir: Path, citation: str, doi: str) -> list[Path]:
-    """LICENSE and NOTICE beside the card; returns the paths written."""
-    paths = []
-    for name, text in license_texts(citation, doi).items():
-        write_bytes(dataset_dir / name, text.encode("utf-8"))
-        paths.append(dataset_dir / name)
-    return paths

@@ -10,10 +10,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cards.card import render_card
 from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
 from curation.lookalikes import LookalikeConfig
+from curation.publish.card import render_card
 from curation.publish.summary import Summary
 from tests.test_audit import run
 

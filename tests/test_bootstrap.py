@@ -115,7 +115,11 @@ def test_make_setup_works_where_pip_refuses_and_uv_is_missing(tmp_path):
     assert (uv_home / "bin" / "uv").is_file()
     assert "externally-managed" not in said and "does not match" not in said, said
     checked = subprocess.run(
-        [project / ".venv" / "bin" / "python", "-c", "import curation.cli.app, cards.card"],
+        [
+            project / ".venv" / "bin" / "python",
+            "-c",
+            "import curation.cli.app, curation.publish.card",
+        ],
         capture_output=True,
         text=True,
     )

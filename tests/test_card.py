@@ -18,8 +18,8 @@ from jinja2 import Environment, meta
 from periapical_lesions.data import card_row_count
 from typer.testing import CliRunner
 
-from cards.card import SYNTHETIC_NOTE, TEMPLATE, CardError, card_values, render_card
 from curation.cli.publishing import card_command
+from curation.publish.card import SYNTHETIC_NOTE, TEMPLATE, CardError, card_values, render_card
 from curation.publish.schema import SPLITS, shard_name
 from curation.publish.summary import Summary
 

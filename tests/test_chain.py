@@ -18,13 +18,13 @@ from typer.testing import CliRunner
 from curation.chain.chain import (
     CHAIN,
     ChainError,
-    Run,
     Step,
+    bound_settings,
     check_chain,
-    recorded_settings,
     through,
 )
 from curation.chain.executors import LocalExecutor
+from curation.chain.run import Run
 from curation.chain.runner import Settings, curate
 from curation.cli.app import app, step_command
 from curation.core.parallel import LocalMap
@@ -87,7 +87,8 @@ def test_a_new_step_with_a_setting_is_its_function_its_config_and_one_entry(
     command = step_command(wide, steps)
     option = next(p for p in command.params if p.name == "min_width")
     assert option.opts == ["--min-width"] and option.default == 0
-    assert recorded_settings(Settings(WideConfig(1000)), steps) == {"wide": {"min_width": 1000}}
+    recorded = bound_settings(Settings(WideConfig(1000)), steps).record()
+    assert recorded == {"wide": {"min_width": 1000}}
     # a second setting of the same name is refused: each is one option
     with pytest.raises(ChainError, match="repeats the setting min_width"):
         check_chain([*steps, dataclasses.replace(wide, name="wider")])

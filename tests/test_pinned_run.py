@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from cards.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from curation.cli.app import app
+from curation.publish.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]

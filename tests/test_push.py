@@ -19,8 +19,8 @@ from periapical_lesions.scoring import score
 from periapical_lesions.taskset import PeriapicalLesionsConfig, PeriapicalLesionsTaskset
 from typer.testing import CliRunner
 
-from cards.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from curation.cli.app import app
+from curation.publish.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]

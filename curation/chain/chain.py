@@ -21,13 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from curation.chain import steps
+from curation.chain.run import Products, Run, StepTime
 from curation.chain.settings import Settings
 from curation.core.errors import PericurateError
-from curation.core.parallel import Mapper
 from curation.core.vocabulary import LOOKALIKE_DISTANCE
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
@@ -36,23 +35,11 @@ from curation.same_picture import SamePictureConfig
 from splits import AssignConfig
 
 if TYPE_CHECKING:
-    from curation.source.source import Source
-
-Products = Mapping[str, object]
+    pass
 
 
 class ChainError(PericurateError):
     """A step is unknown, reads what no earlier step writes, or writes what it did not declare."""
-
-
-@dataclass(frozen=True)
-class StepTime:
-    """How long one step took: wall seconds, and CPU seconds of this process and of the
-    worker processes the step started and joined (its per-file work)."""
-
-    step: str
-    wall_s: float
-    cpu_s: float
 
 
 class Executor(Protocol):
@@ -62,30 +49,6 @@ class Executor(Protocol):
     times: list[StepTime]
 
     def run(self, steps: Sequence[Step], run: Run) -> Products: ...
-
-
-class Tracker(Protocol):
-    """A progress bar a step reports to."""
-
-    def total(self, count: int) -> None: ...
-
-    def advance(self, count: int) -> None: ...
-
-
-@dataclass(frozen=True)
-class Run:
-    """What every step may use besides the products of the steps before it."""
-
-    source: Source
-    out: Path  # the build folder
-    settings: Settings
-    track: Callable[[str, int | None], Tracker]  # a progress bar: description, total if known
-    map: Mapper  # where per-file work runs (the executor's)
-    workers: int = 0  # local worker processes for the steps that still count them (0: cores)
-
-    def cache(self, name: str) -> Path:
-        """A step's cache file, below ``BUILD/cache``."""
-        return self.out / "cache" / name
 
 
 @dataclass(frozen=True)
@@ -239,12 +202,7 @@ def settings_from_options(options: Mapping[str, Any], steps: Sequence[Step] = CH
     )
 
 
-def recorded_settings(settings: Settings, steps: Sequence[Step] = CHAIN) -> dict[str, Any]:
-    """What ``curation.json`` records: every configured step's config, as it is, by step (as
-    JSON values: an enum by its value, a tuple as a list)."""
-    import json
-    from dataclasses import asdict
-
-    configs = {step.name: asdict(settings.of(step.config)) for step in steps if step.config}
-    recorded: dict[str, Any] = json.loads(json.dumps(configs))
-    return recorded
+def bound_settings(settings: Settings, steps: Sequence[Step] = CHAIN) -> Settings:
+    """``settings`` with the config of every configured step of ``steps``, named by its step
+    (what ``curation.json`` records)."""
+    return settings.for_steps((step.name, step.config) for step in steps if step.config)

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from types import ModuleType
 from typing import Any, TypeVar
 
-from curation.chain.chain import Executor, Products, Run, Step, StepTime
+from curation.chain.chain import Executor, Step
+from curation.chain.run import Products, Run, StepTime
 from curation.core.errors import PericurateError
 from curation.core.parallel import LocalMap
 from curation.core.vocabulary import ExecutorName

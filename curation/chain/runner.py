@@ -21,17 +21,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from curation.chain.chain import (
-    CHAIN,
-    Executor,
-    Products,
-    Run,
-    StepTime,
-    Tracker,
-    checkpoint_name,
-    through,
-)
+from curation.chain.chain import CHAIN, Executor, bound_settings, checkpoint_name, through
 from curation.chain.executors import LocalExecutor
+from curation.chain.run import Products, Run, StepTime, Tracker
 from curation.chain.settings import Settings
 from curation.core.atomic import write_json
 from curation.core.parallel import LocalMap
@@ -125,7 +117,7 @@ def curate(
         def track(description: str, total: int | None) -> Tracker:
             return _Bar(progress, progress.add_task(description, total=total))
 
-        run = Run(source, out, settings, track, LocalMap())
+        run = Run(source, out, bound_settings(settings), track, LocalMap())
         executor = executor or LocalExecutor()
         products = executor.run(steps, run)
         records: list[SourceRecord] = products["records"]  # type: ignore[assignment]

@@ -22,7 +22,7 @@ from splits import AssignConfig
 from splits.figures import SPLITS, Figures
 
 if TYPE_CHECKING:
-    from curation.chain.chain import Run
+    from curation.chain.run import Run
     from curation.core.records import SourceRecord
     from curation.hashes.hash_films import Hashes
     from curation.lookalikes.components import Cluster, Lookalikes
@@ -239,7 +239,6 @@ def summarize(
     kept: dict[str, list[SourceRecord]],
 ) -> Summary:
     """What ``curation.json`` records of the run."""
-    from curation.chain.chain import recorded_settings
     from curation.core.records import fate_counts, reason_class
     from curation.hashes.hashing import AverageHash512
     from curation.publish.summary import Counts, ReasonCount, SourceFacts, Summary
@@ -260,7 +259,7 @@ def summarize(
             SOURCE_DOI,
             SOURCE_LICENSE,
         ),
-        parameters=recorded_settings(settings),
+        parameters=settings.record(),
         hash_version=AverageHash512(settings.of(HashConfig).decode).version,
         targets=target_counts(
             sum(len(v) for v in kept.values()), settings.of(AssignConfig).fractions

@@ -11,12 +11,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cards.push import PROJECT_ROOT
 from curation.audit.audit import DEFAULT_PERMUTATIONS
 from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
 from curation.cli.up_to_date import Force, skip_when_unchanged
 from curation.core.build_lock import holds_build_folder
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
+from curation.publish.push import PROJECT_ROOT
 from curation.source.source import lock_path
 
 
@@ -121,7 +121,7 @@ def card_command(
     force: Force = False,
 ) -> None:
     """Write the dataset card, LICENSE and NOTICE into BUILD/dataset from the build's figures."""
-    from cards.card import write_card
+    from curation.publish.card import write_card
 
     card = write_card(build, revision)
     Console(stderr=True).print(f"wrote {card}", markup=False, highlight=False, soft_wrap=True)
@@ -163,7 +163,7 @@ def push_command(
     repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
 ) -> None:
     """Publish the build as one pinned Hub commit and pin the environment to it."""
-    from cards.push import push_build
+    from curation.publish.push import push_build
 
     push_build(
         build,

@@ -95,7 +95,7 @@ class Summary:
     versions: dict[str, str]  # package -> version
 
     def setting(self, step: str, name: str) -> Any:
-        """One recorded setting of one step (``curation.chain.chain.recorded_settings``)."""
+        """One recorded setting of one step (``curation.chain.settings.Settings.record``)."""
         return self.parameters[step][name]
 
     def flat_settings(self) -> types.SimpleNamespace:

@@ -11,7 +11,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cards.licenses import write_license_files
+from cards.licenses import license_texts
 from curation.core.atomic import write_bytes
 from curation.core.errors import PericurateError
 from curation.publish.agreement import AGREEMENT_FILE, agreement, describe
@@ -198,3 +198,12 @@ def write_card(build: Path, revision: str | None = None) -> Path:
     write_bytes(card, render_card(build, revision).encode("utf-8"))
     write_license_files(dataset_dir, source.citation, source.doi)
     return card
+
+
+def write_license_files(dataset_dir: Path, citation: str, doi: str) -> list[Path]:
+    """LICENSE and NOTICE beside the card; returns the paths written."""
+    paths = []
+    for name, text in license_texts(citation, doi).items():
+        write_bytes(dataset_dir / name, text.encode("utf-8"))
+        paths.append(dataset_dir / name)
+    return paths

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PINNED_FILE = Path("environments/periapical-lesions/periapical_lesions/pinned.py")
 EVAL_CONFIG = Path("configs/periapical-lesions/eval.toml")
 ENV_PACKAGE = Path("environments/periapical-lesions")
@@ -121,8 +121,8 @@ def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict]:
 def uploads(build: Path) -> list[Upload]:
     """What a push publishes: shards, card (rendered fresh, without a pin), licence files,
     the summary and the audit files."""
-    from cards.card import render_card
     from cards.licenses import license_texts
+    from curation.publish.card import render_card
 
     dataset = build / "dataset"
     source = Summary.load(build / "curation.json").source
@@ -298,7 +298,7 @@ def push_build(
     from huggingface_hub import HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
-    from cards.card import write_card
+    from curation.publish.card import write_card
 
     token = get_token()
     if not token:

@@ -1,0 +1,53 @@
+"""What a step is given: ``Run`` (the source, the build folder, the settings, a progress bar
+and the executor's ``map``) and the time each step took. Apart from the declaration
+(``curation.chain.chain``), so that step functions can name these types without importing
+the chain that lists them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from curation.chain.settings import Settings
+from curation.core.parallel import Mapper
+
+if TYPE_CHECKING:
+    from curation.source.source import Source
+
+Products = Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class StepTime:
+    """How long one step took: wall seconds, and CPU seconds of this process and of the
+    worker processes the step started and joined (its per-file work)."""
+
+    step: str
+    wall_s: float
+    cpu_s: float
+
+
+class Tracker(Protocol):
+    """A progress bar a step reports to."""
+
+    def total(self, count: int) -> None: ...
+
+    def advance(self, count: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every step may use besides the products of the steps before it."""
+
+    source: Source
+    out: Path  # the build folder
+    settings: Settings
+    track: Callable[[str, int | None], Tracker]  # a progress bar: description, total if known
+    map: Mapper  # where per-file work runs (the executor's)
+    workers: int = 0  # local worker processes for the steps that still count them (0: cores)
+
+    def cache(self, name: str) -> Path:
+        """A step's cache file, below ``BUILD/cache``."""
+        return self.out / "cache" / name
