@@ -93,7 +93,7 @@ def test_unchanged_push_makes_no_commit_and_changed_build_moves_the_pin(workspac
 
     summary = workspace["build"] / "curation.json"
     data = json.loads(summary.read_text())
-    data["parameters"]["seed"] = 7
+    data["parameters"]["assign"]["seed"] = 7
     summary.write_text(json.dumps(data))
     changed = push(workspace, "--no-build-env")
     assert changed.exit_code == 0, changed.output

@@ -36,10 +36,10 @@ RECORD_FORMAT = "pericurate-fingerprint-v1"
 # The packages whose source a run's outputs may depend on: the project's own, and the
 # scoring environment the agreement figure comes from.
 CODE_PACKAGES = ("curation", "cards", "splits", "periapical_lesions")
-CODE_SUFFIXES = (".py", ".json", ".toml", ".txt", ".html", ".css", ".js")
+CODE_SUFFIXES = (".py", ".json", ".toml", ".txt", ".html", ".css", ".js", ".md")  # .md: the card
 PARQUET_TAIL = 8  # footer length (4 bytes, little-endian) and the magic b"PAR1"
 PROJECT = "pericurate"
-LOCK = Path(__file__).resolve().parent.parent / "uv.lock"
+LOCK = Path(__file__).resolve().parents[2] / "uv.lock"  # curation/cli/ -> the project
 # In the environment (``sys.prefix``), beside the Makefile's sync stamp: the runtime
 # dependencies' names read from the lock, by the lock's sha256.
 RUNTIME_CACHE = ".pericurate-runtime-packages.json"
