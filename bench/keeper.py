@@ -3,12 +3,13 @@
 Reads the 120 real panoramic radiographs of ``../shared/realfilms-dev/films`` (512 x 512 RGB
 JPEG, squashed from their wider frames; never copied into the repository) and skips with one
 sentence when that folder is absent. From each film it makes every alteration of issue 22's
-table (``ALTERATIONS``), writes the copy as an augmentation script would (``WRITERS``: at the
-script's default quality 75, or at the originals' own quality 95, where quality tells
-nothing), numbers it once below and once above its original (``090131`` vs ``36531``: above
-as a number, below as text), and builds the group of the two films directly: detection is
-not measured here, only the keeper (``curation.same_picture.same_picture_groups`` on the
-facts ``curation.keeper_evidence`` reads from the files). The archive's mean film is that of
+table (``ALTERATIONS`` in ``bench.keeper_copies``), writes the copy as an augmentation
+script would (``WRITERS``: at the script's default quality 75, or at the originals' own
+quality 95, where quality tells nothing), numbers it once below and once above its
+original (``090131`` vs ``36531``: above as a number, below as text), and builds the group
+of the two films directly: detection is not measured here, only the keeper
+(``curation.same_picture.same_picture_groups`` on the facts ``curation.keeper_evidence``
+reads from the files). The archive's mean film is that of
 the originals plus one copy of each (cycling through the alterations), as in an archive
 whose copies are a minority.
 
@@ -16,9 +17,12 @@ Goal: the original kept in every group, no turned film kept. It also prints the 
 and mirror margins of ``curation.keeper_evidence``, how many films fit their mirror better
 against the mean of the others (``mirror_fits``), and the tone rules' leads
 (``curation.keeper_tone``) on the pairs that reach them, at 512 px and on 24 films upscaled
-to the archive's sizes (grey, quality 95). Figures go to ``bench/keeper.json``.
+to the archive's sizes (grey, quality 95), and, beyond the table, which film is kept and by
+which rule for blurred, noised and sharpened copies at quality 95 (``BEYOND``; numbered
+above their original, a copy kept is a rule naming the original). Figures go to
+``bench/keeper.json``.
 
-    uv run --frozen python -m bench.keeper           # about 4 minutes on 2 cores
+    uv run --frozen python -m bench.keeper           # about 6 minutes on 2 busy cores
     uv run --frozen python -m bench.keeper --films 20  # a quick look
 """
 
@@ -26,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import io
 import json
 import sys
 import tempfile
@@ -39,6 +42,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from bench.keeper_copies import ALTERATIONS, BEYOND, TURNED, grey_jpeg, jpeg
 from bench.real_films import REAL_FILMS, upscaled
 from curation.atomic import write_bytes
 from curation.hashing import AverageHash512, View
@@ -60,87 +64,6 @@ from curation.same_picture import SamePicture, same_picture_groups
 
 RESULTS = Path(__file__).with_name("keeper.json")
 WRITERS = {"script q75": 75, "own quality q95": 95}
-Alter = Callable[[np.ndarray], tuple[np.ndarray, int | None]]  # picture -> (copy, quality)
-
-
-def _crop(p: np.ndarray, share: float) -> np.ndarray:
-    h, w = p.shape[:2]
-    dy, dx = round(h * share), round(w * share)
-    return p[dy : h - dy, dx : w - dx]
-
-
-def _pad(p: np.ndarray, share: float, level: int = 0) -> np.ndarray:
-    h, w = p.shape[:2]
-    dy, dx = round(h * share), round(w * share)
-    return cv2.copyMakeBorder(p, dy, dy, dx, dx, cv2.BORDER_CONSTANT, value=(level,) * 3)
-
-
-def _rotate(p: np.ndarray, degrees: float) -> np.ndarray:
-    h, w = p.shape[:2]
-    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
-    return cv2.warpAffine(p, matrix, (w, h), flags=cv2.INTER_LINEAR)
-
-
-def _tone(p: np.ndarray, gamma: float = 1.0, gain: float = 1.0, offset: float = 0.0):
-    return np.clip(offset + gain * 255 * (p / 255.0) ** gamma, 0, 255).astype(np.uint8)
-
-
-def _clahe(p: np.ndarray, clip: float | None) -> np.ndarray:
-    grey = cv2.cvtColor(p, cv2.COLOR_RGB2GRAY)
-    if clip is None:
-        out = cv2.equalizeHist(grey)
-    else:
-        out = cv2.createCLAHE(clipLimit=clip, tileGridSize=(8, 8)).apply(grey)
-    return cv2.cvtColor(out, cv2.COLOR_GRAY2RGB)
-
-
-def _grey(p: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(p, cv2.COLOR_RGB2GRAY)
-
-
-def _width(p: np.ndarray, factor: float) -> np.ndarray:
-    h, w = p.shape[:2]
-    return cv2.resize(p, (round(w * factor), h), interpolation=cv2.INTER_AREA)
-
-
-ALTERATIONS: dict[str, Alter] = {
-    "re-encode q90": lambda p: (p, 90),
-    "re-encode q70": lambda p: (p, 70),
-    "re-encode q50": lambda p: (p, 50),
-    "gamma 0.8": lambda p: (_tone(p, gamma=0.8), None),
-    "gamma 1.25": lambda p: (_tone(p, gamma=1.25), None),
-    "brightness/contrast": lambda p: (_tone(p, gain=1.15, offset=-12), None),
-    "grey": lambda p: (_grey(p), None),
-    "mirror": lambda p: (np.ascontiguousarray(p[:, ::-1]), None),
-    "quarter turn +90": lambda p: (np.ascontiguousarray(np.rot90(p, 1)), None),
-    "quarter turn -90": lambda p: (np.ascontiguousarray(np.rot90(p, 3)), None),
-    "half turn": lambda p: (np.ascontiguousarray(np.rot90(p, 2)), None),
-    "crop 1%": lambda p: (_crop(p, 0.01), None),
-    "crop 3%": lambda p: (_crop(p, 0.03), None),
-    "crop 6%": lambda p: (_crop(p, 0.06), None),
-    "pad 2%": lambda p: (_pad(p, 0.02), None),
-    "pad 5%": lambda p: (_pad(p, 0.05), None),
-    "pad 10%": lambda p: (_pad(p, 0.10), None),
-    "pad 5% white": lambda p: (_pad(p, 0.05, 255), None),
-    "rotation 1 deg": lambda p: (_rotate(p, 1), None),
-    "rotation 2 deg": lambda p: (_rotate(p, 2), None),
-    "rotation 3 deg": lambda p: (_rotate(p, 3), None),
-    "CLAHE clip 2": lambda p: (_clahe(p, 2.0), None),
-    "CLAHE clip 4": lambda p: (_clahe(p, 4.0), None),
-    "global equalisation": lambda p: (_clahe(p, None), None),
-    "crop 1% + q70": lambda p: (_crop(p, 0.01), 70),
-    "crop 3% + q70": lambda p: (_crop(p, 0.03), 70),
-    "crop 6% + q50": lambda p: (_crop(p, 0.06), 50),
-    "width x0.93": lambda p: (_width(p, 0.93), None),
-    "width x0.90": lambda p: (_width(p, 0.90), None),
-}
-TURNED = {"quarter turn +90", "quarter turn -90", "half turn"}
-
-
-def _jpeg(picture: np.ndarray, quality: int) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(picture).save(buffer, "JPEG", quality=quality)
-    return buffer.getvalue()
 
 
 def _numbers(index: int) -> tuple[str, str, str]:
@@ -260,12 +183,6 @@ UPSCALED_ALTERATIONS = (
 )
 
 
-def _grey_jpeg(grey: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(grey).save(buffer, "JPEG", quality=95)
-    return buffer.getvalue()
-
-
 def upscaled_tone_margins(sources: list[Path]) -> dict:
     """The tone rules' leads at the archive's film sizes: each film in grey, upscaled to a
     real archive size and written at quality 95 as the original; its re-toned copies (and a
@@ -277,13 +194,13 @@ def upscaled_tone_margins(sources: list[Path]) -> dict:
         for n, source in enumerate(sources):
             grey = cv2.cvtColor(np.asarray(Image.open(source).convert("RGB")), cv2.COLOR_RGB2GRAY)
             original = folder / f"original-{n}.jpg"
-            write_bytes(original, _grey_jpeg(upscaled(grey, n)))
+            write_bytes(original, grey_jpeg(upscaled(grey, n)))
             originals.append(original)
             decoded = cv2.cvtColor(np.asarray(Image.open(original)), cv2.COLOR_GRAY2RGB)
             for a, name in enumerate(UPSCALED_ALTERATIONS):
                 altered = ALTERATIONS[name](decoded)[0]
                 path = folder / f"copy-{n}-{a}.jpg"
-                write_bytes(path, _grey_jpeg(cv2.cvtColor(altered, cv2.COLOR_RGB2GRAY)))
+                write_bytes(path, grey_jpeg(cv2.cvtColor(altered, cv2.COLOR_RGB2GRAY)))
                 copies[(n, name)] = path
         one_copy_each = [copies[(n, UPSCALED_ALTERATIONS[n % 8])] for n in range(len(sources))]
         views = {p: hasher.hash_views(p) for p in [*originals, *copies.values()]}
@@ -322,7 +239,7 @@ def measure(films: int = 120) -> dict:
                 altered, quality = alter(picture)
                 for w, (writer, default) in enumerate(WRITERS.items()):
                     path = folder / f"copy-{n}-{a}-{w}.jpg"
-                    write_bytes(path, _jpeg(altered, quality or default))
+                    write_bytes(path, jpeg(altered, quality or default))
                     copies[(n, name, writer)] = path
         copy_views = {key: hasher.hash_views(path) for key, path in copies.items()}
         names = list(ALTERATIONS)
@@ -360,6 +277,23 @@ def measure(films: int = 120) -> dict:
                 if kept_original:
                     deciding[(name, group.dropped[0].evidence.split(":")[0][:40])] += 1
                 turned_kept += int(not kept_original and name in TURNED)
+        beyond: Counter[tuple[str, str]] = Counter()
+        for n, source in enumerate(sources):
+            picture = np.asarray(Image.open(source).convert("RGB"))
+            for b, (name, alter) in enumerate(BEYOND.items()):
+                path = folder / f"beyond-{n}-{b}.jpg"
+                write_bytes(path, jpeg(alter(picture, n), 95))
+                fact = _facts(path, hasher.hash_views(path), mean, usual, typical)
+                original, above, below = _numbers(n)
+                for numbered, copy_id in (("above", above), ("below", below)):
+                    pair = SamePicture(
+                        original, copy_id, View.identity, 0, Comparison(0, None, True)
+                    )
+                    facts = {original: original_facts[n], copy_id: fact}
+                    [group] = same_picture_groups([pair], facts)
+                    kept = "original" if group.kept == original else "copy"
+                    named = group.dropped[0].evidence.split(":")[0]
+                    beyond[(f"{name} | numbered {numbered}", f"{kept} kept | {named}")] += 1
         originals_border = _borders(originals)
         mirrors = {"films": len(originals), **mirror_fits(originals)}
         of = {name: [p for (n, a, w), p in copies.items() if a == name] for name in ALTERATIONS}
@@ -385,6 +319,9 @@ def measure(films: int = 120) -> dict:
         "upright_margin_smallest": _upright_margins(own_views, mean),
         "original_quality": sorted({f.quality for f in original_facts}),
         "mirror_fits": mirrors,
+        "beyond_the_table_q95": {
+            f"{name} | {outcome}": count for (name, outcome), count in sorted(beyond.items())
+        },
         "tone_margins": _tone_margins(reaching),
         "tone_margins_upscaled": upscaled_tone_margins(sources[:UPSCALED_FILMS]),
         "typical_tone": dataclasses.asdict(typical),
