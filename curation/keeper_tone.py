@@ -11,7 +11,9 @@ spread (median absolute deviation); the copy is the film that departs more, by a
 
 - local contrast: the mean absolute difference between the film and its blur (Gaussian,
   ``CONTRAST_SIGMA`` px) at a fixed width of ``CONTRAST_WIDTH`` px, so that films of every
-  size compare. CLAHE and histogram equalisation raise it far above an exported film's;
+  size compare. CLAHE and histogram equalisation raise it far above an exported film's, so
+  only a film above typical is named (a brightened copy of a dull original lies nearer
+  typical than the original, and is no sign that the original was re-toned);
 - histogram roughness: the share of the grey histogram that departs from its own 5-level
   moving average. A tone curve applied to 8-bit levels stretches some levels apart (empty
   levels between) and piles others together (spikes): gamma, brightness/contrast and
