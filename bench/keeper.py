@@ -3,31 +3,40 @@
 Reads the 120 real panoramic radiographs of ``../shared/realfilms-dev/films`` (512 x 512 RGB
 JPEG, squashed from their wider frames; never copied into the repository) and skips with one
 sentence when that folder is absent. From each film it makes every alteration of issue 22's
-table (``ALTERATIONS``), writes the copy as an augmentation script would (``WRITERS``: at the
-script's default quality 75, or at the originals' own quality 95, where quality tells
-nothing), numbers it once below and once above its original (``090131`` vs ``36531``: above
-as a number, below as text), and builds the group of the two films directly: detection is
-not measured here, only the keeper (``curation.same_picture.candidates.same_picture_groups`` on the
-facts ``curation.same_picture.keeper_evidence`` reads from the files). The archive's mean film is
-that of
+table (``ALTERATIONS`` in ``bench.keeper_copies``), writes the copy as an augmentation
+script would (``WRITERS``: at the script's default quality 75, or at the originals' own
+quality 95, where quality tells nothing), numbers it once below and once above its
+original (``090131`` vs ``36531``: above as a number, below as text), and builds the group
+of the two films directly: detection is not measured here, only the keeper
+(``curation.same_picture.candidates.same_picture_groups`` on the facts
+``curation.same_picture.keeper_evidence``
+reads from the files). The archive's mean film is that of
 the originals plus one copy of each (cycling through the alterations), as in an archive
 whose copies are a minority.
 
 Goal: the original kept in every group, no turned film kept. It also prints the upright
-and mirror margins of ``curation.same_picture.keeper_evidence``. Figures go to
+and mirror margins of ``curation.same_picture.keeper_evidence``, how many films fit their mirror
+better
+against the mean of the others (``mirror_fits``), and the tone rules' leads
+(``curation.same_picture.keeper_tone``) on the pairs that reach them, at 512 px and on 24 films
+upscaled
+to the archive's sizes (grey, quality 95), and, beyond the table, which film is kept and by
+which rule for blurred, noised and sharpened copies at quality 95 (``BEYOND``; numbered
+above their original, a copy kept is a rule naming the original). Figures go to
 ``bench/keeper.json``.
 
-    uv run --frozen python -m bench.keeper           # about 2 minutes on 2 cores
+    uv run --frozen python -m bench.keeper           # about 6 minutes on 2 busy cores
     uv run --frozen python -m bench.keeper --films 20  # a quick look
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import dataclasses
 import json
 import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -36,12 +45,13 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from bench.real_films import REAL_FILMS
+from bench.keeper_copies import ALTERATIONS, BEYOND, TURNED, grey_jpeg, jpeg
+from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.hashes.hashing import AverageHash512, View
 from curation.index.provenance import encoder_signature
 from curation.same_picture.candidates import SamePicture, same_picture_groups
-from curation.same_picture.keeper import FilmFacts
+from curation.same_picture.keeper import STRONG_RULES, FilmFacts, strong_evidence
 from curation.same_picture.keeper_evidence import (
     border_share,
     corner_share,
@@ -52,91 +62,11 @@ from curation.same_picture.keeper_evidence import (
     mean_grid,
     turn_of,
 )
+from curation.same_picture.keeper_tone import TypicalTone, tone_of
 from curation.same_picture.pixels import Comparison
 
 RESULTS = Path(__file__).with_name("keeper.json")
 WRITERS = {"script q75": 75, "own quality q95": 95}
-Alter = Callable[[np.ndarray], tuple[np.ndarray, int | None]]  # picture -> (copy, quality)
-
-
-def _crop(p: np.ndarray, share: float) -> np.ndarray:
-    h, w = p.shape[:2]
-    dy, dx = round(h * share), round(w * share)
-    return p[dy : h - dy, dx : w - dx]
-
-
-def _pad(p: np.ndarray, share: float, level: int = 0) -> np.ndarray:
-    h, w = p.shape[:2]
-    dy, dx = round(h * share), round(w * share)
-    return cv2.copyMakeBorder(p, dy, dy, dx, dx, cv2.BORDER_CONSTANT, value=(level,) * 3)
-
-
-def _rotate(p: np.ndarray, degrees: float) -> np.ndarray:
-    h, w = p.shape[:2]
-    matrix = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
-    return cv2.warpAffine(p, matrix, (w, h), flags=cv2.INTER_LINEAR)
-
-
-def _tone(p: np.ndarray, gamma: float = 1.0, gain: float = 1.0, offset: float = 0.0):
-    return np.clip(offset + gain * 255 * (p / 255.0) ** gamma, 0, 255).astype(np.uint8)
-
-
-def _clahe(p: np.ndarray, clip: float | None) -> np.ndarray:
-    grey = cv2.cvtColor(p, cv2.COLOR_RGB2GRAY)
-    if clip is None:
-        out = cv2.equalizeHist(grey)
-    else:
-        out = cv2.createCLAHE(clipLimit=clip, tileGridSize=(8, 8)).apply(grey)
-    return cv2.cvtColor(out, cv2.COLOR_GRAY2RGB)
-
-
-def _grey(p: np.ndarray) -> np.ndarray:
-    return cv2.cvtColor(p, cv2.COLOR_RGB2GRAY)
-
-
-def _width(p: np.ndarray, factor: float) -> np.ndarray:
-    h, w = p.shape[:2]
-    return cv2.resize(p, (round(w * factor), h), interpolation=cv2.INTER_AREA)
-
-
-ALTERATIONS: dict[str, Alter] = {
-    "re-encode q90": lambda p: (p, 90),
-    "re-encode q70": lambda p: (p, 70),
-    "re-encode q50": lambda p: (p, 50),
-    "gamma 0.8": lambda p: (_tone(p, gamma=0.8), None),
-    "gamma 1.25": lambda p: (_tone(p, gamma=1.25), None),
-    "brightness/contrast": lambda p: (_tone(p, gain=1.15, offset=-12), None),
-    "grey": lambda p: (_grey(p), None),
-    "mirror": lambda p: (np.ascontiguousarray(p[:, ::-1]), None),
-    "quarter turn +90": lambda p: (np.ascontiguousarray(np.rot90(p, 1)), None),
-    "quarter turn -90": lambda p: (np.ascontiguousarray(np.rot90(p, 3)), None),
-    "half turn": lambda p: (np.ascontiguousarray(np.rot90(p, 2)), None),
-    "crop 1%": lambda p: (_crop(p, 0.01), None),
-    "crop 3%": lambda p: (_crop(p, 0.03), None),
-    "crop 6%": lambda p: (_crop(p, 0.06), None),
-    "pad 2%": lambda p: (_pad(p, 0.02), None),
-    "pad 5%": lambda p: (_pad(p, 0.05), None),
-    "pad 10%": lambda p: (_pad(p, 0.10), None),
-    "pad 5% white": lambda p: (_pad(p, 0.05, 255), None),
-    "rotation 1 deg": lambda p: (_rotate(p, 1), None),
-    "rotation 2 deg": lambda p: (_rotate(p, 2), None),
-    "rotation 3 deg": lambda p: (_rotate(p, 3), None),
-    "CLAHE clip 2": lambda p: (_clahe(p, 2.0), None),
-    "CLAHE clip 4": lambda p: (_clahe(p, 4.0), None),
-    "global equalisation": lambda p: (_clahe(p, None), None),
-    "crop 1% + q70": lambda p: (_crop(p, 0.01), 70),
-    "crop 3% + q70": lambda p: (_crop(p, 0.03), 70),
-    "crop 6% + q50": lambda p: (_crop(p, 0.06), 50),
-    "width x0.93": lambda p: (_width(p, 0.93), None),
-    "width x0.90": lambda p: (_width(p, 0.90), None),
-}
-TURNED = {"quarter turn +90", "quarter turn -90", "half turn"}
-
-
-def _jpeg(picture: np.ndarray, quality: int) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(picture).save(buffer, "JPEG", quality=quality)
-    return buffer.getvalue()
 
 
 def _numbers(index: int) -> tuple[str, str, str]:
@@ -151,10 +81,13 @@ def _signature(path: Path) -> str:
         return encoder_signature(image)
 
 
-def _facts(path: Path, views: dict[View, bytes], mean: np.ndarray, usual: str) -> FilmFacts:
+def _facts(
+    path: Path, views: dict[View, bytes], mean: np.ndarray, usual: str, typical: TypicalTone
+) -> FilmFacts:
     with Image.open(path) as image:
         width, height = image.size
     quality, padding, corners = header_and_border(path)
+    contrast, rough = typical.departures(tone_of(path))
     return FilmFacts(
         width,
         height,
@@ -165,7 +98,46 @@ def _facts(path: Path, views: dict[View, bytes], mean: np.ndarray, usual: str) -
         filled_corners=corners,
         quality=quality,
         unusual_encoder=_signature(path) != usual,
+        contrast_departure=contrast,
+        roughness_departure=rough,
     )
+
+
+def _contrast_lead(own: FilmFacts, other: FilmFacts) -> float:
+    return own.contrast_departure - abs(other.contrast_departure)
+
+
+def _roughness_lead(own: FilmFacts, other: FilmFacts) -> float:
+    return own.roughness_departure - other.roughness_departure
+
+
+def _tone_margins(pairs: list[tuple[str, FilmFacts, FilmFacts]]) -> dict[str, dict]:
+    """For each tone rule, over the (alteration, original, copy) pairs that reach it (tied on
+    every rule before it): the original's largest lead (the rule would drop the original at
+    a margin below it) and per alteration the copy's smallest lead (the rule names the copy
+    at a margin up to it). Leads in spreads, as the rules read them
+    (``curation.same_picture.keeper``)."""
+    names = [name for name, _ in STRONG_RULES]
+    found = {}
+    for rule, lead in (("local contrast", _contrast_lead), ("tone curve", _roughness_lead)):
+        before = names.index(rule)
+        wrong, caught = -np.inf, {}
+        for name, original, copy in pairs:
+            group = {"o": original, "c": copy}
+            own, other = (
+                [v for v, _ in strong_evidence(f, set(group), group)[:before]] for f in "oc"
+            )
+            if own != other:
+                continue
+            wrong = max(wrong, lead(original, copy))
+            caught[name] = min(caught.get(name, np.inf), lead(copy, original))
+        found[rule] = {
+            "original's largest lead (must stay below the margin)": round(float(wrong), 3),
+            "copy's smallest lead, by alteration": {
+                k: round(float(v), 3) for k, v in caught.items()
+            },
+        }
+    return found
 
 
 def _upright_margins(views: list[dict[View, bytes]], mean: np.ndarray) -> dict[str, float]:
@@ -179,16 +151,79 @@ def _upright_margins(views: list[dict[View, bytes]], mean: np.ndarray) -> dict[s
     return smallest
 
 
-def _raw_borders(paths: list[Path]) -> tuple[float, float]:
-    """The largest padding and filled-corner shares, unthresholded."""
+def _borders(paths: list[Path], pick: Callable = max) -> tuple[float, float]:
+    """The largest (``pick=min``: smallest) padding and filled-corner shares, unthresholded."""
     greys = [draft_grey(p) for p in paths]
-    return max(border_share(g, 0.0) for g in greys), max(corner_share(g, 0.0) for g in greys)
+    return pick(border_share(g, 0.0) for g in greys), pick(corner_share(g, 0.0) for g in greys)
 
 
-def _least_borders(paths: list[Path]) -> tuple[float, float]:
-    """The smallest padding and filled-corner shares, unthresholded."""
-    greys = [draft_grey(p) for p in paths]
-    return min(border_share(g, 0.0) for g in greys), min(corner_share(g, 0.0) for g in greys)
+MIRROR_WIDTHS = (16, 64, 256)
+
+
+def mirror_fits(originals: list[Path]) -> dict[str, int]:
+    """How many films fit their mirror better than themselves: correlation with the mean of
+    the other films (grey, at each of ``MIRROR_WIDTHS`` px square)."""
+    found = {}
+    for width in MIRROR_WIDTHS:
+        films = np.stack(
+            [
+                cv2.resize(draft_grey(p), (width, width), interpolation=cv2.INTER_AREA)
+                for p in originals
+            ]
+        ).astype(np.float64)
+        total = films.sum(axis=0)
+        mirrored = 0
+        for film in films:
+            mean = (total - film) / (len(films) - 1)
+            mirrored += correlation(film[:, ::-1], mean) > correlation(film, mean)
+        found[f"{width} px"] = int(mirrored)
+    return found
+
+
+UPSCALED_FILMS = 24
+UPSCALED_ALTERATIONS = (
+    *("gamma 0.8", "gamma 1.25", "brightness/contrast", "CLAHE clip 2", "CLAHE clip 4"),
+    *("global equalisation", "mirror", "crop 1%"),
+)
+
+
+def upscaled_tone_margins(sources: list[Path]) -> dict:
+    """The tone rules' leads at the archive's film sizes: each film in grey, upscaled to a
+    real archive size and written at quality 95 as the original; its re-toned copies (and a
+    mirror and a crop, which must not fire) written from it in grey at quality 95 too."""
+    hasher = AverageHash512()
+    with tempfile.TemporaryDirectory(prefix="bench-keeper-up-") as temp:
+        folder = Path(temp)
+        originals, copies = [], {}
+        for n, source in enumerate(sources):
+            grey = cv2.cvtColor(np.asarray(Image.open(source).convert("RGB")), cv2.COLOR_RGB2GRAY)
+            original = folder / f"original-{n}.jpg"
+            write_bytes(original, grey_jpeg(upscaled(grey, n)))
+            originals.append(original)
+            decoded = cv2.cvtColor(np.asarray(Image.open(original)), cv2.COLOR_GRAY2RGB)
+            for a, name in enumerate(UPSCALED_ALTERATIONS):
+                altered = ALTERATIONS[name](decoded)[0]
+                path = folder / f"copy-{n}-{a}.jpg"
+                write_bytes(path, grey_jpeg(cv2.cvtColor(altered, cv2.COLOR_RGB2GRAY)))
+                copies[(n, name)] = path
+        one_copy_each = [copies[(n, UPSCALED_ALTERATIONS[n % 8])] for n in range(len(sources))]
+        views = {p: hasher.hash_views(p) for p in [*originals, *copies.values()]}
+        mean = mean_grid({str(p): views[p] for p in originals + one_copy_each})
+        started = time.perf_counter()
+        own_tones = [tone_of(p) for p in originals]
+        milliseconds = (time.perf_counter() - started) * 1000 / len(originals)
+        typical = TypicalTone.of(own_tones + [tone_of(p) for p in one_copy_each])
+        usual = _signature(originals[0])
+        own = [_facts(p, views[p], mean, usual, typical) for p in originals]
+        pairs = [
+            (name, own[n], _facts(path, views[path], mean, usual, typical))
+            for (n, name), path in sorted(copies.items())
+        ]
+    return {
+        "films": len(sources),
+        "tone statistics, ms per film (one process)": round(milliseconds, 1),
+        **_tone_margins(pairs),
+    }
 
 
 def measure(films: int = 120) -> dict:
@@ -208,7 +243,7 @@ def measure(films: int = 120) -> dict:
                 altered, quality = alter(picture)
                 for w, (writer, default) in enumerate(WRITERS.items()):
                     path = folder / f"copy-{n}-{a}-{w}.jpg"
-                    write_bytes(path, _jpeg(altered, quality or default))
+                    write_bytes(path, jpeg(altered, quality or default))
                     copies[(n, name, writer)] = path
         copy_views = {key: hasher.hash_views(path) for key, path in copies.items()}
         names = list(ALTERATIONS)
@@ -222,14 +257,20 @@ def measure(films: int = 120) -> dict:
             _signature(copies[(n, names[n % len(names)], first)]) for n in range(len(sources))
         ]
         usual = Counter(signatures).most_common(1)[0][0]
+        typical = TypicalTone.of(
+            [tone_of(p) for p in originals]
+            + [tone_of(copies[(n, names[n % len(names)], first)]) for n in range(len(sources))]
+        )
         original_facts = [
-            _facts(p, v, mean, usual) for p, v in zip(originals, own_views, strict=True)
+            _facts(p, v, mean, usual, typical) for p, v in zip(originals, own_views, strict=True)
         ]
+        reaching: list[tuple[str, FilmFacts, FilmFacts]] = []
         outcome: Counter[tuple[str, str, str]] = Counter()
         deciding: Counter[tuple[str, str]] = Counter()
         turned_kept = 0
         for (n, name, writer), path in sorted(copies.items(), key=lambda kv: str(kv[0])):
-            copy_fact = _facts(path, copy_views[(n, name, writer)], mean, usual)
+            copy_fact = _facts(path, copy_views[(n, name, writer)], mean, usual, typical)
+            reaching.append((f"{name} | {writer}", original_facts[n], copy_fact))
             original, above, below = _numbers(n)
             for copy_id in (above, below):
                 facts = {original: original_facts[n], copy_id: copy_fact}
@@ -240,10 +281,28 @@ def measure(films: int = 120) -> dict:
                 if kept_original:
                     deciding[(name, group.dropped[0].evidence.split(":")[0][:40])] += 1
                 turned_kept += int(not kept_original and name in TURNED)
-        originals_border = _raw_borders(originals)
+        beyond: Counter[tuple[str, str]] = Counter()
+        for n, source in enumerate(sources):
+            picture = np.asarray(Image.open(source).convert("RGB"))
+            for b, (name, alter) in enumerate(BEYOND.items()):
+                path = folder / f"beyond-{n}-{b}.jpg"
+                write_bytes(path, jpeg(alter(picture, n), 95))
+                fact = _facts(path, hasher.hash_views(path), mean, usual, typical)
+                original, above, below = _numbers(n)
+                for numbered, copy_id in (("above", above), ("below", below)):
+                    pair = SamePicture(
+                        original, copy_id, View.identity, 0, Comparison(0, None, True)
+                    )
+                    facts = {original: original_facts[n], copy_id: fact}
+                    [group] = same_picture_groups([pair], facts)
+                    kept = "original" if group.kept == original else "copy"
+                    named = group.dropped[0].evidence.split(":")[0]
+                    beyond[(f"{name} | numbered {numbered}", f"{kept} kept | {named}")] += 1
+        originals_border = _borders(originals)
+        mirrors = {"films": len(originals), **mirror_fits(originals)}
         of = {name: [p for (n, a, w), p in copies.items() if a == name] for name in ALTERATIONS}
-        least_pad = _least_borders(of["pad 2%"])[0]
-        least_corner = _least_borders(of["rotation 1 deg"])[1]
+        least_pad = _borders(of["pad 2%"], min)[0]
+        least_corner = _borders(of["rotation 1 deg"], min)[1]
     groups = 2 * len(copies)
     kept = sum(v for k, v in outcome.items() if k[2] == "original kept")
     return {
@@ -263,6 +322,13 @@ def measure(films: int = 120) -> dict:
         "deciding_rule": {f"{k[0]} | {k[1]}": v for k, v in sorted(deciding.items())},
         "upright_margin_smallest": _upright_margins(own_views, mean),
         "original_quality": sorted({f.quality for f in original_facts}),
+        "mirror_fits": mirrors,
+        "beyond_the_table_q95": {
+            f"{name} | {outcome}": count for (name, outcome), count in sorted(beyond.items())
+        },
+        "tone_margins": _tone_margins(reaching),
+        "tone_margins_upscaled": upscaled_tone_margins(sources[:UPSCALED_FILMS]),
+        "typical_tone": dataclasses.asdict(typical),
         "margins": {
             "padding: originals' largest": originals_border[0],
             "padding: pad 2% copies' smallest": least_pad,

@@ -10,6 +10,7 @@ import io
 from itertools import pairwise
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -26,7 +27,13 @@ from curation.index.originals import drop_augmented_by_name
 from curation.index.provenance import EncoderEvidence, encoder_signature
 from curation.same_picture.candidates import SamePicture, same_picture_groups
 from curation.same_picture.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
-from curation.same_picture.keeper_evidence import header_and_border, keeper_facts, usual_encoder
+from curation.same_picture.keeper_evidence import (
+    header_and_border,
+    keeper_facts,
+    tone_reference,
+    usual_encoder,
+)
+from curation.same_picture.keeper_tone import CONTRAST_MARGIN, REFERENCE_FILMS, ROUGHNESS_MARGIN
 from curation.same_picture.pixel_cache import ComparisonCache
 from curation.same_picture.pixels import Comparison
 from curation.same_picture.step import run_same_picture
@@ -46,6 +53,8 @@ WORSE = {
     "lower quality": {"quality": 70},
     "unusual encoder": {"unusual_encoder": True},
     "filled corners": {"filled_corners": 0.2},
+    "local contrast": {"contrast_departure": 6.0},
+    "tone curve": {"roughness_departure": 9.0},
 }
 
 
@@ -80,12 +89,51 @@ def test_each_rule_alone_outranks_the_number(rule):
     assert not group.dropped[0].evidence.startswith("fallback")
 
 
+@pytest.mark.parametrize(
+    ("field", "margin"),
+    [("contrast_departure", CONTRAST_MARGIN), ("roughness_departure", ROUGHNESS_MARGIN)],
+)
+def test_a_tone_departure_decides_only_by_its_margin(field, margin):
+    """Both films depart from the archive's tone; only a lead of the margin names a copy."""
+    below = {"36531": _fact(**{field: 4.0 + 0.9 * margin}), "090131": _fact(**{field: 4.0})}
+    [group] = same_picture_groups([_pair("36531", "090131")], below)
+    assert group.kept == "36531" and group.dropped[0].evidence.startswith("fallback")
+    at = {"36531": _fact(**{field: 4.0 + 1.01 * margin}), "090131": _fact(**{field: 4.0})}
+    [group] = same_picture_groups([_pair("36531", "090131")], at)
+    assert group.kept == "090131", group
+
+
 def test_grain_decides_among_script_copies_before_the_number():
     boxes = (Lesion((0.1, 0.2, 0.3, 0.4), 4),)
     facts = {"36531": _fact(lesions=boxes), "090131": _fact(lesions=boxes)}
     pair = _pair("36531", "090131")
     [group] = same_picture_groups([pair], facts, {"36531": 3.6, "090131": 1.8})
     assert group.kept == "090131" and "grainier" in group.dropped[0].evidence
+
+
+def test_a_dull_original_brightened_towards_typical_is_not_named_by_its_contrast():
+    """Local contrast names only a film raised above the archive's typical: a dull original
+    (3 spreads below) whose brightened copy lies nearer typical departs more, yet is kept;
+    its copy's combed histogram names it."""
+    facts = {
+        "36531": _fact(contrast_departure=-3.0),
+        "090131": _fact(contrast_departure=-1.5, roughness_departure=9.0),
+    }
+    [group] = same_picture_groups([_pair("36531", "090131")], facts)
+    assert group.kept == "36531", group
+    assert group.dropped[0].evidence.startswith("its grey histogram is combed")
+
+
+def test_the_last_tone_rule_outranks_grain():
+    """Of two script copies (copied boxes), the combed one is dropped though the other is
+    grainier: a tone departure is measured with a margin, grain without one."""
+    boxes = (Lesion((0.1, 0.2, 0.3, 0.4), 4),)
+    facts = {
+        "36531": _fact(lesions=boxes, **WORSE["tone curve"]),
+        "090131": _fact(lesions=boxes),
+    }
+    [group] = same_picture_groups([_pair("36531", "090131")], facts, {"36531": 1.8, "090131": 3.6})
+    assert group.kept == "090131" and "combed" in group.dropped[0].evidence
 
 
 def test_ids_are_compared_as_numbers_and_their_text_breaks_only_an_exact_tie():
@@ -238,6 +286,44 @@ def test_the_usual_encoder_is_that_of_most_films_and_a_colour_copy_is_unusual(ar
     kept, evidence = archive.keep("36531", "12341")
     assert kept == "36531" and evidence.startswith("its encoder signature is not the one")
     assert usual_encoder(archive.records[-2:]) == ""  # one of two is no majority
+
+
+def _decoded(data: bytes) -> np.ndarray:
+    """The film as a script reads it: 8-bit grey levels."""
+    with Image.open(io.BytesIO(data)) as image:
+        return np.asarray(image.convert("L"))
+
+
+def test_a_clahe_copy_at_the_originals_own_quality_is_dropped_on_local_contrast(archive):
+    original = _jpeg(_radiograph(7))
+    archive.add("36531", original)
+    clahe = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8)).apply(_decoded(original))
+    archive.add("12341", _jpeg(clahe))  # the same quality and encoder, numbered lower
+    kept, evidence = archive.keep("36531", "12341")
+    assert kept == "36531" and evidence.startswith("its local contrast is raised"), evidence
+
+
+@pytest.mark.parametrize(("gamma", "gain", "offset"), [(0.8, 1, 0), (1.25, 1, 0), (1, 1.15, -12)])
+def test_a_tone_curve_copy_at_the_originals_own_quality_is_dropped_on_its_histogram(
+    archive, gamma, gain, offset
+):
+    original = _jpeg(_radiograph(7))
+    archive.add("36531", original)
+    levels = _decoded(original).astype(np.float64)
+    archive.add("12341", _jpeg(np.round(kit.exposed(levels, offset, gain, gamma))))
+    kept, evidence = archive.keep("36531", "12341")
+    assert kept == "36531" and evidence.startswith("its grey histogram is combed"), evidence
+
+
+def test_the_typical_tone_is_read_on_a_bounded_sample_the_same_on_every_run():
+    records = [
+        SourceRecord(f"{ORIGINALS}/{n}.jpg", Kind.image, str(n), f"{n * 7919 % 1000:03d}", 1)
+        for n in range(REFERENCE_FILMS + 50)
+    ]
+    reference = tone_reference(records)
+    assert len(reference) == REFERENCE_FILMS
+    assert reference == tone_reference(records[::-1])
+    assert [r.sha256 for r in reference] == sorted(r.sha256 for r in records)[:REFERENCE_FILMS]
 
 
 # --- the sample's planted copies ------------------------------------------------------------

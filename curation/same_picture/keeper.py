@@ -25,13 +25,19 @@ why:
 8. ``filled corners``: black corners, the fill a rotation by a few degrees leaves. Last of
    the file's facts: a radiograph may have dark corners of its own, which a crop or a
    brightened copy would lose.
-9. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
-   exactly (as a script copies them): the grainier one was noised (grain costs a full-size
-   decode, so it is measured only for those: ``films_needing_grain``). Grain alone never
-   names a copy: on test films noise of sigma 4 raised the grain by 1.5x-1.6x while
-   re-encoding and re-exposure moved it by up to 1.1x, too close for a threshold with
-   margin; a same-frame pair that nothing names a copy is a re-filing.
-10. ``number``: nothing in the files separates them: the lower number is kept, compared as
+9. ``local contrast``: its local contrast lies above the archive's typical film by
+   ``CONTRAST_MARGIN`` spreads more than the other film lies from it (either side): CLAHE
+   and equalisation raise it, an export does not (``curation.same_picture.keeper_tone``).
+10. ``tone curve``: its grey histogram departs from the archive's typical roughness by
+    ``ROUGHNESS_MARGIN`` spreads more than the other film's: a tone curve (gamma,
+    brightness/contrast, equalisation) applied to 8-bit levels combs the histogram.
+11. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
+    exactly (as a script copies them): the grainier one was noised (grain costs a full-size
+    decode, so it is measured only for those: ``films_needing_grain``). Grain alone never
+    names a copy: on test films noise of sigma 4 raised the grain by 1.5x-1.6x while
+    re-encoding and re-exposure moved it by up to 1.1x, too close for a threshold with
+    margin; a same-frame pair that nothing names a copy is a re-filing.
+12. ``number``: nothing in the files separates them: the lower number is kept, compared as
     a number (``090131`` is 90131, above ``36531``); the text breaks an exact tie.
 
 Why this order: what the archive itself says (1, 2) outranks anything measured; a turn (3)
@@ -39,11 +45,31 @@ is never kept whatever its frame or quality, since a turned copy may be written 
 and quality; padding (4) before the pixel count, since a pad adds pixels; a lost frame (5)
 is certain where the quality (6) is not, since a script may re-encode at a higher quality
 than the imaging system did (adding no detail back); the usual encoder (7) and the corners
-(8) are the weakest, since an imaging system may export a few films otherwise and a film
-may have dark corners. Mirrors and tone changes written at the original's own quality and
-encoder leave nothing here: on 120 real films no grid statistic told a film from its mirror
-(``python -m bench.keeper``), panoramic films being close to left-right symmetric, so those
-fall to the number.
+(8) are the weakest of the file's facts, since an imaging system may export a few films
+otherwise and a film may have dark corners. The tone rules (9, 10) come after every fact of
+the file: they read the picture against the archive's typical film, which a film may
+depart from by itself (one of the 120 real films has a combed histogram of its own), so
+they speak only where the file is silent: a copy written at the original's own size,
+quality and encoder. Local contrast (9) before the histogram (10): a CLAHE copy smooths a
+combed original's histogram, so the histogram would name that original, while contrast
+names its copy; and brightness/contrast, which can bring a dull original's contrast
+towards typical, is not read by (9) as a departure (only a film above typical is). Both
+outrank grain (11), measured with a margin where grain has none.
+
+Measured on 120 real films (``python -m bench.keeper``, at 512 x 512 and 24 of them
+upscaled to the archive's sizes; copies at the original's own quality 95 and encoder): on
+the pairs that reach each rule, the original's largest lead is 0.784 spreads (local
+contrast; 0.342 upscaled) and 0.671 (histogram; 0.180 upscaled); the copy's smallest lead
+over CLAHE clip 2/4 and equalisation is 1.066 (upscaled CLAHE clip 2; 2.691 at 512), over
+gamma 0.8/1.25 and brightness/contrast 1.320 (gamma 0.8 at 512): the margins are the
+midpoints, 0.93 and 1.0. Mirrors written at the original's own quality and encoder leave
+nothing here: panoramic films are close to left-right symmetric, and no statistic tried
+told a film from its mirror (correlation of the film and of its mirror with the mean of the
+other films, at 16, 64 and 256 px square: 24-26 of 120 films fit their mirror better,
+``mirror_fits`` in ``bench/keeper.json``), so those fall to the number. Outside issue 22's
+table the tone rules can err: a blurred, noised or sharpened copy at the original's quality
+moves a rough or high-contrast original's statistics towards typical, and 5-13 of 120 such
+originals were named (``BEYOND`` in ``bench.keeper_copies``).
 """
 
 from __future__ import annotations
@@ -55,6 +81,7 @@ from dataclasses import dataclass
 from curation.core.records import Lesion
 from curation.hashes.hashing import View
 from curation.index.provenance import scripted
+from curation.same_picture.keeper_tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
 
 Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
 
@@ -74,6 +101,8 @@ class FilmFacts:
     quality: int = 0  # JPEG quality estimated from its quantisation tables; 0 when unknown
     unusual_encoder: bool = False  # not the signature most of the archive's films carry
     filled_corners: float = 0.0  # share of its corner blocks that is black
+    contrast_departure: float = 0.0  # local contrast minus the archive's typical, in spreads
+    roughness_departure: float = 0.0  # histogram roughness off the archive's typical
 
 
 def _augmented_twin(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
@@ -119,6 +148,26 @@ def _filled_corners(film: str, group: set[str], facts: Mapping[str, FilmFacts]) 
     return share, f"its corners are filled black ({share:.0%}): a copy turned a few degrees"
 
 
+def _local_contrast(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    own = facts[film].contrast_departure
+    others = max(abs(facts[f].contrast_departure) for f in group - {film})
+    return (
+        float(own - others >= CONTRAST_MARGIN),
+        f"its local contrast is raised: {own:.1f} spreads above the archive's films, the "
+        f"other film {others:.1f} from them (a CLAHE or equalised copy)",
+    )
+
+
+def _tone_curve(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    departures = {f: facts[f].roughness_departure for f in group}
+    lead = departures[film] - min(departures.values())  # over the group's most typical film
+    return (
+        float(lead >= ROUGHNESS_MARGIN),
+        f"its grey histogram is combed: {departures[film]:.1f} spreads from the archive's "
+        f"films, the other film {min(departures.values()):.1f} (a tone curve was applied)",
+    )
+
+
 def _fewer_pixels(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
     fact = facts[film]
     return (
@@ -159,6 +208,8 @@ STRONG_RULES: tuple[tuple[str, Rule], ...] = (
     ("lower quality", _lower_quality),
     ("unusual encoder", _unusual_encoder),
     ("filled corners", _filled_corners),
+    ("local contrast", _local_contrast),
+    ("tone curve", _tone_curve),
 )
 KEEPER_ORDER = (*(name for name, _ in STRONG_RULES), "grainier", "number")
 COPY_RULES = {"augmentation copy", "script encoder"}  # a same-frame film they name is a copy

@@ -23,7 +23,11 @@ same-picture groups only, at little cost:
 - an augmentation-folder twin from the index's sha256 (byte-identical), or by the pixel
   check against the mirrored and turned copies (digits 4 and 5) that the augmentation
   folder holds of another film of the group. Noise and scaling copies (2, 3) count only
-  byte for byte: every upright relative of a film is the same picture as those.
+  byte for byte: every upright relative of a film is the same picture as those;
+- the tone departures (local contrast, histogram roughness) against the archive's typical
+  film, measured on a bounded reference sample (``curation.same_picture.keeper_tone``): one
+  full-size
+  decode per film of a group and per reference film, only when a group exists.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from curation.index.originals import AUGMENTATION_KINDS, ORIGINALS_FOLDER
 from curation.index.provenance import EncoderEvidence
 from curation.same_picture import pixels
 from curation.same_picture.keeper import FilmFacts
+from curation.same_picture.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
 
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
 PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
@@ -224,9 +229,17 @@ def keeper_facts(
     twins = augmented_twins(root, records, groups, hashes, radius)
     ids = sorted(films)
     read = ordered_map(header_and_border, [root / films[f].path for f in ids], workers)
+    reference = tone_reference(records) if ids else []
+    toned = list(
+        ordered_map(tone_of, [root / r.path for r in reference + [films[f] for f in ids]], workers)
+    )
+    typical = TypicalTone.of(toned[: len(reference)])
     facts = {}
-    for film, (quality, padding, corners) in zip(ids, read, strict=True):
+    for film, (quality, padding, corners), tone in zip(
+        ids, read, toned[len(reference) :], strict=True
+    ):
         record = films[film]
+        contrast, rough = typical.departures(tone)
         facts[film] = FilmFacts(
             record.width,
             record.height,
@@ -238,5 +251,14 @@ def keeper_facts(
             quality=quality,
             unusual_encoder=bool(usual) and record.encoder != usual,
             filled_corners=corners,
+            contrast_departure=contrast,
+            roughness_departure=rough,
         )
     return facts
+
+
+def tone_reference(records: Iterable[SourceRecord]) -> list[SourceRecord]:
+    """The films the archive's typical tone is measured on: the first ``REFERENCE_FILMS``
+    films in play by sha256 (spread over the archive, the same on every run)."""
+    films = [r for r in records if r.kind is Kind.image and r.fate is Fate.pending]
+    return sorted(films, key=lambda r: (r.sha256, r.path))[:REFERENCE_FILMS]
