@@ -5,6 +5,7 @@ the tests run). A referral drawn without looking at the film passes both."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,7 @@ def hints_in(text: str) -> list[tuple[str, str]]:
 
 def find_hints(films: list[Film]) -> list[HintHit]:
     """Every hint term in every text field of every referral."""
-    hits = []
+    hits: list[HintHit] = []
     for index, film in enumerate(films):
         for name, value in sorted((film.referral or {}).items()):
             if isinstance(value, str):
@@ -118,11 +119,16 @@ def _few_distinct(values: list[Any]) -> bool:
     return len(set(values)) <= max(2, min(30, len(values) // 5))
 
 
+# A statistic of the association, for the unpermuted data and each row of permutations.
+Statistic = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
 def _stat_spearman(x: np.ndarray, y: np.ndarray, perms: np.ndarray) -> np.ndarray:
     xc = average_ranks(x) - (len(x) - 1) / 2.0
     yc = average_ranks(y) - (len(y) - 1) / 2.0
     scale = np.sqrt((xc**2).sum() * (yc**2).sum())
-    return np.abs(yc[perms] @ xc) / scale
+    rho: np.ndarray = np.abs(yc[perms] @ xc) / scale
+    return rho
 
 
 def _stat_eta(groups: np.ndarray, y: np.ndarray, perms: np.ndarray) -> np.ndarray:
@@ -131,7 +137,8 @@ def _stat_eta(groups: np.ndarray, y: np.ndarray, perms: np.ndarray) -> np.ndarra
     permuted = y[perms]
     sums = permuted @ onehot
     between = (sums**2 / onehot.sum(0)).sum(1) - y.sum() ** 2 / len(y)
-    return between / ((y - y.mean()) ** 2).sum()
+    eta: np.ndarray = between / ((y - y.mean()) ** 2).sum()
+    return eta
 
 
 def _stat_chi2(first: np.ndarray, second: np.ndarray, perms: np.ndarray) -> np.ndarray:
@@ -140,7 +147,8 @@ def _stat_chi2(first: np.ndarray, second: np.ndarray, perms: np.ndarray) -> np.n
     observed = np.bincount(cells.ravel(), minlength=len(perms) * rows * cols)
     observed = observed.reshape(len(perms), rows, cols)
     expected = np.outer(np.bincount(first), np.bincount(second)) / len(first)
-    return (observed**2 / expected).sum((1, 2)) - len(first)
+    chi2: np.ndarray = (observed**2 / expected).sum((1, 2)) - len(first)
+    return chi2
 
 
 def permutation_test(
@@ -148,6 +156,7 @@ def permutation_test(
 ) -> tuple[str, float, float]:
     """Statistic name, observed value and p = (k + 1) / (permutations + 1)."""
     field_cat, label_cat = _is_categorical(field_values), _is_categorical(label_values)
+    stat: Statistic
     if field_cat and label_cat:
         name, stat = "chi2", _stat_chi2
         x, y = _codes_of(field_values), _codes_of(label_values)

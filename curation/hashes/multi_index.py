@@ -91,7 +91,11 @@ def _table(
     codes = np.ascontiguousarray(indexed[order])
     ids = order.astype(np.int64)
     lists = lookup[ordered].astype(np.int64)
-    index.add_core(len(codes), faiss.swig_ptr(codes), faiss.swig_ptr(ids), faiss.swig_ptr(lists))
+    # add_core is public on IndexBinaryIVF (faiss/swigfaiss.py) but missing from the stub
+    # faiss ships (faiss/__init__.pyi, 1.15), hence the one ignore.
+    index.add_core(  # type: ignore[attr-defined]
+        len(codes), faiss.swig_ptr(codes), faiss.swig_ptr(ids), faiss.swig_ptr(lists)
+    )
     return index, present
 
 

@@ -22,7 +22,7 @@ import re
 import time
 import warnings
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -300,7 +300,7 @@ def _check_film(
 
 
 def read_facts(
-    files: dict[str, Kind],
+    files: Mapping[str, Kind],
     cache_path: Path | None,
     map: Mapper,
     on_progress: Callable[[int], None] | None = None,
@@ -354,8 +354,10 @@ def index_source(
     if on_progress:
         on_progress(len(relative) - len(data))
     facts_of = read_facts(data, cache_path, map or LocalMap(), on_progress)
-    facts_by_path = {rel: facts_of.get(f"{base}/{rel}") for rel in relative}
-    records = [_record(rel, kinds[rel], facts_by_path[rel]) for rel in relative]
+    facts_by_path = {
+        rel: facts_of[f"{base}/{rel}"] for rel in relative if kinds[rel] is not Kind.other
+    }
+    records = [_record(rel, kinds[rel], facts_by_path.get(rel)) for rel in relative]
     records = _reject_duplicate_stems(records, Kind.image)
     records = _reject_duplicate_stems(records, Kind.annotation)
     xml_by_stem = {r.stem: r for r in records if r.kind is Kind.annotation}

@@ -78,7 +78,8 @@ def patient_links(numbers: dict[str, str]) -> tuple[list[Link], int]:
     films_of: dict[str, list[str]] = defaultdict(list)
     for film, number in numbers.items():
         films_of[number].append(film)
-    links, templated = [], 0
+    links: list[Link] = []
+    templated = 0
     for films in films_of.values():
         if len(films) > MAX_FILMS_PER_PATIENT:
             templated += len(films)

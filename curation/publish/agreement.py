@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from curation.core.errors import PericurateError
 
@@ -31,7 +31,15 @@ class Agreement:
     pass_rate: Interval | None
 
 
-def _lesions(rows: list[dict]) -> list[dict]:
+class ScoredLesion(TypedDict):
+    """One lesion as the environment's scorer reads it."""
+
+    box: list[float]
+    pai: int
+
+
+def _lesions(rows: list[dict[str, Any]]) -> list[ScoredLesion]:
+    """A lesion column's parquet rows as the scorer reads them."""
     return [{"box": [float(v) for v in les["box"]], "pai": int(les["pai"])} for les in rows]
 
 

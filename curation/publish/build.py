@@ -23,6 +23,7 @@ import importlib.metadata
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypedDict
 
 import pyarrow as pa
 
@@ -73,13 +74,33 @@ def refuse_empty_splits(kept: dict[str, list[SourceRecord]], fractions: tuple[fl
         raise BuildError(problem)
 
 
+class ImageRef(TypedDict):
+    """A shard image before its bytes are read: the source file's sha256 and its name."""
+
+    sha256: str
+    path: str
+
+
+class ShardRow(TypedDict):
+    """One film's row of a shard (``curation.publish.schema``), its image by reference."""
+
+    film_id: str
+    image: ImageRef
+    width: int
+    height: int
+    lesions: list[dict[str, object]]
+    referral: dict[str, object]
+    cluster_id: str
+    ahash: str
+
+
 def _lesion_rows(lesions: tuple[Lesion, ...]) -> list[dict[str, object]]:
     return [les.as_row() for les in lesions]
 
 
 def _shard_rows(
     films: list[SourceRecord], hashes: Hashes, cluster_of: dict[str, str], salt: str
-) -> list[dict[str, object]]:
+) -> list[ShardRow]:
     """The shard's rows with each image named by its sha256 instead of its bytes."""
     return [
         {
@@ -96,7 +117,7 @@ def _shard_rows(
     ]
 
 
-def _fingerprint(rows: list[dict[str, object]]) -> str:
+def _fingerprint(rows: list[ShardRow]) -> str:
     """Everything a shard's bytes depend on: its rows, the schema's definition (the source of
     ``curation.publish.schema`` and the ``datasets`` version, so that ``datasets`` need not be
     imported to tell), the writer and the pyarrow version."""
@@ -110,7 +131,7 @@ def write_split(
     path: Path,
     root: Path,
     films: list[SourceRecord],
-    rows: list[dict[str, object]],
+    rows: list[ShardRow],
     on_film: Callable[[int], None] | None = None,
 ) -> dict[str, str]:
     """One split's shard: ``rows`` (from ``_shard_rows``) with the films' published bytes;
@@ -175,6 +196,7 @@ def _is_kept_film(record: SourceRecord) -> bool:
 
 
 def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]) -> None:
+    members = sorted(((f, c) for c in clusters for f in c.film_ids), key=lambda fc: fc[0])
     rows = [
         {
             "film_id": f,
@@ -182,10 +204,8 @@ def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]
             "cluster_size": len(c.film_ids),
             "split": split_of[c.cluster_id],
         }
-        for c in clusters
-        for f in c.film_ids
+        for f, c in members
     ]
-    rows.sort(key=lambda r: r["film_id"])
     schema = pa.schema(
         [
             ("film_id", pa.string()),

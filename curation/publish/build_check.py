@@ -21,6 +21,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -37,7 +38,7 @@ class BuildMismatch(PericurateError):
     """The build's outputs disagree; the message names the file and what differs."""
 
 
-def read_rows(path: Path, columns: list[str] | None) -> Iterator[dict]:
+def read_rows(path: Path, columns: list[str] | None) -> Iterator[dict[str, Any]]:
     """The rows of a parquet file, a batch at a time; a missing or unreadable file refused."""
     if not path.is_file():
         raise BuildMismatch(f"{path}: missing from the build; run the build again.")

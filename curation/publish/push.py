@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -33,7 +33,7 @@ from curation.publish.summary import SourceFacts, Summary, SummaryError
 from curation.source.download import read_lock
 
 if TYPE_CHECKING:
-    from huggingface_hub import HfApi
+    from huggingface_hub import CommitOperation, HfApi
     from huggingface_hub.errors import HfHubHTTPError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +102,7 @@ def check_files(build: Path) -> None:
         raise PushError(str(error)) from None
 
 
-def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict]:
+def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict[str, Any]]:
     """The rows of a parquet file, a batch at a time (a shard holds gigabytes of films)."""
     if not path.is_file():
         raise PushError(f"{path}: missing from the build; rebuild before pushing.")
@@ -169,7 +169,9 @@ def publish(api: HfApi, repo: str, files: list[Upload], tag: str) -> tuple[str, 
         if hasattr(f, "blob_id")
     }
     stale = sorted(remote - {u.path_in_repo for u in files} - set(KEEP_REMOTE))
-    operations = [CommitOperationAdd(u.path_in_repo, u.content) for u in files]
+    operations: list[CommitOperation] = [
+        CommitOperationAdd(u.path_in_repo, u.content) for u in files
+    ]
     operations += [CommitOperationDelete(p) for p in stale]
     info = api.create_commit(  # drops unchanged files; nothing changed: no commit, the head
         repo,

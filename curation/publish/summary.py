@@ -13,11 +13,20 @@ import json
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, ClassVar, Protocol, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from curation.core.atomic import write_json
 from curation.core.errors import PericurateError
 from splits.figures import Figures
+
+
+class _Dataclass(Protocol):
+    """Any dataclass (what ``dataclasses.fields`` takes)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+_D = TypeVar("_D", bound=_Dataclass)
 
 
 class SummaryError(PericurateError):
@@ -113,7 +122,7 @@ class Summary:
         if not path.is_file():
             raise SummaryError(f"{path}: no curation summary; run `pericurate build` first.")
         try:
-            return _typed(cls, json.loads(path.read_text(encoding="utf-8")))
+            return _dataclass_from(cls, json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise SummaryError(
                 f"{path}: not a curation summary ({type(error).__name__}: {error}); "
@@ -121,15 +130,20 @@ class Summary:
             ) from None
 
 
+def _dataclass_from(kind: type[_D], value: Any) -> _D:
+    """``value`` read from JSON as the dataclass ``kind``, field by field."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{kind.__name__} must be an object, not {type(value).__name__}")
+    hints = get_type_hints(kind)
+    fields = dataclasses.fields(kind)
+    return kind(**{f.name: _typed(hints[f.name], value[f.name]) for f in fields})
+
+
 def _typed(kind: Any, value: Any) -> Any:
     """``value`` read from JSON as ``kind``: dataclasses field by field, tuples and dicts item
     by item, plain values checked against their type."""
-    if dataclasses.is_dataclass(kind):
-        if not isinstance(value, dict):
-            raise TypeError(f"{kind.__name__} must be an object, not {type(value).__name__}")
-        hints = get_type_hints(kind)
-        fields = dataclasses.fields(kind)
-        return kind(**{f.name: _typed(hints[f.name], value[f.name]) for f in fields})
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return _dataclass_from(kind, value)
     if kind is Any:
         return value
     origin, args = get_origin(kind), get_args(kind)

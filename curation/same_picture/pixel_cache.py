@@ -29,6 +29,11 @@ _COMPARISONS = pa.schema(
 _GRAINS = pa.schema([("sha256", pa.string()), ("grain", pa.float64())])
 
 
+def _grain_path(path: Path) -> Path:
+    """The grain figures' file, next to the comparisons' file at ``path``."""
+    return path.with_name(path.stem + "-grain.parquet")
+
+
 class ComparisonCache:
     """Comparisons by ``(sha_a, sha_b, view)``; grain figures by sha256."""
 
@@ -42,13 +47,9 @@ class ComparisonCache:
             exposure = Exposure(**row["exposure"]) if row["exposure"] is not None else None
             key = (row["sha_a"], row["sha_b"], row["view"])
             self.comparisons[key] = Comparison(row["difference"], exposure, row["same_size"])
-        grains = read_cache(self._grain_path, GRAIN_VERSION, _GRAINS)
+        grains = read_cache(_grain_path(path) if path is not None else None, GRAIN_VERSION, _GRAINS)
         for row in grains.to_pylist() if grains is not None else []:
             self.grains[row["sha256"]] = row["grain"]
-
-    @property
-    def _grain_path(self) -> Path | None:
-        return self.path.with_name(self.path.stem + "-grain.parquet") if self.path else None
 
     def add_comparisons(self, found: dict[PairKey, Comparison]) -> None:
         self.comparisons.update(found)
@@ -68,4 +69,6 @@ class ComparisonCache:
         ]
         write_cache(self.path, PIXEL_CHECK_VERSION, pa.Table.from_pylist(rows, schema=_COMPARISONS))
         grains = [{"sha256": sha, "grain": g} for sha, g in sorted(self.grains.items())]
-        write_cache(self._grain_path, GRAIN_VERSION, pa.Table.from_pylist(grains, schema=_GRAINS))
+        write_cache(
+            _grain_path(self.path), GRAIN_VERSION, pa.Table.from_pylist(grains, schema=_GRAINS)
+        )

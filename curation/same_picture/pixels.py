@@ -96,7 +96,7 @@ def reduced(path: Path, size: tuple[int, int], draft: bool, full_scale: int = 1)
 @functools.lru_cache(maxsize=64)
 def _reduced(
     path: Path, _bytes: int, _mtime_ns: int, size: tuple[int, int], draft: bool, full_scale: int
-):
+) -> np.ndarray:
     data = path.read_bytes()
     if draft:
         height, width = simplejpeg.decode_jpeg_header(data)[:2]
@@ -180,7 +180,8 @@ def box_cells(grey: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     for band in range(height):
         np.add.reduce(grey[rows[band] : rows[band + 1]], axis=0, dtype=band_type, out=bands[band])
     sums = np.add.reduceat(bands, columns[:-1], axis=1, dtype=np.int64)
-    return sums / np.outer(band_rows, np.diff(columns))
+    means: np.ndarray = sums / np.outer(band_rows, np.diff(columns))
+    return means
 
 
 def fit_exposure(a: np.ndarray, b: np.ndarray) -> tuple[Exposure, float]:
@@ -221,7 +222,8 @@ def smoothed_difference(residual: np.ndarray, informative: np.ndarray) -> float:
     and the closest visits)."""
     padded = np.pad(residual, 1, mode="edge")
     height, width = residual.shape
-    total = sum(padded[dy : dy + height, dx : dx + width] for dy in range(3) for dx in range(3))
+    shifted = (padded[dy : dy + height, dx : dx + width] for dy in range(3) for dx in range(3))
+    total = sum(shifted, start=np.zeros_like(residual))
     return float(np.mean(np.abs(total[informative] / 9.0)))
 
 

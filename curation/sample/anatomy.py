@@ -5,6 +5,7 @@ fall where the anatomy's variety puts them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 import cv2
 import numpy as np
@@ -140,7 +141,9 @@ def draw_patient(rng: np.random.Generator, looks: tuple[np.ndarray, ...]) -> Pat
     smile = rng.uniform(0.3, 0.7)
     half_span = rng.uniform(0.27, 0.33)
     occl = occlusal - smile * (u - cx) ** 2
-    img = np.full(shape, rng.uniform(15, 40), dtype=np.float32)
+    # float32 throughout at run time (Python floats are weak scalars), which numpy's stubs
+    # type as float64: the canvas is held as a plain array, as ``Patient`` holds it.
+    img: np.ndarray = np.full(shape, rng.uniform(15, 40), dtype=np.float32)
     img = img + rng.uniform(40, 90) * np.exp(-(((u - 0.5) / 0.5) ** 2) - ((v + 0.05) / 0.4) ** 2)
     for side in (0.04, 0.96):
         spine = np.exp(-(((u - side - rng.normal(0, 0.01)) / 0.035) ** 2))
@@ -267,7 +270,17 @@ def single_shot(rng: np.random.Generator) -> Shot:
     return Shot(gain=rng.uniform(0.9, 1.1), bias=rng.uniform(-8, 8))
 
 
-def _visit_pose(rng: np.random.Generator, strength: float) -> dict:
+class _Pose(TypedDict):
+    """The fields of ``Shot`` a later visit sets besides its framing and exposure."""
+
+    scale: float
+    turn: float
+    bend: float
+    trough: float
+    filling: tuple[float, ...]
+
+
+def _visit_pose(rng: np.random.Generator, strength: float) -> _Pose:
     """How a patient stands at a later visit, at ``strength`` (1 for visits close in time,
     0.3 for visits years apart, whose soft tissue changes too): scale, a small turn, the
     arch's bend and the front teeth's width (non-rigid), and a new filling. Drawn from a

@@ -43,8 +43,8 @@ def annotation_xml(note: Annotation) -> bytes:
         ElementTree.SubElement(obj, "truncated").text = "0"
         ElementTree.SubElement(obj, "difficult").text = "0"
         box = ElementTree.SubElement(obj, "bndbox")
-        for tag, value in zip(("xmin", "ymin", "xmax", "ymax"), corners, strict=True):
-            ElementTree.SubElement(box, tag).text = value
+        for tag, corner in zip(("xmin", "ymin", "xmax", "ymax"), corners, strict=True):
+            ElementTree.SubElement(box, tag).text = corner
     ElementTree.indent(root, space="\t")
     text = ElementTree.tostring(root, encoding="unicode") + "\n"
     if note.malformed:
@@ -68,7 +68,8 @@ def apply_xml_quirks(
     or of the copied template, shares its number); others get their own name or, now and
     then, a camera-roll name that matches nothing.
     """
-    reversed_stems, numbered = [], []
+    reversed_stems: list[str] = []
+    numbered: list[str] = []
     for note in annotations:
         draw = rng.random()
         if note.stem in patient_numbers:

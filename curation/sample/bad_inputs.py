@@ -19,22 +19,37 @@ from curation.sample.truth import BadInput
 _PLACEHOLDER_BOX = ((9, 9, 60, 60, 3),)
 
 
-def _bad_film(planner: Planner, reason: str, *, xml: bool = True, **output) -> Film:
+def _bad_film(
+    planner: Planner,
+    reason: str,
+    *,
+    xml: bool = True,
+    mode: str | None = None,
+    encoding: str = encoders.SYSTEM,
+) -> Film:
     """A fresh patient filed as an original that the chain must reject for ``reason``."""
     patient, shots, family = planner.patient()
     boxes = anatomy.boxes_of(patient, shots[0]) or ((100, 200, 180, 260, 4),)
-    film = planner.original(family, 0, boxes, **output)
+    film = planner.original(family, 0, boxes, mode=mode, encoding=encoding)
     if not xml:
         planner.annotations.pop()
     planner.bad.append(BadInput(f"{ORIGINAL_DIR}/{film.stem}.jpg", film.stem, reason))
     return film
 
 
-def _bad_annotation(planner: Planner, reason: str, **changes) -> None:
+def _bad_annotation(
+    planner: Planner,
+    reason: str,
+    *,
+    malformed: bool = False,
+    objects: list[tuple[str, str, str, str, str]] | None = None,
+) -> None:
+    """A fresh film whose annotation the chain must reject for ``reason``."""
     film = _bad_film(planner, reason)
     note = planner.annotations[-1]
-    for key, value in changes.items():
-        setattr(note, key, value)
+    note.malformed = malformed
+    if objects is not None:
+        note.objects = objects
     planner.bad[-1] = BadInput(f"{ANNOTS_DIR}/{film.stem}.xml", film.stem, reason)
 
 

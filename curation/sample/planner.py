@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import curation.sample.anatomy as anatomy
+import curation.sample.encoders as encoders
 from curation.sample.annotations import Annotation, objects_of
 from curation.sample.geometry import disagree, jitter
 from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER, Box
@@ -127,14 +128,30 @@ class Planner:
         self.families.append(family)
         return patient, shots, family
 
-    def original(self, family: Family, shot: int, boxes: tuple[Box, ...], **kw) -> Film:
-        """File one shot among the originals with the imaging system's signature."""
+    def original(
+        self,
+        family: Family,
+        shot: int,
+        boxes: tuple[Box, ...],
+        *,
+        mode: str | None = None,
+        encoding: str = encoders.SYSTEM,
+    ) -> Film:
+        """File one shot among the originals, by default with the imaging system's signature
+        and a drawn mode (drawn even when ``mode`` is given, so the draws that follow stay)."""
         stem = self.next_stem()
-        mode = kw.pop("mode", str(self.rng.choice(["L", "RGB"])))
-        film = Film(stem, family, shot, mode, int(self.rng.integers(75, 89)), boxes)
+        drawn = str(self.rng.choice(["L", "RGB"]))
+        film = Film(
+            stem,
+            family,
+            shot,
+            drawn if mode is None else mode,
+            int(self.rng.integers(75, 89)),
+            boxes,
+        )
         width, height = family.size
         family.outputs.append(
-            Output(f"{ORIGINAL_DIR}/{stem}.jpg", shot, film.mode, film.quality, **kw)
+            Output(f"{ORIGINAL_DIR}/{stem}.jpg", shot, film.mode, film.quality, encoding=encoding)
         )
         self.annotations.append(
             Annotation(stem, ORIGINAL_FOLDER, width, height, 3, objects_of(boxes))

@@ -76,7 +76,8 @@ def _exposed(film: np.ndarray, exposure: Exposure) -> np.ndarray:
     values = np.arange(256, dtype=np.float64)
     scaled = np.clip((values * exposure.gain + exposure.offset) / 255.0, 0.0, 1.0)
     lookup = np.clip(255.0 * scaled**exposure.gamma + 0.5, 0, 255).astype(np.uint8)
-    return lookup[film]
+    exposed: np.ndarray = lookup[film]
+    return exposed
 
 
 def _transformed(film: np.ndarray, output: Output, seed: int) -> np.ndarray:

@@ -22,7 +22,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from curation.core.atomic import settled, write_bytes, write_json
@@ -32,7 +32,7 @@ from curation.source.source import Source
 
 if TYPE_CHECKING:
     import httpx
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
 DATASET_DIR = "Periapical Dataset"
 RETRY_ATTEMPTS = 5
@@ -71,7 +71,8 @@ def _fetch_archive(
         origin = redact_url(source)
         archive = work_dir / "downloads" / download_name(source)
         if not archive.is_file():
-            expected = read_lock(lock_path).get(origin, {}).get("size")
+            entry = read_lock(lock_path).get(origin)
+            expected = entry["size"] if entry is not None else None
             download_url(source, archive, expected_size=expected, progress=progress)
         lock_key = origin
     else:
@@ -171,7 +172,7 @@ def _download_attempt(
     part: Path,
     expected_size: int | None,
     bar: Progress,
-    task: int,
+    task: TaskID,
 ) -> str | None:
     """One request; None when ``part`` now holds the whole file, else why to try again."""
     offset = part.stat().st_size if part.exists() else 0
@@ -300,7 +301,14 @@ def remembered_sha256(archive: Path, digests: Path, *, progress: bool = True) ->
     return sha256
 
 
-def read_lock(lock_path: Path) -> dict[str, dict[str, object]]:
+class LockEntry(TypedDict):
+    """What the lock records of one origin's archive."""
+
+    sha256: str
+    size: int
+
+
+def read_lock(lock_path: Path) -> dict[str, LockEntry]:
     """The lock's ``{origin: {"sha256", "size"}}`` table (empty when there is no lock yet)."""
     if not lock_path.exists():
         return {}
@@ -310,6 +318,13 @@ def read_lock(lock_path: Path) -> dict[str, dict[str, object]]:
         raise SourceError(f"{lock_path}: not a valid source lock ({exc}).") from exc
     if not isinstance(sources, dict) or not all(isinstance(v, dict) for v in sources.values()):
         raise SourceError(f"{lock_path}: not a valid source lock ('sources' is not a table).")
+    for origin, entry in sources.items():
+        size = entry.get("size")
+        if not isinstance(entry.get("sha256"), str) or type(size) is not int:
+            raise SourceError(
+                f"{lock_path}: not a valid source lock (the entry of {origin} needs a text "
+                "'sha256' and a whole-number 'size')."
+            )
     return sources
 
 
@@ -326,7 +341,7 @@ def check_lock(lock_path: Path, key: str, sha256: str, size: int, archive: Path)
     if recorded is not None and recorded != {"sha256": sha256, "size": size}:
         raise SourceError(
             f"{archive} does not match {lock_path} for {key}: expected sha256 "
-            f"{recorded.get('sha256')} ({recorded.get('size')} bytes), found {sha256} "
+            f"{recorded['sha256']} ({recorded['size']} bytes), found {sha256} "
             f"({size} bytes); nothing was deleted: remove the file to fetch again, or its lock "
             f"entry to accept the new source."
         )
