@@ -19,7 +19,8 @@ import pyarrow as pa
 from curation.core import cache as cache_file
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, SourceRecord, pending_images
-from curation.hashes.hashing import AverageHash512, CorruptJpeg, Decode, View
+from curation.core.vocabulary import Decode
+from curation.hashes.hashing import AverageHash512, CorruptJpeg, View
 from curation.hashes.thumbnails import Thumbnail, add_thumbnails, thumbnail_of
 
 Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash

@@ -80,7 +80,8 @@ def mean_grid(hashes: Hashes) -> np.ndarray:
     if not hashes:
         return np.zeros(512)
     bits = np.stack([hash_bits(hashes[f][View.identity]) for f in sorted(hashes)])
-    return bits.mean(axis=0)
+    mean: np.ndarray = bits.mean(axis=0)
+    return mean
 
 
 def turn_of(views: dict[View, bytes], mean: np.ndarray) -> View:
