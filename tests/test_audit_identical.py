@@ -29,6 +29,7 @@ from curation.audit.target import (
     scan,
 )
 from curation.cli.publishing import audit_command
+from curation.core.parallel import LocalMap
 from curation.hashes.hashing import AverageHash512, hamming
 
 app = typer.Typer()
@@ -130,8 +131,8 @@ def test_near_identical_pixels_are_not_the_same(tmp_path: Path):
 def scanned(folder: Path, workers: int):
     shards = find_shards(folder)
     names = resolve_columns(shards, Columns())
-    films = scan(shards, names, AverageHash512(), ("ahash",), workers=workers)
-    fill_pixels(films, shards, "image", workers=workers)
+    films = scan(shards, names, AverageHash512(), ("ahash",), map=LocalMap(workers))
+    fill_pixels(films, shards, "image", map=LocalMap(workers))
     return films
 
 

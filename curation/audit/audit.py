@@ -24,6 +24,7 @@ from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
 if TYPE_CHECKING:
     from curation.audit.checks import Audit
     from curation.audit.target import Columns
+    from curation.core.parallel import Mapper
 
 METHODS = ("ahash", "phash", "dhash")
 DEFAULT_PERMUTATIONS = 9999
@@ -40,9 +41,11 @@ def run_audit(
     on_start: Callable[[int], None] | None = None,
     on_film: Callable[[], None] | None = None,
     visits: bool = True,
+    map: Mapper | None = None,
 ) -> Audit:
     """Read the target, recompute every hash and run every check (``visits``: also match
-    local features across splits, ``curation.audit.visits``)."""
+    local features across splits, ``curation.audit.visits``); per-file work through ``map``
+    (an executor's, ``curation.chain.executors``; default: this machine's cores)."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
     from curation.audit.checks import (
@@ -83,8 +86,8 @@ def run_audit(
     if on_start:
         on_start(count_rows(shards))
     hasher = AverageHash512(decode)
-    films = scan(shards, names, hasher, methods, on_film)
-    fill_pixels(films, shards, columns.image)
+    films = scan(shards, names, hasher, methods, on_film, map)
+    fill_pixels(films, shards, columns.image, map)
     splits = order_splits({f.split for f in films})
     if len(splits) < 2:
         raise AuditError(

@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 from curation.audit.target import Film, RowGroup, pixels_digest, read_images, row_groups
-from curation.core.parallel import ordered_map
+from curation.core.parallel import LocalMap, Mapper
 from curation.hashes.pairs import as_codes, self_pairs
 
 PIXEL_CHECK_RADIUS = 48
@@ -51,11 +51,11 @@ def fill_pixels(
     films: list[Film],
     shards: list[Path],
     image: str,
-    workers: int = 0,
+    map: Mapper | None = None,
     radius: int = PIXEL_CHECK_RADIUS,
 ) -> None:
     """Set ``Film.pixels`` of every ``pixel_candidates`` film, decoding each distinct image
-    once, a row group per job over ``workers`` processes (0: one per core)."""
+    once, a row group per job through ``map`` (default: one process per core)."""
     chosen = pixel_candidates(films, radius)
     first_with: dict[str, Film] = {}
     for index in chosen:
@@ -68,7 +68,7 @@ def fill_pixels(
     jobs = [(group, tuple(sorted(rows))) for group, rows in wanted.items()]
     digest_at: dict[tuple[int, int], str] = {}
     for (group, rows), digests in zip(
-        jobs, ordered_map(partial(_digests, image=image), jobs, workers, chunksize=1), strict=True
+        jobs, (map or LocalMap())(partial(_digests, image=image), jobs, chunksize=1), strict=True
     ):
         digest_at.update({(group.shard, row): d for row, d in zip(rows, digests, strict=True)})
     for index in chosen:

@@ -22,7 +22,7 @@ from huggingface_hub import snapshot_download
 from PIL import Image
 
 from curation.core.jpeg_check import check_decodable
-from curation.core.parallel import ordered_map
+from curation.core.parallel import LocalMap, Mapper
 from curation.hashes.hashing import AverageHash512, View, short_hashes
 
 HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
@@ -268,17 +268,18 @@ def scan(
     hasher: AverageHash512,
     methods: tuple[str, ...],
     on_film: Callable[[], None] | None = None,
-    workers: int = 0,
+    map: Mapper | None = None,
 ) -> list[Film]:
-    """Hash every row of every shard, a row group per job over ``workers`` processes (0: one
-    per core); the small columns are read here, beside the results."""
+    """Hash every row of every shard, a row group per job through ``map`` (default: one
+    process per core); the small columns are read here, beside the results."""
     image = names["image"]
     assert image is not None
     wanted = sorted({n for key, n in names.items() if n and key != "image"})
     jobs = row_groups(shards)
     work = partial(_hash_group, image=image, hasher=hasher, methods=methods)
     films: list[Film] = []
-    for job, hashed in zip(jobs, ordered_map(work, jobs, workers, chunksize=1), strict=True):
+    hashed_groups = (map or LocalMap())(work, jobs, chunksize=1)
+    for job, hashed in zip(jobs, hashed_groups, strict=True):
         if wanted:
             table = pq.ParquetFile(job.path).read_row_group(job.group, columns=wanted)
             rows = table.to_pylist()
