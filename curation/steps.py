@@ -108,6 +108,7 @@ def drop_same_pictures(run: Run, records: list[SourceRecord], hashes: Hashes) ->
         run.settings.workers,
         on_total=bar.total,
         on_progress=bar.advance,
+        track=run.track,
     )
     return {"records": same.records, "same_picture": same}
 
@@ -117,7 +118,7 @@ def join_lookalikes(
 ) -> dict[str, object]:
     """Step 6: the kept films joined into look-alike components."""
     films = {r.film_id: r for r in pending_images(records)}
-    visits = kept_film_visits(run.source.root, films, run.cache(""), run.settings.workers)
+    visits = kept_film_visits(films, same_picture.checked)
     links = [Link(a, b, "visit", inliers=v.inliers) for a, b, v in visits]
     found = lookalike_clusters(
         films,
