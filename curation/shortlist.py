@@ -11,9 +11,11 @@ border), no evidence, and is passed over: that bound is what keeps the cost per 
 (at most ``CROWDED`` comparisons per descriptor and table, whatever the number of films).
 A crop, a pad, a turn or a re-toned copy of a film, or another visit of the same patient,
 shares many corners with it (ORB is rotation-invariant), so it collects far more votes than
-an unrelated film: a pair needs ``MIN_VOTES`` (measured on real films by
-``python -m bench.feature_cost``, margins in ``bench/RESULTS.md``), and each film keeps its
-``per_film`` best-voted partners.
+an unrelated film: a pair needs ``MIN_VOTES`` and votes from ``MIN_SHARE`` of the voting
+descriptors of the film with fewer (measured on real films by ``python -m
+bench.feature_cost``, margins in ``bench/RESULTS.md``), and each film keeps its
+``per_film`` best-voted partners. Only a quarter of each film's descriptors vote
+(``voting``): the cost falls by 16 and the real films' margin holds.
 """
 
 from __future__ import annotations
@@ -30,12 +32,19 @@ HASH_BYTES = 3  # 24-bit keys
 CROWDED = 24  # descriptors under one key beyond which the key is passed over
 SAMPLE_MASK = 3  # descriptors whose last byte has these bits clear vote (a quarter)
 MAX_HAMMING = 40  # of 256 bits: a vote only for a close descriptor
-MIN_VOTES = 60  # real films: distinct pairs <= 45, copies and visits >= 100 (bench.feature_cost)
+MIN_VOTES = 10  # a few coincidences are no evidence
+MIN_SHARE = 0.12  # votes over the fewer voting descriptors of the two (bench.feature_cost)
 SHORTLIST_VERSION = (
     f"shortlist-v2/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-crowded{CROWDED}-"
-    f"h{MAX_HAMMING}-votes{MIN_VOTES}"
+    f"h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"
 )
 _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
+
+
+def voting(features: FilmFeatures) -> np.ndarray:
+    """Which of a film's descriptors vote: those whose last byte has the ``SAMPLE_MASK``
+    bits clear (a quarter; a copy's and its original's matching descriptors mostly agree)."""
+    return (features.descriptors[:, -1] & SAMPLE_MASK) == 0
 
 
 def _close_pairs(
@@ -80,7 +89,7 @@ def pair_votes(
     """Votes per pair of films (i < j) with at least ``min_votes``: how many descriptors of
     either film have a close descriptor of the other under a shared key (each descriptor
     votes once per partner film, so a repeated texture counts once)."""
-    sampled = [f.descriptors[(f.descriptors[:, -1] & SAMPLE_MASK) == 0] for f in features]
+    sampled = [f.descriptors[voting(f)] for f in features]
     counts = [len(d) for d in sampled]
     if sum(counts) == 0:
         on_progress(HASH_TABLES)
@@ -119,10 +128,15 @@ def feature_shortlist(
     on_progress: Callable[[int], None] = lambda count: None,
 ) -> list[tuple[int, int]]:
     """Index pairs (i < j), sorted, worth verifying by ``curation.features.match_features``:
-    each film's ``per_film`` best-voted partners with at least ``MIN_VOTES`` votes (ties by
-    index). At most ``per_film * len(features)`` pairs."""
+    each film's ``per_film`` best-voted partners among those with at least ``MIN_VOTES``
+    votes and ``MIN_SHARE`` of the fewer voting descriptors of the two (ties by index). At
+    most ``per_film * len(features)`` pairs. ``on_progress(1)`` after each of the
+    ``HASH_TABLES`` keys."""
+    voters = [int(voting(f).sum()) for f in features]
     partners: dict[int, list[tuple[int, int]]] = {}
     for (i, j), count in pair_votes(features, MIN_VOTES, on_progress).items():
+        if count < MIN_SHARE * min(voters[i], voters[j]):
+            continue
         partners.setdefault(i, []).append((-count, j))
         partners.setdefault(j, []).append((-count, i))
     chosen: set[tuple[int, int]] = set()
