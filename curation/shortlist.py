@@ -1,5 +1,5 @@
 """Which pairs of films are worth matching by local features: a shortlist whose cost per
-film stays flat as the number of films grows.
+film is bounded, whatever the number of films.
 
 Matching every pair of films by features is quadratic; most pairs share nothing. Every ORB
 descriptor of every film is filed under ``HASH_TABLES`` keys, each ``HASH_BYTES`` of its
@@ -7,15 +7,16 @@ bytes (locality-sensitive hashing: two close descriptors agree on some key with 
 probability). Descriptors of different films under one key, within ``MAX_HAMMING`` bits of
 each other, are a vote for the pair of films; each descriptor votes once per partner film.
 A key shared by more than ``CROWDED`` descriptors is a common pattern (a flat area, a
-border), no evidence, and is passed over: that bound is what keeps the cost per film flat
-(at most ``CROWDED`` comparisons per descriptor and table, whatever the number of films).
+border), no evidence, and is passed over: that bound is what keeps the cost per film bounded
+(fewer than ``CROWDED`` comparisons per descriptor and table, whatever the number of films).
 A crop, a pad, a turn or a re-toned copy of a film, or another visit of the same patient,
 shares many corners with it (ORB is rotation-invariant), so it collects far more votes than
 an unrelated film: a pair needs ``MIN_VOTES`` and votes from ``MIN_SHARE`` of the voting
 descriptors of the film with fewer (measured on real films by ``python -m
 bench.feature_cost``, margins in ``bench/RESULTS.md``), and each film keeps its
 ``per_film`` best-voted partners. Only a quarter of each film's descriptors vote
-(``voting``): the cost falls by 16 and the real films' margin holds.
+(``voting``): sixteen times fewer pairs of descriptors to compare, and the real films'
+margin holds.
 """
 
 from __future__ import annotations
