@@ -39,6 +39,7 @@ PARTS = (
     "keeper",
     "visits",
     "frames",
+    "feature_cost",
 )
 BENCH_DIR = Path(__file__).parent
 WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
@@ -239,6 +240,15 @@ def main(argv: list[str] | None = None) -> None:
         results["frames"] = frames.measure()
         if not results["frames"]["measured"]:
             print(f"frames: {results['frames']['why']}")
+    if "feature_cost" in parts:  # issue 22: the shortlist's gate on real films, cost per film
+        from bench import feature_cost
+
+        in_folders = corpus_zip(args.films, all_copies_among_originals=False)
+        folder = peers.originals_folder(corpus_source(in_folders).root)
+        results["feature_cost"] = {
+            "gate": feature_cost.gate(120, 12, 2),
+            "scale": feature_cost.scale(folder, 2),
+        }
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}

@@ -349,6 +349,16 @@ def test_the_samples_planted_copies_keep_their_originals_on_evidence(sample_zip,
     _assert_copies_keep_their_originals(sample_zip[1], rows)
 
 
+class _Silent:
+    """A progress bar that shows nothing (the run's tracker, without a display)."""
+
+    def total(self, count: int) -> None:
+        pass
+
+    def advance(self, count: int) -> None:
+        pass
+
+
 def test_copies_filed_again_among_the_originals_are_named_by_the_augmentation_folder(
     tmp_path_factory,
 ):
@@ -363,7 +373,15 @@ def test_copies_filed_again_among_the_originals_are_named_by_the_augmentation_fo
     records, hashes = hash_films(root, records, map=LocalMap(1))
     cache = ComparisonCache(work / "pixels.parquet")
     done = run_same_picture(
-        root, records, hashes, SAME_PICTURE_RADIUS, cache, 1, lambda _: None, lambda _: None
+        root,
+        records,
+        hashes,
+        SAME_PICTURE_RADIUS,
+        cache,
+        1,
+        lambda _: None,
+        lambda _: None,
+        track=lambda description, total: _Silent(),
     )
     rows = [
         {"kind": r.kind.value, "film_id": r.film_id, "fate": r.fate.value, "related": r.related}

@@ -13,7 +13,7 @@ from curation.lookalikes import visits
 from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, verified, verified_pairs
 from tests.film_kit import film
 
-SIZE = (1280, 660)  # a film of the archive's shape, at half size: features are detected at 1024
+SIZE = (1280, 660)  # a film of the archive's shape, at half size: features are detected at 512
 
 # Measured by ``uv run --frozen python -m bench.visits`` on the 120 real films of
 # ../shared/realfilms-dev (bench/RESULTS.md, "Visits of one patient"): the most any pair of

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from curation.chain.settings import Settings
-from curation.core.parallel import Mapper
+from curation.core.parallel import Mapper, Tracker
 
 if TYPE_CHECKING:
     from curation.source.source import Source
@@ -27,14 +27,6 @@ class StepTime:
     step: str
     wall_s: float
     cpu_s: float
-
-
-class Tracker(Protocol):
-    """A progress bar a step reports to."""
-
-    def total(self, count: int) -> None: ...
-
-    def advance(self, count: int) -> None: ...
 
 
 @dataclass(frozen=True)

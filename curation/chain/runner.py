@@ -23,10 +23,10 @@ from rich.progress import (
 
 from curation.chain.chain import CHAIN, Executor, bound_settings, checkpoint_name, through
 from curation.chain.executors import LocalExecutor
-from curation.chain.run import Products, Run, StepTime, Tracker
+from curation.chain.run import Products, Run, StepTime
 from curation.chain.settings import Settings
 from curation.core.atomic import write_json
-from curation.core.parallel import LocalMap
+from curation.core.parallel import LocalMap, Tracker
 from curation.core.records import Fate, Kind, SourceRecord, write_records
 from curation.publish.summary import Summary
 from curation.source.source import Source

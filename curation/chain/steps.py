@@ -110,6 +110,7 @@ def drop_same_pictures(
         run.workers,
         on_total=bar.total,
         on_progress=bar.advance,
+        track=run.track,
     )
     return {"records": same.records, "same_picture": same}
 
@@ -127,7 +128,7 @@ def join_lookalikes(
     from curation.lookalikes.visits import kept_film_visits
 
     films = {r.film_id: r for r in pending_images(records)}
-    visits = kept_film_visits(run.source.root, films, run.cache(""), run.workers)
+    visits = kept_film_visits(films, same_picture.checked)
     links = [Link(a, b, "visit", inliers=v.inliers) for a, b, v in visits]
     found = lookalike_clusters(
         films,

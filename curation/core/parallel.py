@@ -63,6 +63,14 @@ class Mapper(Protocol):
     ) -> Iterator[Result]: ...
 
 
+class Tracker(Protocol):
+    """A progress bar a step reports its per-file work to (the run's: ``Run.track``)."""
+
+    def total(self, count: int) -> None: ...
+
+    def advance(self, count: int) -> None: ...
+
+
 class LocalMap:
     """The ``Mapper`` of this machine: ``ordered_map`` over ``workers`` processes."""
 

@@ -1,85 +1,144 @@
-"""Which pairs of films are worth matching by local features: a shortlist that grows linearly
-with the number of films.
+"""Which pairs of films are worth matching by local features: a shortlist whose cost per
+film is bounded, whatever the number of films.
 
-Matching every pair of films by features is quadratic; most pairs share nothing. Each film
-lends a bounded, evenly spread subset of its ORB descriptors to one faiss binary index (a
-multi-hash index: exact Hamming distances inside buckets, deterministic); every descriptor of
-every film then looks up its nearest descriptors there (a copy's subset and its original's
-subset are different corners, so one side must query with all of its descriptors); each hit
-within ``MAX_HAMMING`` is a vote for the pair of films, and each film keeps its ``per_film``
-best-voted partners. A crop, a pad, a turn or a re-toned copy of a film, or another visit of
-the same patient, shares many corners with it (ORB is rotation-invariant), so it collects far
-more votes than an unrelated film.
+Matching every pair of films by features is quadratic; most pairs share nothing. Every ORB
+descriptor of every film is filed under ``HASH_TABLES`` keys, each ``HASH_BYTES`` of its
+bytes (locality-sensitive hashing: two close descriptors agree on some key with a high
+probability). Descriptors of different films under one key, within ``MAX_HAMMING`` bits of
+each other, are a vote for the pair of films; each descriptor votes once per partner film.
+A key shared by more than ``CROWDED`` descriptors is a common pattern (a flat area, a
+border), no evidence, and is passed over: that bound is what keeps the cost per film bounded
+(fewer than ``CROWDED`` comparisons per descriptor and table, whatever the number of films).
+A crop, a pad, a turn or a re-toned copy of a film, or another visit of the same patient,
+shares many corners with it (ORB is rotation-invariant), so it collects far more votes than
+an unrelated film: a pair needs ``MIN_VOTES`` and votes from ``MIN_SHARE`` of the voting
+descriptors of the film with fewer (measured on real films by ``python -m
+bench.feature_cost``, margins in ``bench/RESULTS.md``), and each film keeps its
+``per_film`` best-voted partners. Only a quarter of each film's descriptors vote
+(``voting``): sixteen times fewer pairs of descriptors to compare, and the real films'
+margin holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-import faiss
 import numpy as np
 
 from curation.features.features import FilmFeatures
 
 PER_FILM = 8  # best-voted partners kept per film
-INDEXED_PER_FILM = 200  # descriptors each film lends to the index (every one of them queries)
-NEIGHBOURS = 4  # nearest indexed descriptors looked at per query descriptor
+HASH_TABLES = 10  # keys per descriptor: 10 x 3 of its 32 bytes
+HASH_BYTES = 3  # 24-bit keys
+CROWDED = 24  # descriptors under one key beyond which the key is passed over
+SAMPLE_MASK = 3  # descriptors whose last byte has these bits clear vote (a quarter)
 MAX_HAMMING = 40  # of 256 bits: a vote only for a close descriptor
-HASH_TABLES = 8  # multi-hash: tables of HASH_BITS bits each
-HASH_BITS = 24
-MIN_VOTES = 2  # a single coincidence is no evidence
+MIN_VOTES = 10  # a few coincidences are no evidence
+MIN_SHARE = 0.12  # votes over the fewer voting descriptors of the two (bench.feature_cost)
 SHORTLIST_VERSION = (
-    f"shortlist-v1/{INDEXED_PER_FILM}-k{NEIGHBOURS}-h{MAX_HAMMING}-"
-    f"mh{HASH_TABLES}x{HASH_BITS}-top{PER_FILM}"
+    f"shortlist-v2/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-crowded{CROWDED}-"
+    f"h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"
 )
+_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
 
 
-def _indexed_rows(count: int) -> np.ndarray:
-    """Evenly spaced descriptor rows, at most ``INDEXED_PER_FILM`` (deterministic)."""
-    if count <= INDEXED_PER_FILM:
-        return np.arange(count)
-    return np.linspace(0, count - 1, INDEXED_PER_FILM).round().astype(np.int64)
+def voting(features: FilmFeatures) -> np.ndarray:
+    """Which of a film's descriptors vote: those whose last byte has the ``SAMPLE_MASK``
+    bits clear (a quarter; a copy's and its original's matching descriptors mostly agree)."""
+    votes: np.ndarray = (features.descriptors[:, -1] & SAMPLE_MASK) == 0
+    return votes
 
 
-def pair_votes(features: Sequence[FilmFeatures]) -> dict[tuple[int, int], int]:
-    """Votes per pair of films (i < j): how many descriptors of either film found a close
-    descriptor of the other in the index (each query descriptor votes once per film)."""
-    indexed = [_indexed_rows(len(f.descriptors)) for f in features]
-    total = sum(len(rows) for rows in indexed)
-    if total == 0:
+def _close_pairs(
+    descriptors: np.ndarray, owner: np.ndarray, table: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Descriptor rows (p, q) of different films that share ``table``'s key, in a key no
+    more crowded than ``CROWDED``, and lie within ``MAX_HAMMING`` bits."""
+    key = np.zeros(len(descriptors), np.uint64)
+    for column in range(table * HASH_BYTES, (table + 1) * HASH_BYTES):
+        key = (key << np.uint64(8)) | descriptors[:, column]
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, len(ordered)])
+    usable = (sizes >= 2) & (sizes <= CROWDED)
+    rows = np.repeat(usable, sizes)  # rows of ``order`` in a usable key
+    bucket = np.repeat(np.arange(len(starts)), sizes)
+    kept = order[rows]
+    kept_bucket = bucket[rows]
+    firsts, seconds = [], []
+    for offset in range(1, min(CROWDED, len(kept))):
+        same = kept_bucket[offset:] == kept_bucket[:-offset]
+        if not same.any():
+            break
+        firsts.append(kept[:-offset][same])
+        seconds.append(kept[offset:][same])
+    if not firsts:
+        empty = np.zeros(0, np.int64)
+        return empty, empty
+    p, q = np.concatenate(firsts), np.concatenate(seconds)
+    p, q = p[owner[p] != owner[q]], q[owner[p] != owner[q]]
+    distance = _BITS[np.bitwise_xor(descriptors[p], descriptors[q])].sum(axis=1)
+    close = distance <= MAX_HAMMING
+    return p[close], q[close]
+
+
+def pair_votes(
+    features: Sequence[FilmFeatures],
+    min_votes: int = 1,
+    on_progress: Callable[[int], None] = lambda count: None,
+) -> dict[tuple[int, int], int]:
+    """Votes per pair of films (i < j) with at least ``min_votes``: how many descriptors of
+    either film have a close descriptor of the other under a shared key (each descriptor
+    votes once per partner film, so a repeated texture counts once)."""
+    sampled = [f.descriptors[voting(f)] for f in features]
+    counts = [len(d) for d in sampled]
+    if sum(counts) == 0:
+        on_progress(HASH_TABLES)
         return {}
-    owner = np.concatenate([np.full(len(r), n, np.int64) for n, r in enumerate(indexed)])
-    index = faiss.IndexBinaryMultiHash(256, HASH_TABLES, HASH_BITS)
-    lent = [f.descriptors[r] for f, r in zip(features, indexed, strict=True)]
-    index.add(np.ascontiguousarray(np.concatenate(lent)))
-    keys = []
-    for film, feature in enumerate(features):
-        if len(feature.descriptors) == 0:
-            continue
-        distances, found = index.search(np.ascontiguousarray(feature.descriptors), NEIGHBOURS)
-        row, column = np.nonzero((found >= 0) & (distances <= MAX_HAMMING))
-        other = owner[found[row, column]]
-        foreign = other != film
-        # One vote per query descriptor and partner film: a repeated texture counts once.
-        voted = np.unique(row[foreign] * len(features) + other[foreign]) % len(features)
-        keys.append(np.stack([np.minimum(voted, film), np.maximum(voted, film)], axis=1))
-    if not keys:
-        return {}
-    pairs, counts = np.unique(np.concatenate(keys), axis=0, return_counts=True)
-    return {(int(a), int(b)): int(n) for (a, b), n in zip(pairs, counts, strict=True)}
+    films = len(features)
+    owner = np.repeat(np.arange(films, dtype=np.int64), counts)
+    descriptors = np.ascontiguousarray(np.concatenate(sampled))
+    found = []
+    for table in range(HASH_TABLES):
+        found.append(_close_pairs(descriptors, owner, table))
+        on_progress(1)
+    p = np.concatenate([pair[0] for pair in found])
+    q = np.concatenate([pair[1] for pair in found])
+    # Each close pair is at most two votes (one per side), so a pair of films with fewer
+    # than ``min_votes / 2`` close pairs cannot reach ``min_votes``: only the others are
+    # counted again, one vote per descriptor and partner film.
+    pair = np.minimum(owner[p], owner[q]) * films + np.maximum(owner[p], owner[q])
+    _, where, raw = np.unique(pair, return_inverse=True, return_counts=True)
+    strong = 2 * raw[where] >= min_votes
+    p, q = p[strong], q[strong]
+    voted = np.unique(np.r_[p * films + owner[q], q * films + owner[p]])
+    film, other = owner[voted // films], voted % films
+    keys, votes = np.unique(
+        np.minimum(film, other) * films + np.maximum(film, other), return_counts=True
+    )
+    chosen = votes >= min_votes
+    return {
+        (int(k // films), int(k % films)): int(n)
+        for k, n in zip(keys[chosen], votes[chosen], strict=True)
+    }
 
 
 def feature_shortlist(
-    features: Sequence[FilmFeatures], per_film: int = PER_FILM
+    features: Sequence[FilmFeatures],
+    per_film: int = PER_FILM,
+    on_progress: Callable[[int], None] = lambda count: None,
 ) -> list[tuple[int, int]]:
     """Index pairs (i < j), sorted, worth verifying by
     ``curation.features.features.match_features``:
-    each film's ``per_film`` best-voted partners (ties by index). At most
-    ``per_film * len(features)`` pairs."""
-    votes = pair_votes(features)
+    each film's ``per_film`` best-voted partners among those with at least ``MIN_VOTES``
+    votes and ``MIN_SHARE`` of the fewer voting descriptors of the two (ties by index). At
+    most ``per_film * len(features)`` pairs. ``on_progress(1)`` after each of the
+    ``HASH_TABLES`` keys."""
+    voters = [int(voting(f).sum()) for f in features]
     partners: dict[int, list[tuple[int, int]]] = {}
-    for (i, j), count in votes.items():
-        if count < MIN_VOTES:
+    for (i, j), count in pair_votes(features, MIN_VOTES, on_progress).items():
+        if count < MIN_SHARE * min(voters[i], voters[j]):
             continue
         partners.setdefault(i, []).append((-count, j))
         partners.setdefault(j, []).append((-count, i))

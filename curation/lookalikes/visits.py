@@ -16,14 +16,13 @@ pairs are the same picture (``same_picture``), and those are not visits.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from curation.core.parallel import ordered_map
-from curation.core.records import SourceRecord
 from curation.features.features import FeatureMatch, FilmFeatures, match_features
 from curation.features.shortlist import feature_shortlist
+from curation.same_picture.frame_check import SHORTLIST_PER_FILM, FrameComparison
 
 # Measured on real radiographs (``uv run --frozen python -m bench.visits``; bench/RESULTS.md,
 # "Visits of one patient"): over all 7,140 pairs of the 120 distinct real films, at most 53
@@ -32,8 +31,6 @@ from curation.features.shortlist import feature_shortlist
 # hold; each limit sits nearer the distinct side (real visits are harder than simulated ones).
 MIN_INLIERS = 80  # 1.5x the distinct maximum, 7.7x below the visit minimum
 MIN_INLIER_SHARE = 0.45  # 1.23x the distinct maximum, 1.86x below the visit minimum
-SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film that are verified
-VISITS_VERSION = f"visits-v1/inliers{MIN_INLIERS}-share{MIN_INLIER_SHARE}-top{SHORTLIST_PER_FILM}"
 
 
 @dataclass(frozen=True)
@@ -79,19 +76,20 @@ def verified_pairs(
 
 
 def kept_film_visits(
-    root: Path,
-    films: dict[str, SourceRecord],
-    cache_folder: Path | None,
-    workers: int = 0,
+    films: Collection[str], checked: Mapping[tuple[str, str], FrameComparison]
 ) -> list[tuple[str, str, VisitPair]]:
-    """The verified visits among the kept ``films`` (film id -> record) of a build, by film
-    id (first < second). Features come from the frame step's cache (``FrameCache``, by
-    sha256; missing ones are computed and saved); two kept films are never the same picture
-    (the same-picture step kept one film per picture), so every verified pair is a visit."""
-    from curation.same_picture.frame_step import FrameCache
-
-    cache = FrameCache(cache_folder)
+    """The verified visits among the kept ``films`` (ids) of a build, read from the pairs the
+    frame step checked (``checked``: film ids, ``a < b``; the step's shortlist is computed
+    once per build, over every film still in play): a pair of two kept films is never the
+    same picture (the same-picture step kept one film per picture), so every verified pair
+    is a visit. ``VisitPair`` indexes the films in id order."""
     ids = sorted(films)
-    kept = cache.features_for(films, root, workers)
-    cache.save()
-    return [(ids[v.first], ids[v.second], v) for v in verified_pairs(kept, workers=workers)]
+    index = {film: n for n, film in enumerate(ids)}
+    visits = []
+    for (a, b), frame in sorted(checked.items()):
+        evidence = frame.inliers >= MIN_INLIERS and frame.inlier_share >= MIN_INLIER_SHARE
+        if a in index and b in index and evidence and not frame.same_picture:
+            share = round(frame.inlier_share, 4)
+            pair = VisitPair(index[a], index[b], frame.matches, frame.inliers, share)
+            visits.append((a, b, pair))
+    return visits

@@ -60,14 +60,14 @@ MAX_TURN = 10.0  # degrees: larger turns are quarter turns or other pictures
 RIGID_SCALE = 0.004  # a crop, a pad, a turn keeps its scale to this (real copies: <= 0.003)
 UNTURNED = 0.1  # degrees: a resize turns nothing (real unturned copies: <= 0.071)
 FRAME_CHECK_VERSION = (
-    f"frame-v1/side{COMPARE_SIDE}-tone{TONE_SIGMA}-edge{EDGE}-box3/ecc{ECC_STEPS}/"
+    f"frame-v2/side{COMPARE_SIDE}-tone{TONE_SIGMA}-edge{EDGE}-box3/ecc{ECC_STEPS}/"
     f"tiles{TILE}-shift-p{SHIFT_PERCENTILE}-worst-p{TILE_PERCENTILE}/"
     f"anatomy{ANATOMY_BLUR}-{ANATOMY_SIGMA}/inliers{MIN_INLIERS}-share{MIN_INLIER_SHARE}/"
     f"limit{ALIGNED_LIMIT}-shift{SHIFT_LIMIT}-anatomy{MIN_ANATOMY_CORRELATION}/"
     f"overlap{MIN_OVERLAP}-contained{CONTAINED}-turned{TURNED}-rigid{RIGID_SCALE}-"
     f"unturned{UNTURNED}-turn{MAX_TURN}-aspect{MAX_SCALE_CHANGE}"
 )
-SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film the step verifies
+SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film verified (frames and visits)
 CLIPPED = 8  # grey levels from black or white: padding and burnt-out areas say nothing
 
 
@@ -83,6 +83,7 @@ class FrameComparison:
     difference: float  # locally normalised mean absolute difference; inf when not compared
     shift: float  # median tile shift left after alignment (``tile_shift``); inf: not compared
     anatomy: float  # correlation at the anatomy's scale (``anatomy_correlation``); 0: not compared
+    matches: int  # feature matches that passed the ratio test (the visit check reads them too)
 
     @property
     def features_agree(self) -> bool:
@@ -149,7 +150,8 @@ def _normalised(grey: np.ndarray, valid: np.ndarray, sigma: float) -> np.ndarray
     mean = cv2.GaussianBlur(grey * valid, (0, 0), sigma) / safe
     centred = (grey - mean) * valid
     spread = cv2.GaussianBlur(centred * centred, (0, 0), sigma) / safe
-    return centred / np.sqrt(spread + 4.0)  # +4: a flat window (sigma < 2 levels) stays flat
+    normalised: np.ndarray = centred / np.sqrt(spread + 4.0)  # +4: a flat window stays flat
+    return normalised
 
 
 def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.ndarray:
@@ -160,12 +162,14 @@ def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.nd
     inverse = cv2.invertAffineTransform(warp).astype(np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, ECC_STEPS, 1e-5)
     try:
-        _, found = cv2.findTransformECC(
+        # OpenCV's stub lacks the documented call with no mask and a filter size
+        _, found = cv2.findTransformECC(  # type: ignore[call-overload]
             small_a, small_b, inverse, cv2.MOTION_AFFINE, criteria, None, 3
         )
     except cv2.error:
         return warp
-    return cv2.invertAffineTransform(found).astype(np.float64)
+    back: np.ndarray = cv2.invertAffineTransform(found).astype(np.float64)
+    return back
 
 
 def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
@@ -274,11 +278,15 @@ def without_pixels(match: FeatureMatch) -> FrameComparison | None:
     transform no reframing makes), else None: the pixels must be compared."""
     share = round(match.inlier_share, 6)
     if match.transform is None:
-        return FrameComparison(match.inliers, share, (), 0.0, 0.0, math.inf, math.inf, 0.0)
+        return FrameComparison(
+            match.inliers, share, (), 0.0, 0.0, math.inf, math.inf, 0.0, match.matches
+        )
     transform = np.asarray(match.transform, np.float64)
     if match.inliers < MIN_INLIERS or not plausible(transform):
         kept = tuple(round(float(v), 6) for v in transform.ravel())
-        return FrameComparison(match.inliers, share, kept, 0.0, 0.0, math.inf, math.inf, 0.0)
+        return FrameComparison(
+            match.inliers, share, kept, 0.0, 0.0, math.inf, math.inf, 0.0, match.matches
+        )
     return None
 
 
@@ -306,6 +314,7 @@ def compare_frames(
         round(difference, 6) if math.isfinite(difference) else math.inf,
         round(shift, 6) if math.isfinite(shift) else math.inf,
         round(rank, 6),
+        match.matches,
     )
 
 

@@ -2,11 +2,14 @@
 
 Every film still in play gets its local features once (``curation.features.features``, decoded at a
 reduced JPEG scale, cached by sha256 under ``FEATURES_VERSION``); the feature shortlist
-(``curation.features.shortlist``, linear in the number of films) proposes pairs; the pairs the
-whole-frame check has not already joined get the aligned frame check
+(``curation.features.shortlist``, linear in the number of films) proposes pairs, once per build; the
+pairs the whole-frame check has not already joined get the aligned frame check
 (``curation.same_picture.frame_check``, cached by the two films' sha256), over worker processes. A
 confirmed pair joins the same-picture groups like any other, with its kind (``cropped``,
-``padded``, ``rotated``, ``rescaled``, ``re-toned``) and the transform as evidence.
+``padded``, ``rotated``, ``rescaled``, ``re-toned``) and the transform as evidence. Every
+checked pair is handed on with its feature evidence: the look-alike step reads the visits
+of one patient among the kept films from them (``curation.lookalikes.visits.kept_film_visits``)
+instead of matching the films again.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from curation.core.cache import read_cache, write_cache
-from curation.core.parallel import ordered_map
+from curation.core.parallel import Tracker, ordered_map
 from curation.core.records import SourceRecord
 from curation.features.features import (
     FEATURES_VERSION,
@@ -30,7 +33,7 @@ from curation.features.features import (
     film_features,
     match_features,
 )
-from curation.features.shortlist import feature_shortlist
+from curation.features.shortlist import HASH_TABLES, feature_shortlist
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, hamming
 from curation.same_picture import frame_check
@@ -66,6 +69,7 @@ _FRAMES = pa.schema(
         ("difference", pa.float64()),
         ("shift", pa.float64()),
         ("anatomy", pa.float64()),
+        ("matches", pa.int64()),
     ]
 )
 
@@ -121,7 +125,11 @@ class FrameCache:
     frames_version = f"{FEATURES_VERSION}|{frame_check.FRAME_CHECK_VERSION}"
 
     def features_for(
-        self, films: dict[str, SourceRecord], root: Path, workers: int
+        self,
+        films: dict[str, SourceRecord],
+        root: Path,
+        workers: int,
+        on_progress: Callable[[int], None] = lambda count: None,
     ) -> list[FilmFeatures]:
         """The features of ``films`` (by id, in id order): cached ones by sha256, the rest
         computed over ``workers`` processes and remembered for ``save``."""
@@ -131,6 +139,7 @@ class FrameCache:
         for film, computed in zip(todo, found, strict=True):
             self.features[films[film].sha256] = computed
             self.added += 1
+            on_progress(1)
         return [self.features[films[f].sha256] for f in ids]
 
     def _path(self, name: str) -> Path | None:
@@ -186,8 +195,18 @@ def reversed_kind(frame: FrameComparison) -> str:
             frame.difference,
             frame.shift,
             frame.anatomy,
+            frame.matches,
         )
     )
+
+
+@dataclass(frozen=True)
+class FramePairs:
+    """What the frame step found: the confirmed same-picture pairs, and every pair it checked
+    (film ids, ``a < b``) with its comparison."""
+
+    same: list[SamePicture]
+    checked: dict[tuple[str, str], FrameComparison]
 
 
 def frame_pairs(
@@ -197,15 +216,16 @@ def frame_pairs(
     confirmed: list[SamePicture],
     cache: FrameCache,
     workers: int,
-    on_total: Callable[[int], None],
-    on_progress: Callable[[int], None],
-) -> list[SamePicture]:
+    track: Callable[[str, int | None], Tracker],
+) -> FramePairs:
     """The pairs of ``films`` (pending, by id) that the frame check confirms among the
-    shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs."""
+    shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs; each long
+    part advances its own bar (``track``: the run's progress tracker)."""
     ids = sorted(films)
-    shortlist = feature_shortlist(
-        cache.features_for(films, root, workers), frame_check.SHORTLIST_PER_FILM
-    )
+    todo = sum(films[f].sha256 not in cache.features for f in ids)
+    features = cache.features_for(films, root, workers, track("local features", todo).advance)
+    bar = track("feature shortlist", HASH_TABLES)
+    shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance)
     joined = nx.utils.UnionFind(ids)
     for pair in confirmed:
         joined.union(pair.a, pair.b)
@@ -216,7 +236,7 @@ def frame_pairs(
     for (a, b), key in zip(pairs, keys, strict=True):
         if key not in cache.frames and key not in first:
             first[key] = (a, b)
-    on_total(len(first))
+    bar = track("check frames", len(first))
     jobs = [
         FrameJob(
             str(root / films[a].path),
@@ -229,7 +249,7 @@ def frame_pairs(
     for key, frame in zip(first, ordered_map(frame_job, jobs, workers, 4), strict=True):
         cache.frames[key] = frame
         cache.added += 1
-        on_progress(1)
+        bar.advance(1)
     same = []
     for (a, b), key in zip(pairs, keys, strict=True):
         frame = cache.frames[key]
@@ -248,4 +268,5 @@ def frame_pairs(
                 frame_evidence=evidence(a, b, frame),
             )
         )
-    return same
+    checked = {pair: cache.frames[key] for pair, key in zip(pairs, keys, strict=True)}
+    return FramePairs(same, checked)

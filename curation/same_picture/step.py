@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation.core.parallel import ordered_map
+from curation.core.parallel import Tracker, ordered_map
 from curation.core.records import Fate, Kind, SourceRecord, pending_images
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
@@ -29,6 +29,7 @@ from curation.same_picture.candidates import (
     films_needing_grain,
     same_picture_groups,
 )
+from curation.same_picture.frame_check import FrameComparison
 from curation.same_picture.frame_step import FrameCache, frame_pairs
 from curation.same_picture.keeper_evidence import keeper_facts
 from curation.same_picture.pixel_cache import ComparisonCache, PairKey
@@ -42,6 +43,7 @@ class SamePictureOutcome:
     groups: list[SamePictureGroup]
     agreement: list[AgreementPair]
     candidates: int
+    checked: dict[tuple[str, str], FrameComparison]  # pairs the frame check compared, by id
 
     @functools.cached_property
     def kept_as(self) -> dict[str, str]:
@@ -122,6 +124,7 @@ def run_same_picture(
     workers: int,
     on_total: Callable[[int], None],
     on_progress: Callable[[int], None],
+    track: Callable[[str, int | None], Tracker],
 ) -> SamePictureOutcome:
     films = {r.film_id: r for r in pending_images(records)}
     candidates = candidate_pairs({k: v for k, v in hashes.items() if k in films}, radius)
@@ -134,18 +137,8 @@ def run_same_picture(
         cache.add_comparisons(measured)
         on_progress(len(job.candidates))
     frames = FrameCache(cache.path.parent if cache.path else None)
-    pairs.extend(
-        frame_pairs(
-            root,
-            films,
-            hashes,
-            pairs,
-            frames,
-            workers,
-            on_total=lambda count: on_total(len(candidates) + count),
-            on_progress=on_progress,
-        )
-    )
+    reframed = frame_pairs(root, films, hashes, pairs, frames, workers, track)
+    pairs.extend(reframed.same)
     frames.save()
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(records) if in_pairs else EncoderEvidence({})
@@ -157,4 +150,4 @@ def run_same_picture(
     cache.save()
     groups = same_picture_groups(pairs, facts, grains)
     settled, agreement = settle_same_picture(records, groups)
-    return SamePictureOutcome(settled, groups, agreement, len(candidates))
+    return SamePictureOutcome(settled, groups, agreement, len(candidates), reframed.checked)
