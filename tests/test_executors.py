@@ -4,6 +4,7 @@ running the same declared steps."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 import pytest
 
@@ -35,8 +36,9 @@ class CountingMap(LocalMap):
 
 
 class CountingExecutor(LocalExecutor):
-    def mapper(self):
-        return CountingMap(self.workers)
+    @contextmanager
+    def mapping(self):
+        yield CountingMap(self.workers)
 
 
 def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_ray):

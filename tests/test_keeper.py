@@ -378,7 +378,7 @@ def test_copies_filed_again_among_the_originals_are_named_by_the_augmentation_fo
         hashes,
         SAME_PICTURE_RADIUS,
         cache,
-        1,
+        LocalMap(1),
         lambda _: None,
         lambda _: None,
         track=lambda description, total: _Silent(),

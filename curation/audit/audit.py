@@ -124,7 +124,7 @@ def run_audit(
         lambda index: audit.image_bytes(films[index]),
     )
     if visits:
-        features = shard_features(shards, names["image"] or columns.image)
+        features = shard_features(shards, names["image"] or columns.image, map)
         audit.visits, audit.visit_fits = cross_split_matches(
             films, features, splits, lambda index: audit.image_bytes(films[index])
         )

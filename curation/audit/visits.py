@@ -23,7 +23,7 @@ import numpy as np
 
 from curation.audit.target import RowGroup, read_images, row_groups
 from curation.core.atomic import write_bytes
-from curation.core.parallel import ordered_map
+from curation.core.parallel import LocalMap, Mapper
 from curation.features.features import (
     FeatureMatch,
     FilmFeatures,
@@ -67,11 +67,12 @@ def _features_group(job: RowGroup, image: str) -> list[FilmFeatures]:
     return read_images(job, image, rows, _features)
 
 
-def shard_features(shards: list[Path], image: str, workers: int = 0) -> list[FilmFeatures]:
-    """The features of every row of every shard, in the order ``scan`` reads the films."""
+def shard_features(shards: list[Path], image: str, map: Mapper | None = None) -> list[FilmFeatures]:
+    """The features of every row of every shard, in the order ``scan`` reads the films, a
+    row group per job through ``map`` (default: one process per core)."""
     jobs = row_groups(shards)
     work = partial(_features_group, image=image)
-    return [f for group in ordered_map(work, jobs, workers, chunksize=1) for f in group]
+    return [f for group in (map or LocalMap())(work, jobs, chunksize=1) for f in group]
 
 
 def cross_split_matches(

@@ -20,6 +20,7 @@ one entry to ``CHAIN``; its number, command, options, recorded settings and READ
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +28,7 @@ from curation.chain import steps
 from curation.chain.run import Products, Run, StepTime
 from curation.chain.settings import Settings
 from curation.core.errors import PericurateError
+from curation.core.parallel import Mapper
 from curation.core.vocabulary import LOOKALIKE_DISTANCE
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
@@ -49,6 +51,8 @@ class Executor(Protocol):
     times: list[StepTime]
 
     def run(self, steps: Sequence[Step], run: Run) -> Products: ...
+
+    def mapping(self) -> AbstractContextManager[Mapper]: ...
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,14 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from curation.chain.chain import Executor, Step
 from curation.chain.run import Products, Run, StepTime
 from curation.core.errors import PericurateError
-from curation.core.parallel import LocalMap
+from curation.core.parallel import LocalMap, Mapper
 from curation.core.vocabulary import ExecutorName
 
 Job = TypeVar("Job")
@@ -41,7 +42,10 @@ class LocalExecutor:
         self.times: list[StepTime] = []
 
     def run(self, steps: Sequence[Step], run: Run) -> Products:
-        run = dataclasses.replace(run, map=self.mapper(), workers=self.workers)
+        with self.mapping() as map:
+            return self._run(steps, dataclasses.replace(run, map=map, workers=self.workers))
+
+    def _run(self, steps: Sequence[Step], run: Run) -> Products:
         products: Products = {}
         for step in steps:
             wall, cpu = time.perf_counter(), _cpu_seconds()
@@ -49,8 +53,10 @@ class LocalExecutor:
             self.times.append(StepTime(step.name, time.perf_counter() - wall, _cpu_seconds() - cpu))
         return products
 
-    def mapper(self) -> Callable[..., Iterator[Any]]:
-        return LocalMap(self.workers)
+    @contextmanager
+    def mapping(self) -> Iterator[Mapper]:
+        """Where per-file work runs while this is open: ``workers`` local processes."""
+        yield LocalMap(self.workers)
 
 
 def _cpu_seconds() -> float:
@@ -95,20 +101,20 @@ class RayExecutor(LocalExecutor):
         super().__init__(workers)
         self.map: RayMap | None = None
 
-    def run(self, steps: Sequence[Step], run: Run) -> Products:
+    @contextmanager
+    def mapping(self) -> Iterator[Mapper]:
+        """Ray tasks while this is open, on the cluster ``RAY_ADDRESS`` names or a local one
+        started here (and stopped on leaving)."""
         ray = _import_ray()
         started = not ray.is_initialized()
         if started:
             quiet_ray_init(ray)
         try:
-            return super().run(steps, run)
+            self.map = RayMap(ray)
+            yield self.map
         finally:
             if started:
                 ray.shutdown()
-
-    def mapper(self) -> Callable[..., Iterator[Any]]:
-        self.map = RayMap(_import_ray())
-        return self.map
 
 
 def quiet_ray_init(ray: ModuleType) -> None:

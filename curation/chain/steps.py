@@ -107,7 +107,7 @@ def drop_same_pictures(
         hashes,
         config.same_picture_distance,
         ComparisonCache(run.cache("pixels.parquet")),
-        run.workers,
+        run.map,
         on_total=bar.total,
         on_progress=bar.advance,
         track=run.track,

@@ -15,7 +15,7 @@ from curation.audit.audit import DEFAULT_PERMUTATIONS
 from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
 from curation.cli.up_to_date import Force, skip_when_unchanged
 from curation.core.build_lock import holds_build_folder
-from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
+from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, ExecutorName
 from curation.publish.push import PROJECT_ROOT
 from curation.source.source import lock_path
 
@@ -67,6 +67,13 @@ def audit_command(
         bool,
         typer.Option(help="Exit 1 also when visits of one patient sit in different splits."),
     ] = False,
+    executor: Annotated[
+        ExecutorName,
+        typer.Option(help="Where per-file work runs: this machine, or a Ray cluster."),
+    ] = ExecutorName.local,
+    workers: Annotated[
+        int, typer.Option(help="Local worker processes for per-file work (0 = all cores).")
+    ] = 0,
 ) -> None:
     """Audit published splits for look-alike leakage and referral hints (exit 1 if found;
     cross-split visits of one patient are listed first, and give exit 1 with
@@ -75,6 +82,7 @@ def audit_command(
     from curation.audit.audit import run_audit
     from curation.audit.report import hashing_progress, print_summary, write_report
     from curation.audit.target import AuditError, Columns
+    from curation.chain.executors import executor_for
     from curation.core.build_origin import audit_folder
 
     console = Console(stderr=True)
@@ -91,7 +99,10 @@ def audit_command(
     try:
         if permutations < 1:
             raise AuditError("--permutations must be at least 1.")
-        with hashing_progress(console) as (on_start, on_film):
+        with (
+            executor_for(executor, workers).mapping() as map,
+            hashing_progress(console) as (on_start, on_film),
+        ):
             audit = run_audit(
                 target,
                 columns,
@@ -102,6 +113,7 @@ def audit_command(
                 decode,
                 on_start,
                 on_film,
+                map=map,
             )
         write_report(audit, out)
     except AuditError as error:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from curation.core.parallel import ordered_map
+from curation.core.parallel import LocalMap, Mapper
 from curation.features.features import FeatureMatch, FilmFeatures, match_features
 from curation.features.shortlist import feature_shortlist
 from curation.same_picture.frame_check import SHORTLIST_PER_FILM, FrameComparison
@@ -59,16 +59,16 @@ def verified_pairs(
     features: Sequence[FilmFeatures],
     same_picture: Callable[[int, int], bool] = lambda i, j: False,
     pairs: Sequence[tuple[int, int]] | None = None,
-    workers: int = 1,
+    map: Mapper | None = None,
 ) -> list[VisitPair]:
     """The visits among ``features``: each shortlisted pair (or each of ``pairs``) verified
-    by features and not the same picture, sorted by index; matched over ``workers``
-    processes (0: one per core)."""
+    by features and not the same picture, sorted by index; matched through ``map`` (default:
+    in this process)."""
     if pairs is None:
         pairs = feature_shortlist(features, SHORTLIST_PER_FILM)
     jobs = [(features[i], features[j]) for i, j in pairs]
     visits = []
-    for (i, j), found in zip(pairs, ordered_map(_match, jobs, workers, 8), strict=True):
+    for (i, j), found in zip(pairs, (map or LocalMap(1))(_match, jobs, chunksize=8), strict=True):
         matches, inliers, share, ok = found
         if ok and not same_picture(i, j):
             visits.append(VisitPair(min(i, j), max(i, j), matches, inliers, share))

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from curation.core.cache import read_cache, write_cache
-from curation.core.parallel import Tracker, ordered_map
+from curation.core.parallel import Mapper, Tracker
 from curation.core.records import SourceRecord
 from curation.features.features import (
     FEATURES_VERSION,
@@ -128,14 +128,14 @@ class FrameCache:
         self,
         films: dict[str, SourceRecord],
         root: Path,
-        workers: int,
+        map: Mapper,
         on_progress: Callable[[int], None] = lambda count: None,
     ) -> list[FilmFeatures]:
         """The features of ``films`` (by id, in id order): cached ones by sha256, the rest
-        computed over ``workers`` processes and remembered for ``save``."""
+        computed through ``map`` and remembered for ``save``."""
         ids = sorted(films)
         todo = [f for f in ids if films[f].sha256 not in self.features]
-        found = ordered_map(features_of, [str(root / films[f].path) for f in todo], workers)
+        found = map(features_of, [str(root / films[f].path) for f in todo])
         for film, computed in zip(todo, found, strict=True):
             self.features[films[film].sha256] = computed
             self.added += 1
@@ -215,7 +215,7 @@ def frame_pairs(
     hashes: Hashes,
     confirmed: list[SamePicture],
     cache: FrameCache,
-    workers: int,
+    map: Mapper,
     track: Callable[[str, int | None], Tracker],
 ) -> FramePairs:
     """The pairs of ``films`` (pending, by id) that the frame check confirms among the
@@ -223,7 +223,7 @@ def frame_pairs(
     part advances its own bar (``track``: the run's progress tracker)."""
     ids = sorted(films)
     todo = sum(films[f].sha256 not in cache.features for f in ids)
-    features = cache.features_for(films, root, workers, track("local features", todo).advance)
+    features = cache.features_for(films, root, map, track("local features", todo).advance)
     bar = track("feature shortlist", HASH_TABLES)
     shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance)
     joined = nx.utils.UnionFind(ids)
@@ -246,7 +246,7 @@ def frame_pairs(
         )
         for key, (a, b) in first.items()
     ]
-    for key, frame in zip(first, ordered_map(frame_job, jobs, workers, 4), strict=True):
+    for key, frame in zip(first, map(frame_job, jobs, chunksize=4), strict=True):
         cache.frames[key] = frame
         cache.added += 1
         bar.advance(1)

@@ -40,7 +40,7 @@ import networkx as nx
 import numpy as np
 from PIL import Image
 
-from curation.core.parallel import ordered_map
+from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, Kind, SourceRecord
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import DRAFT_REQUEST, AverageHash512, View, hamming
@@ -218,10 +218,10 @@ def keeper_facts(
     pairs: Iterable[tuple[str, str]],
     encoders: EncoderEvidence,
     radius: int,
-    workers: int = 1,
+    map: Mapper | None = None,
 ) -> dict[str, FilmFacts]:
     """The facts of every film of the confirmed ``pairs`` (film ids), for the keeper; the
-    films' headers and draft decodes are read over ``workers`` processes (0: every core)."""
+    films' headers and draft decodes are read through ``map``."""
     graph = nx.Graph(list(pairs))
     groups = [set(c) for c in nx.connected_components(graph)]
     films = {r.film_id: r for r in records if r.kind is Kind.image and r.film_id in graph}
@@ -229,11 +229,10 @@ def keeper_facts(
     usual = usual_encoder(records)
     twins = augmented_twins(root, records, groups, hashes, radius)
     ids = sorted(films)
-    read = ordered_map(header_and_border, [root / films[f].path for f in ids], workers)
+    map = map or LocalMap(1)
+    read = map(header_and_border, [root / films[f].path for f in ids])
     reference = tone_reference(records) if ids else []
-    toned = list(
-        ordered_map(tone_of, [root / r.path for r in reference + [films[f] for f in ids]], workers)
-    )
+    toned = list(map(tone_of, [root / r.path for r in reference + [films[f] for f in ids]]))
     typical = TypicalTone.of(toned[: len(reference)])
     facts = {}
     for film, (quality, padding, corners), tone in zip(

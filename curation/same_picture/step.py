@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation.core.parallel import Tracker, ordered_map
+from curation.core.parallel import Mapper, Tracker
 from curation.core.records import Fate, Kind, SourceRecord, pending_images
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
@@ -106,11 +106,11 @@ def _grains(
     films: dict[str, SourceRecord],
     wanted: list[str],
     cache: ComparisonCache,
-    workers: int,
+    map: Mapper,
 ) -> dict[str, float]:
-    """Grain of the ``wanted`` films, measured over ``workers`` processes unless cached."""
+    """Grain of the ``wanted`` films, measured through ``map`` unless cached."""
     todo = [f for f in wanted if films[f].sha256 not in cache.grains]
-    measured = ordered_map(pixels.film_grain, [str(root / films[f].path) for f in todo], workers)
+    measured = map(pixels.film_grain, [str(root / films[f].path) for f in todo])
     cache.add_grains({films[f].sha256: g for f, g in zip(todo, measured, strict=True)})
     return {f: cache.grains[films[f].sha256] for f in wanted}
 
@@ -121,7 +121,7 @@ def run_same_picture(
     hashes: Hashes,
     radius: int,
     cache: ComparisonCache,
-    workers: int,
+    map: Mapper,
     on_total: Callable[[int], None],
     on_progress: Callable[[int], None],
     track: Callable[[str, int | None], Tracker],
@@ -131,22 +131,20 @@ def run_same_picture(
     on_total(len(candidates))
     jobs = _component_jobs(root, films, candidates, cache)
     pairs: list[SamePicture] = []
-    results = ordered_map(confirm_job, jobs, workers, 4)
+    results = map(confirm_job, jobs, chunksize=4)
     for job, (confirmed, measured) in zip(jobs, results, strict=True):
         pairs.extend(confirmed)
         cache.add_comparisons(measured)
         on_progress(len(job.candidates))
     frames = FrameCache(cache.path.parent if cache.path else None)
-    reframed = frame_pairs(root, films, hashes, pairs, frames, workers, track)
+    reframed = frame_pairs(root, films, hashes, pairs, frames, map, track)
     pairs.extend(reframed.same)
     frames.save()
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(records) if in_pairs else EncoderEvidence({})
-    facts = keeper_facts(
-        root, records, hashes, [(p.a, p.b) for p in pairs], encoders, radius, workers
-    )
+    facts = keeper_facts(root, records, hashes, [(p.a, p.b) for p in pairs], encoders, radius, map)
     wanted = films_needing_grain(pairs, facts)
-    grains = _grains(root, films, wanted, cache, workers)
+    grains = _grains(root, films, wanted, cache, map)
     cache.save()
     groups = same_picture_groups(pairs, facts, grains)
     settled, agreement = settle_same_picture(records, groups)
