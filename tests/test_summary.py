@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from curation.core.records import Fate, reason_class
+from curation.core.vocabulary import Reason
 from curation.publish.summary import Summary, SummaryError
 
 
@@ -33,3 +35,18 @@ def test_a_damaged_summary_is_one_sentence(sample_build: Path, tmp_path, change,
     path.write_text(json.dumps(data))
     with pytest.raises(SummaryError, match=rf"^{path}: not a curation summary \({problem}"):
         Summary.load(path)
+
+
+def test_reasons_are_counted_by_their_class_not_by_a_prefix(sample_outcome) -> None:
+    """The chain's own decisions carry a ``Reason`` class; the card counts each class exactly
+    (``augmented copy`` is not ``augmented copy among originals``)."""
+    build, outcome = sample_outcome
+    summary = Summary.load(build / "curation.json")
+    classes = {reason_class(r.reason) for r in outcome.records if r.fate is not Fate.rejected}
+    assert classes <= set(Reason), classes - set(Reason)
+    by_folder = sum(1 for r in outcome.records if reason_class(r.reason) == Reason.augmented_copy)
+    among = Reason.augmented_copy_among_originals
+    by_picture = sum(1 for r in outcome.records if reason_class(r.reason) == among)
+    assert by_folder > 0 and by_picture > 0
+    assert summary.counts.files("image", "dropped", Reason.augmented_copy) == by_folder
+    assert summary.counts.files("image", "dropped", among) == by_picture

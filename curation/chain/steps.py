@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.core.build_origin import SAMPLE_COMMENT
+from curation.core.vocabulary import Reason, reason_text
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
 from curation.publish import PublishConfig
@@ -61,7 +62,7 @@ def _skipped_records(source: Source) -> list[SourceRecord]:
 
     return [
         SourceRecord(name, Kind.other, Path(name).stem, folder=str(Path(name).parent)).settle(
-            Fate.ignored, "archive member not extracted: duplicate .rar archive"
+            Fate.ignored, reason_text(Reason.archive_member_not_extracted, "duplicate .rar archive")
         )
         for name in source.skipped
     ]
@@ -159,7 +160,7 @@ def assign_splits(
     ]
     split_of = assign_groups(groups, config.fractions, config.seed)
     decisions = {
-        films[f].path: (Fate.kept, f"kept: {split_of[c.cluster_id]}", "")
+        films[f].path: (Fate.kept, reason_text(Reason.kept, split_of[c.cluster_id]), "")
         for c in lookalikes.clusters
         for f in c.film_ids
     }

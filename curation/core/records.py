@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from curation.core.atomic_parquet import write_parquet
+from curation.core.vocabulary import Reason, reason_text
 
 
 class Fate(StrEnum):
@@ -93,6 +94,13 @@ def settle_many(
     return [r.settle(*decisions[r.path]) if r.path in decisions else r for r in records]
 
 
+ANNOTATION_OF = {
+    Fate.kept: Reason.annotation_of_kept,
+    Fate.dropped: Reason.annotation_of_dropped,
+    Fate.rejected: Reason.annotation_of_rejected,
+}
+
+
 def reason_class(reason: str) -> str:
     """Reasons read ``class: detail``; the class is what summaries count."""
     return reason.split(":", 1)[0]
@@ -152,12 +160,10 @@ def settle_annotations(records: list[SourceRecord]) -> list[SourceRecord]:
         if r.kind is Kind.annotation and r.fate is Fate.pending:
             if len(films) == 1:
                 film = films[0]
-                r = r.settle(
-                    film.fate, f"annotation of a {film.fate.value} film: {film.film_id}", film.path
-                )
+                reason = reason_text(ANNOTATION_OF[film.fate], film.film_id)
+                r = r.settle(film.fate, reason, film.path)
             else:
-                r = r.settle(
-                    Fate.rejected, f"ambiguous annotation: its stem names {len(films)} images"
-                )
+                detail = f"its stem names {len(films)} images"
+                r = r.settle(Fate.rejected, reason_text(Reason.ambiguous_annotation, detail))
         out.append(r)
     return out

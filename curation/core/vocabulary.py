@@ -29,3 +29,25 @@ class ExecutorName(StrEnum):
 
     local = "local"
     ray = "ray"
+
+
+class Reason(StrEnum):
+    """The classes of the reasons the chain gives for its own decisions; a record's reason
+    is the class, then ``: `` and the free-text detail (``reason_text``). A file's own
+    problem (a refused header, a corrupt scan, a bad annotation) keeps the words of the
+    check that found it."""
+
+    kept = "kept"
+    augmented_copy = "augmented copy"  # by folder and stem
+    augmented_copy_among_originals = "augmented copy among originals"  # by picture
+    near_identical = "near-identical"  # a re-filing of the same radiograph
+    annotation_of_kept = "annotation of a kept film"
+    annotation_of_dropped = "annotation of a dropped film"
+    annotation_of_rejected = "annotation of a rejected film"
+    ambiguous_annotation = "ambiguous annotation"
+    archive_member_not_extracted = "archive member not extracted"
+
+
+def reason_text(reason: Reason, detail: str = "") -> str:
+    """A record's reason: its class, then the detail when there is one."""
+    return f"{reason}: {detail}" if detail else str(reason)

@@ -9,6 +9,7 @@ them the original's stem with a last digit of 2 (noise), 3 (scaling), 4 (mirror)
 from __future__ import annotations
 
 from curation.core.records import Fate, Kind, SourceRecord, settle_many
+from curation.core.vocabulary import Reason, reason_text
 
 ORIGINALS_FOLDER = "original jpg images"
 AUGMENTATION_KINDS = {"2": "noise", "3": "scaling", "4": "mirror", "5": "rotation"}
@@ -33,7 +34,7 @@ def drop_augmented_by_name(records: list[SourceRecord]) -> list[SourceRecord]:
         where = "augmentation folder" if r.folder.lower() != ORIGINALS_FOLDER else "stem rule"
         decisions[r.path] = (
             Fate.dropped,
-            f"augmented copy: {kind} ({where})",
+            reason_text(Reason.augmented_copy, f"{kind} ({where})"),
             r.stem[:-1] + "1",
         )
     return settle_many(records, decisions)

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.core.errors import PericurateError
+from curation.core.vocabulary import Reason
 from curation.publish.schema import SPLITS, shard_name
 from curation.publish.summary import Summary, SummaryError
 
@@ -61,7 +62,7 @@ def verify_build(build: Path) -> None:
     for row in read_rows(manifest, columns):
         rows += 1
         if row["kind"] == "image" and row["fate"] == "kept":
-            split = str(row["reason"]).removeprefix("kept: ")
+            split = str(row["reason"]).removeprefix(f"{Reason.kept}: ")
             if split not in SPLITS or not row["published_sha256"] or row["film_id"] in kept:
                 raise BuildMismatch(f"{manifest}: kept film {row['film_id']} is {REBUILD}.")
             kept[row["film_id"]] = (split, row["published_sha256"])

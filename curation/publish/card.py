@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from cards.licenses import license_texts
 from curation.core.atomic import write_bytes
 from curation.core.errors import PericurateError
+from curation.core.vocabulary import Reason
 from curation.publish.agreement import AGREEMENT_FILE, agreement, describe
 from curation.publish.schema import SPLITS, features, shard_name
 from curation.publish.summary import Summary, SummaryError
@@ -134,7 +135,7 @@ def card_values(summary: Summary, agreement_line: str, revision: str | None) -> 
     spans."""
     source, params, counts = summary.source, summary.flat_settings(), summary.counts
     largest = counts.largest_clusters[0] if counts.largest_clusters else None
-    among = counts.files("image", "dropped", "augmented copy among")
+    among = counts.files("image", "dropped", Reason.augmented_copy_among_originals)
     return {
         "synthetic_note": SYNTHETIC_NOTE if source.synthetic else "",
         "citation": source.citation.rsplit(" doi:", 1)[0],
@@ -145,11 +146,11 @@ def card_values(summary: Summary, agreement_line: str, revision: str | None) -> 
         "hash_version": code_span(summary.hash_version),
         "source_files": counts.source_files,
         "rejected": counts.by_kind_and_fate.get("image/rejected", 0),
-        "augmented_copies": counts.files("image", "dropped", "augmented copy") - among,
+        "augmented_copies": counts.files("image", "dropped", Reason.augmented_copy),
         "same_picture_distance": params.same_picture_distance,
         "same_picture_groups": counts.same_picture_groups,
         "copies_among_originals": among,
-        "refilings": counts.files("image", "dropped", "near-identical"),
+        "refilings": counts.files("image", "dropped", Reason.near_identical),
         "agreement_pairs": counts.agreement_pairs,
         "lookalike_distance": params.lookalike_distance,
         "lookalike_edges": counts.lookalike_edges,

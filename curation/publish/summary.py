@@ -84,12 +84,13 @@ class Counts:
     verified_visits: int = 0  # pairs of kept films verified as visits of one patient
     visits_across_splits: int = 0  # of those, pairs whose films sit in different splits
 
-    def files(self, kind: str, fate: str, reason_start: str = "") -> int:
-        """Files of ``kind`` and ``fate`` whose reason class starts with ``reason_start``."""
+    def files(self, kind: str, fate: str, reason: str) -> int:
+        """Files of ``kind`` and ``fate`` whose reason is of the class ``reason`` (a
+        ``curation.core.vocabulary.Reason``)."""
         return sum(
             row.files
             for row in self.by_reason
-            if row.kind == kind and row.fate == fate and row.reason.startswith(reason_start)
+            if row.kind == kind and row.fate == fate and row.reason == reason
         )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from curation.core.records import Fate, Kind, Lesion, SourceRecord, settle_many
+from curation.core.vocabulary import Reason, reason_text
 from curation.same_picture.candidates import SamePictureGroup
 
 
@@ -41,9 +42,9 @@ def settle_same_picture(
             if film.frame:  # same picture under another frame: the transform is the evidence
                 measured = f"hash distance {film.distance}; {film.frame}"
             if film.kind == "re-filing":
-                reason = (
-                    f"near-identical: the same radiograph as {group.kept} "
-                    f"(re-filing; {measured}; {film.evidence})"
+                reason = reason_text(
+                    Reason.near_identical,
+                    f"the same radiograph as {group.kept} (re-filing; {measured}; {film.evidence})",
                 )
                 first, second = sorted((group.kept, film.film_id))
                 agreement.append(
@@ -57,9 +58,9 @@ def settle_same_picture(
                     )
                 )
             else:
-                reason = (
-                    f"augmented copy among originals: {film.kind} of {film.relative_to} "
-                    f"({measured}; {film.evidence})"
+                reason = reason_text(
+                    Reason.augmented_copy_among_originals,
+                    f"{film.kind} of {film.relative_to} ({measured}; {film.evidence})",
                 )
             decisions[by_id[film.film_id].path] = (Fate.dropped, reason, group.kept)
     return settle_many(records, decisions), sorted(
