@@ -120,6 +120,7 @@ def curate(
         run = Run(source, out, bound_settings(settings), track, LocalMap())
         executor = executor or LocalExecutor()
         products = executor.run(steps, run)
+        # products are keyed by name; "records" is the index step's list[SourceRecord]
         records: list[SourceRecord] = products["records"]  # type: ignore[assignment]
         write_records(records, out / "work" / checkpoint_name(steps[-1]))
     summary = products.get("summary")

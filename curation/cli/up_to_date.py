@@ -210,7 +210,7 @@ class _Tee(io.TextIOBase):
         return self.stream.fileno()
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # TextIOBase's is an attribute
         return getattr(self.stream, "encoding", None) or "utf-8"
 
 
