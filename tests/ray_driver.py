@@ -13,10 +13,8 @@ the worker at that moment.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -25,35 +23,11 @@ from typing import Any
 
 import ray
 
+from bench.ray_cluster import kill_tree
 from curation.chain.executors import RayExecutor
 from curation.chain.runner import Settings, Source, curate
 
 JOIN_SECONDS = 180  # a node joining on a busy 2-core machine takes 15-40 s
-
-
-def descendants(root: int) -> list[int]:
-    """``root`` and every process below it, from /proc (Ray's workers start sessions of
-    their own, so a process group does not hold them all)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # it ended meanwhile
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
-    return found
-
-
-def kill_tree(root: int) -> None:
-    """SIGKILL to ``root`` and every process below it, by id: no draining."""
-    for pid in descendants(root):
-        with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
-            os.kill(pid, signal.SIGKILL)
 
 
 def node_ids() -> dict[str, str]:

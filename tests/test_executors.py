@@ -4,6 +4,7 @@ running the same declared steps."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 import pytest
 
@@ -12,12 +13,13 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
-from curation.chain.executors import LocalExecutor, RayExecutor  # noqa: E402
+from curation.chain.executors import LocalExecutor, RayExecutor, RayMap, run_chunk  # noqa: E402
 from curation.chain.runner import Settings, curate  # noqa: E402
+from curation.core.errors import PericurateError  # noqa: E402
 from curation.core.parallel import LocalMap  # noqa: E402
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray():
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
@@ -61,3 +63,18 @@ def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_r
     (node,) = set(on_ray.jobs_by_step["index"])
     said = capsys.readouterr().err
     assert f"Ray ran per-file jobs on 1 node(s): index {node[:8]} {ran['index']}; " in said
+
+
+def _fails_on_two(job: int) -> int:
+    if job == 2:
+        raise ValueError("job two is broken")
+    return job
+
+
+def test_a_job_ray_cannot_finish_ends_the_step_in_one_sentence(local_ray):
+    mapper = RayMap(ray, ray.remote(run_chunk), "hash", Counter())
+    with pytest.raises(PericurateError) as raised:
+        list(mapper(_fails_on_two, [1, 2, 3], chunksize=1))
+    said = str(raised.value)
+    assert said.startswith("Ray could not finish the hash step's per-file work (RayTaskError")
+    assert "\n" not in said

@@ -78,9 +78,10 @@ class RayMap:
     leased, so a short step never reached a node whose worker was still starting. Soft: a
     chunk whose node is gone runs elsewhere, and a task lost with its node is retried."""
 
-    def __init__(self, ray: ModuleType, task: Any, jobs_by_node: Counter[str]) -> None:
+    def __init__(self, ray: ModuleType, task: Any, step: str, jobs_by_node: Counter[str]) -> None:
         self.ray = ray
         self.task = task
+        self.step = step
         self.jobs_by_node = jobs_by_node
 
     def __call__(
@@ -99,7 +100,15 @@ class RayMap:
             for n, chunk in enumerate(chunks)
         ]
         for done in pending:
-            node, results = self.ray.get(done)
+            try:
+                node, results = self.ray.get(done)
+            except self.ray.exceptions.RayError as error:  # retries spent, or the job failed
+                problem = str(error).strip().splitlines()[0]
+                raise PericurateError(
+                    f"Ray could not finish the {self.step} step's per-file work "
+                    f"({type(error).__name__}: {problem}); the step kept none of it, so a "
+                    "rerun starts it again."
+                ) from None
             self.jobs_by_node[node] += len(results)
             yield from results
 
@@ -137,7 +146,8 @@ class RayExecutor(LocalExecutor):
         return products
 
     def mapper(self, step: str) -> Callable[..., Iterator[Any]]:
-        return RayMap(_import_ray(), self._task, self.jobs_by_step.setdefault(step, Counter()))
+        jobs_by_node = self.jobs_by_step.setdefault(step, Counter())
+        return RayMap(_import_ray(), self._task, step, jobs_by_node)
 
 
 def nodes_line(jobs_by_step: dict[str, Counter[str]]) -> str:

@@ -1,0 +1,132 @@
+"""``python -m bench.scale [--originals 1000,4000]``: the scale curve (issue 25, item 4).
+
+A cold ``pericurate build`` of the corpus in the archive's own layout
+(``corpus_zip(N, all_copies_among_originals=False)``) at each size, once on this machine
+(``--executor local``) and once on a two-node Ray cluster on this machine
+(``bench.ray_cluster``, one CPU per node, joined through ``RAY_ADDRESS``): wall time, the
+driver's peak RSS, each step's time (``work/times.json``), the load average before and after,
+and whether the Ray build's outputs are byte-identical to the local one's. Then the cost per
+original, and a projection to 100,000 and 1,000,000 originals on M machines, labelled as such.
+
+The download (extraction) is not timed: it is the same on both executors. On Ray, the peak
+RSS is the driver's alone (the nodes' workers are not its children).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.corpus import corpus_zip
+from bench.measure import run_measured
+from bench.ray_cluster import two_nodes
+from bench.splits_bench import pericurate
+
+OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
+MAPPED_STEPS = ("index", "hash")  # the steps whose per-file work goes through run.map today
+PROJECTED = (100_000, 1_000_000)
+MACHINES = (1, 4, 16)
+CORES = 2  # this machine's, and each projected machine's (a projection: scale by cores)
+
+
+def _outputs(build: Path) -> dict[str, bytes]:
+    files = [build / n for n in OUTPUTS] + sorted((build / "dataset" / "data").iterdir())
+    return {str(f.relative_to(build)): f.read_bytes() for f in files}
+
+
+def _cold_build(archive: Path, build: Path, executor: str, env: dict[str, str]) -> dict:
+    shutil.rmtree(build, ignore_errors=True)
+    download = ("download", str(archive), "--build", str(build))
+    run_measured(pericurate(sys.executable, *download, "--lock", str(build / "source.lock")))
+    load_before = os.getloadavg()[0]
+    command = ("build", "--build", str(build), "--no-fail-on-rejected", "--executor", executor)
+    with _environment(env):
+        built = run_measured(pericurate(sys.executable, *command))
+    times = json.loads((build / "work" / "times.json").read_text())
+    return {
+        "wall_s": built.wall_s,
+        "peak_rss_mib": built.peak_rss_mib,
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+        "steps": {s["step"]: {"wall_s": s["wall_s"], "cpu_s": s["cpu_s"]} for s in times["steps"]},
+        "source_images": times["source_images"],
+    }
+
+
+class _environment:
+    """``os.environ`` updated inside the block (the measuring relay passes it on)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        self.saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+
+    def __exit__(self, *_: object) -> None:
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def measure(originals: list[int], scratch: Path) -> dict:
+    """Each size built locally, then on the two-node cluster."""
+    archives = {n: corpus_zip(n, all_copies_among_originals=False) for n in originals}
+    rows: dict[str, dict] = {}
+    for n in originals:
+        rows[str(n)] = {"local": _cold_build(archives[n], scratch / f"local-{n}", "local", {})}
+    with two_nodes() as cluster:
+        ray_env = {k: cluster.env[k] for k in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
+        for n in originals:
+            build = scratch / f"ray-{n}"
+            rows[str(n)]["ray"] = _cold_build(archives[n], build, "ray", ray_env)
+            same = _outputs(build) == _outputs(scratch / f"local-{n}")
+            rows[str(n)]["ray"]["outputs_identical"] = same
+    for n in originals:
+        for run in rows[str(n)].values():
+            run["ms_per_original"] = round(1000 * run["wall_s"] / n, 2)
+            run["cpu_ms_per_original"] = round(
+                1000 * sum(s["cpu_s"] for s in run["steps"].values()) / n, 2
+            )
+    return {"sizes": rows, "projection": projection(rows)}
+
+
+def projection(rows: dict[str, dict]) -> dict:
+    """A PROJECTION from the largest local build's CPU per original: the mapped steps' CPU
+    spread over M machines of ``CORES`` cores, the rest on the driver machine's cores."""
+    largest = rows[max(rows, key=int)]["local"]
+    n = max(int(k) for k in rows)
+    mapped = sum(largest["steps"][s]["cpu_s"] for s in MAPPED_STEPS) / n
+    rest = sum(v["cpu_s"] for k, v in largest["steps"].items() if k not in MAPPED_STEPS) / n
+    table = {}
+    for target in PROJECTED:
+        table[str(target)] = {
+            str(m): round(target * (mapped / (m * CORES) + rest / CORES) / 60, 1) for m in MACHINES
+        }
+    return {
+        "from_originals": n,
+        "mapped_cpu_ms_per_original": round(1000 * mapped, 2),
+        "driver_cpu_ms_per_original": round(1000 * rest, 2),
+        "minutes_by_originals_and_machines": table,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__)
+    parser.add_argument("--originals", default="1000,4000", help="corpus sizes (originals)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
+        found = measure([int(n) for n in args.originals.split(",")], Path(scratch))
+    print(json.dumps(found))
+
+
+if __name__ == "__main__":
+    main()
