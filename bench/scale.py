@@ -31,6 +31,7 @@ OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curatio
 MAPPED_STEPS = ("index", "hash")  # the steps whose per-file work goes through run.map today
 PROJECTED = (100_000, 1_000_000)
 MACHINES = (1, 4, 16)
+EXECUTORS = ("local", "ray")
 CORES = 2  # this machine's, and each projected machine's (a projection: scale by cores)
 
 
@@ -48,7 +49,7 @@ def _cold_build(archive: Path, build: Path, executor: str, env: dict[str, str]) 
     with _environment(env):
         built = run_measured(pericurate(sys.executable, *command))
     times = json.loads((build / "work" / "times.json").read_text())
-    return {
+    found = {
         "wall_s": built.wall_s,
         "peak_rss_mib": built.peak_rss_mib,
         "load_before": round(load_before, 2),
@@ -56,6 +57,8 @@ def _cold_build(archive: Path, build: Path, executor: str, env: dict[str, str]) 
         "steps": {s["step"]: {"wall_s": s["wall_s"], "cpu_s": s["cpu_s"]} for s in times["steps"]},
         "source_images": times["source_images"],
     }
+    print(json.dumps({"build": build.name, **found}), file=sys.stderr, flush=True)  # as it goes
+    return found
 
 
 class _environment:
@@ -77,26 +80,32 @@ class _environment:
                 os.environ[key] = value
 
 
-def measure(originals: list[int], scratch: Path) -> dict:
-    """Each size built locally, then on the two-node cluster."""
+def measure(originals: list[int], scratch: Path, executors: tuple[str, ...] = EXECUTORS) -> dict:
+    """Each size built locally, then on the two-node cluster; a Ray build is compared with
+    the local build of its size in ``scratch`` (this run's or an earlier one's)."""
     archives = {n: corpus_zip(n, all_copies_among_originals=False) for n in originals}
-    rows: dict[str, dict] = {}
-    for n in originals:
-        rows[str(n)] = {"local": _cold_build(archives[n], scratch / f"local-{n}", "local", {})}
-    with two_nodes() as cluster:
-        ray_env = {k: cluster.env[k] for k in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")}
+    rows: dict[str, dict] = {str(n): {} for n in originals}
+    if "local" in executors:
         for n in originals:
-            build = scratch / f"ray-{n}"
-            rows[str(n)]["ray"] = _cold_build(archives[n], build, "ray", ray_env)
-            same = _outputs(build) == _outputs(scratch / f"local-{n}")
-            rows[str(n)]["ray"]["outputs_identical"] = same
+            rows[str(n)]["local"] = _cold_build(archives[n], scratch / f"local-{n}", "local", {})
+    if "ray" in executors:
+        with two_nodes() as cluster:
+            keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
+            ray_env = {k: cluster.env[k] for k in keys}
+            for n in originals:
+                build = scratch / f"ray-{n}"
+                rows[str(n)]["ray"] = _cold_build(archives[n], build, "ray", ray_env)
+                local = scratch / f"local-{n}"
+                same = _outputs(build) == _outputs(local) if local.is_dir() else None
+                rows[str(n)]["ray"]["outputs_identical"] = same
     for n in originals:
         for run in rows[str(n)].values():
             run["ms_per_original"] = round(1000 * run["wall_s"] / n, 2)
             run["cpu_ms_per_original"] = round(
                 1000 * sum(s["cpu_s"] for s in run["steps"].values()) / n, 2
             )
-    return {"sizes": rows, "projection": projection(rows)}
+    local_rows = {n: r for n, r in rows.items() if "local" in r}
+    return {"sizes": rows, "projection": projection(local_rows) if local_rows else None}
 
 
 def projection(rows: dict[str, dict]) -> dict:
@@ -122,9 +131,17 @@ def projection(rows: dict[str, dict]) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__)
     parser.add_argument("--originals", default="1000,4000", help="corpus sizes (originals)")
+    parser.add_argument("--executors", default=",".join(EXECUTORS), help="local, ray or both")
+    parser.add_argument("--scratch", type=Path, help="keep the builds here (default: removed)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
-        found = measure([int(n) for n in args.originals.split(",")], Path(scratch))
+    sizes = [int(n) for n in args.originals.split(",")]
+    executors = tuple(args.executors.split(","))
+    if args.scratch:
+        args.scratch.mkdir(parents=True, exist_ok=True)
+        found = measure(sizes, args.scratch, executors)
+    else:
+        with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
+            found = measure(sizes, Path(scratch), executors)
     print(json.dumps(found))
 
 
