@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -109,23 +110,35 @@ def measure(originals: list[int], scratch: Path, executors: tuple[str, ...] = EX
 
 
 def projection(rows: dict[str, dict]) -> dict:
-    """A PROJECTION from the largest local build's CPU per original: the mapped steps' CPU
-    spread over M machines of ``CORES`` cores, the rest on the driver machine's cores."""
-    largest = rows[max(rows, key=int)]["local"]
-    n = max(int(k) for k in rows)
-    mapped = sum(largest["steps"][s]["cpu_s"] for s in MAPPED_STEPS) / n
-    rest = sum(v["cpu_s"] for k, v in largest["steps"].items() if k not in MAPPED_STEPS) / n
+    """A PROJECTION, not a measurement: each step's CPU seconds at the largest local size,
+    grown to the target as ``(target / size) ** k``, k fitted on the two largest sizes
+    (at least 1: no step is taken to grow slower than its input); the mapped steps' CPU
+    spread over M machines of ``CORES`` cores, the others on the driver machine's cores."""
+    sizes = sorted(int(n) for n in rows)
+    largest = rows[str(sizes[-1])]["local"]["steps"]
+    below = rows[str(sizes[-2])]["local"]["steps"] if len(sizes) > 1 else None
+    growth = {step: 1.0 for step in largest}
+    span = math.log(sizes[-1] / sizes[-2]) if below else 1.0
+    for step, cost in largest.items():
+        if below and below[step]["cpu_s"] > 0 and cost["cpu_s"] > 0:
+            fitted = math.log(cost["cpu_s"] / below[step]["cpu_s"]) / span
+            growth[step] = round(max(1.0, fitted), 2)
     table = {}
     for target in PROJECTED:
+        cpu = {s: c["cpu_s"] * (target / sizes[-1]) ** growth[s] for s, c in largest.items()}
+        mapped = sum(v for s, v in cpu.items() if s in MAPPED_STEPS)
+        driver = sum(v for s, v in cpu.items() if s not in MAPPED_STEPS)
         table[str(target)] = {
-            str(m): round(target * (mapped / (m * CORES) + rest / CORES) / 60, 1) for m in MACHINES
+            "driver_core_hours": round(driver / 3600, 1),
+            "mapped_core_hours": round(mapped / 3600, 1),
+            "hours_on_machines": {
+                str(m): round((mapped / (m * CORES) + driver / CORES) / 3600, 1) for m in MACHINES
+            },
+            "hours_if_every_step_mapped": {
+                str(m): round((mapped + driver) / (m * CORES) / 3600, 1) for m in MACHINES
+            },
         }
-    return {
-        "from_originals": n,
-        "mapped_cpu_ms_per_original": round(1000 * mapped, 2),
-        "driver_cpu_ms_per_original": round(1000 * rest, 2),
-        "minutes_by_originals_and_machines": table,
-    }
+    return {"fitted_on": sizes[-2:], "growth_exponents": growth, "projected": table}
 
 
 def main(argv: list[str] | None = None) -> None:
