@@ -40,6 +40,8 @@ PARTS = (
     "visits",
     "frames",
     "feature_cost",
+    "records_memory",
+    "scale",
 )
 BENCH_DIR = Path(__file__).parent
 WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
@@ -249,6 +251,14 @@ def main(argv: list[str] | None = None) -> None:
             "gate": feature_cost.gate(120, 12, 2),
             "scale": feature_cost.scale(folder, 2),
         }
+    if "records_memory" in parts:  # issue 25: driver memory per source file, 1M records
+        run = run_measured(python_child("bench.records_memory", "--files", "1000000"))
+        results["records_memory"] = {**child_json(run), "peak_rss_mib": run.peak_rss_mib}
+    if "scale" in parts:  # issue 25: cold builds at 1k and 4k originals, local and two nodes
+        from bench import scale
+
+        with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
+            results["scale"] = scale.measure([1000, 4000], Path(scratch))
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}

@@ -4,7 +4,7 @@ running the same declared steps."""
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from collections import Counter
 
 import pytest
 
@@ -13,41 +13,68 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
-from curation.chain.executors import LocalExecutor, RayExecutor  # noqa: E402
+from curation.chain.executors import LocalExecutor, RayExecutor, RayMap, run_chunk  # noqa: E402
 from curation.chain.runner import Settings, curate  # noqa: E402
+from curation.core.errors import PericurateError  # noqa: E402
 from curation.core.parallel import LocalMap  # noqa: E402
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 
 
 class CountingMap(LocalMap):
-    """The local map, counting the per-file jobs the steps hand it."""
+    """The local map, counting the per-file jobs each step hands it."""
 
-    jobs = 0
+    def __init__(self, workers, counted):
+        super().__init__(workers)
+        self.counted = counted
 
     def __call__(self, function, jobs, chunksize=16):
-        CountingMap.jobs += len(jobs)
+        self.counted[0] += len(jobs)
         return super().__call__(function, jobs, chunksize)
 
 
 class CountingExecutor(LocalExecutor):
-    @contextmanager
-    def mapping(self):
-        yield CountingMap(self.workers)
+    def __init__(self, workers):
+        super().__init__(workers)
+        self.jobs_by_step = {}
+
+    def mapper(self, step):
+        return CountingMap(self.workers, self.jobs_by_step.setdefault(step, [0]))
 
 
-def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_ray):
+def test_ray_gives_the_local_records_and_hashes(sample_source, tmp_path, local_ray, capsys):
     on_ray = RayExecutor(workers=1)
     remote = curate(sample_source, tmp_path / "ray", Settings(), "hash", on_ray)
-    local = curate(sample_source, tmp_path / "local", Settings(), "hash", CountingExecutor(1))
+    counting = CountingExecutor(1)
+    local = curate(sample_source, tmp_path / "local", Settings(), "hash", counting)
     assert remote.records == local.records
     assert remote.products["hashes"] == local.products["hashes"]
     assert ray.is_initialized(), "the executor leaves a Ray it did not start running"
-    assert on_ray.map is not None
-    ran_on_ray = sum(on_ray.map.jobs_by_node.values())
-    assert ran_on_ray == CountingMap.jobs > len(local.products["hashes"])  # every file job
+    # Every job of every step is counted once, under the step that handed it over.
+    ran = {step: sum(nodes.values()) for step, nodes in on_ray.jobs_by_step.items()}
+    handed = {step: counted for step, (counted,) in counting.jobs_by_step.items()}
+    assert ran == handed
+    assert ran["index"] > ran["hash"] > 0
+    (node,) = set(on_ray.jobs_by_step["index"])
+    said = capsys.readouterr().err
+    assert f"Ray ran per-file jobs on 1 node(s): index {node[:8]} {ran['index']}; " in said
+
+
+def _fails_on_two(job: int) -> int:
+    if job == 2:
+        raise ValueError("job two is broken")
+    return job
+
+
+def test_a_job_ray_cannot_finish_ends_the_step_in_one_sentence(local_ray):
+    mapper = RayMap(ray, ray.remote(run_chunk), "hash", Counter())
+    with pytest.raises(PericurateError) as raised:
+        list(mapper(_fails_on_two, [1, 2, 3], chunksize=1))
+    said = str(raised.value)
+    assert said.startswith("Ray could not finish the hash step's per-file work (RayTaskError")
+    assert "\n" not in said

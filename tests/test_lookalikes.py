@@ -3,6 +3,7 @@
 import numpy as np
 
 from curation.core.records import Kind, SourceRecord
+from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.lookalikes.components import (
     LOOKALIKE_DISTANCE,
@@ -78,7 +79,7 @@ def test_visit_links_join_components_only_with_link_visits():
     curator asks (``--link-visits``): without it the components are the hash rule's."""
     rng = np.random.default_rng(3)
     films = {f: SourceRecord(f"{f}.jpg", Kind.image, f) for f in ("a", "b", "c")}
-    hashes = {f: {v: _random_code(rng) for v in View} for f in films}
+    hashes = Hashes.from_views({f: {v: _random_code(rng) for v in View} for f in films})
     visit = [Link("a", "c", "visit", inliers=140)]
     apart = lookalike_clusters(films, hashes, {}, LOOKALIKE_DISTANCE, visit)
     assert [c.film_ids for c in apart.clusters] == [("a",), ("b",), ("c",)]

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from curation.chain.chain import Executor, Step
 from curation.chain.run import Products, Run, StepTime
@@ -42,21 +43,30 @@ class LocalExecutor:
         self.times: list[StepTime] = []
 
     def run(self, steps: Sequence[Step], run: Run) -> Products:
-        with self.mapping() as map:
-            return self._run(steps, dataclasses.replace(run, map=map, workers=self.workers))
-
-    def _run(self, steps: Sequence[Step], run: Run) -> Products:
         products: Products = {}
-        for step in steps:
-            wall, cpu = time.perf_counter(), _cpu_seconds()
-            products = step.apply(run, products)
-            self.times.append(StepTime(step.name, time.perf_counter() - wall, _cpu_seconds() - cpu))
+        with self.session():
+            for step in steps:
+                on = dataclasses.replace(run, map=self.mapper(step.name), workers=self.workers)
+                wall, cpu = time.perf_counter(), _cpu_seconds()
+                products = step.apply(on, products)
+                spent = time.perf_counter() - wall, _cpu_seconds() - cpu
+                self.times.append(StepTime(step.name, *spent))
         return products
 
     @contextmanager
-    def mapping(self) -> Iterator[Mapper]:
-        """Where per-file work runs while this is open: ``workers`` local processes."""
-        yield LocalMap(self.workers)
+    def mapping(self, work: str) -> Iterator[Mapper]:
+        """The map of one named piece of per-file work outside the chain (the audit's)."""
+        with self.session():
+            yield self.mapper(work)
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """What the executor holds open while steps run (here: nothing)."""
+        yield
+
+    def mapper(self, step: str) -> Mapper:
+        """Where ``step`` runs its per-file work."""
+        return LocalMap(self.workers)
 
 
 def _cpu_seconds() -> float:
@@ -74,47 +84,99 @@ def run_chunk(function: Callable[[Job], Result], chunk: Sequence[Job]) -> tuple[
 
 
 class RayMap:
-    """The ``Mapper`` of a Ray cluster: a task per chunk of jobs, results in job order, and
-    how many jobs each node ran (``jobs_by_node``: what the cluster test reads)."""
+    """The ``Mapper`` of a Ray cluster for one step: a task per chunk of jobs, results in job
+    order; how many jobs each node ran is counted in ``jobs_by_node`` (the executor's ledger
+    for this step).
 
-    def __init__(self, ray: ModuleType) -> None:
+    The chunks are dealt round the nodes' CPUs (``cpu_slots``), each with a soft affinity
+    to its node: Ray's own placement hands a step's next chunks to the worker it already
+    leased, so a short step never reached a node whose worker was still starting. Soft: a
+    chunk whose node is gone runs elsewhere, and a task lost with its node is retried."""
+
+    def __init__(self, ray: ModuleType, task: Any, step: str, jobs_by_node: Counter[str]) -> None:
         self.ray = ray
-        self.task = ray.remote(run_chunk)
-        self.jobs_by_node: Counter[str] = Counter()
+        self.task = task
+        self.step = step
+        self.jobs_by_node = jobs_by_node
 
     def __call__(
         self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 16
     ) -> Iterator[Result]:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
         chunks = [jobs[start : start + chunksize] for start in range(0, len(jobs), chunksize)]
-        pending = [self.task.remote(function, chunk) for chunk in chunks]
+        slots = cpu_slots(self.ray.nodes()) if chunks else []
+        pending = [
+            self.task.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(slots[n % len(slots)], soft=True)
+            ).remote(function, chunk)
+            if slots
+            else self.task.remote(function, chunk)
+            for n, chunk in enumerate(chunks)
+        ]
         for done in pending:
-            node, results = self.ray.get(done)
+            try:
+                node, results = self.ray.get(done)
+            except self.ray.exceptions.RayError as error:  # retries spent, or the job failed
+                problem = str(error).strip().splitlines()[0]
+                raise PericurateError(
+                    f"Ray could not finish the {self.step} step's per-file work "
+                    f"({type(error).__name__}: {problem}); the step kept none of it, so a "
+                    "rerun starts it again."
+                ) from None
             self.jobs_by_node[node] += len(results)
             yield from results
 
 
+def cpu_slots(nodes: list[dict[str, Any]]) -> list[str]:
+    """The alive nodes' ids, each once per CPU, interleaved (``a b a b a``, not
+    ``a a a b b``): the order chunks are dealt in."""
+    cpus = {n["NodeID"]: int(n["Resources"].get("CPU", 0)) for n in nodes if n["Alive"]}
+    return [node for i in range(max(cpus.values(), default=0)) for node in cpus if cpus[node] > i]
+
+
 class RayExecutor(LocalExecutor):
     """The same steps, their per-file work as Ray tasks. Connects to the cluster that
-    ``RAY_ADDRESS`` names, else starts a local one (and stops what it started)."""
+    ``RAY_ADDRESS`` names, else starts a local one (and stops what it started).
+    ``jobs_by_step`` says which node ran how many jobs of which step (what the cluster test
+    reads); the run ends with one line saying so."""
 
     def __init__(self, workers: int = 0) -> None:
         super().__init__(workers)
-        self.map: RayMap | None = None
+        self.jobs_by_step: dict[str, Counter[str]] = {}
+        self._task: Any = None
 
     @contextmanager
-    def mapping(self) -> Iterator[Mapper]:
-        """Ray tasks while this is open, on the cluster ``RAY_ADDRESS`` names or a local one
-        started here (and stopped on leaving)."""
+    def session(self) -> Iterator[None]:
+        """Ray, connected (or started here, and stopped on leaving); then one line saying
+        which node ran how many jobs of which step."""
         ray = _import_ray()
         started = not ray.is_initialized()
         if started:
             quiet_ray_init(ray)
+        self._task = ray.remote(run_chunk)
         try:
-            self.map = RayMap(ray)
-            yield self.map
+            yield
         finally:
             if started:
                 ray.shutdown()
+        print(nodes_line(self.jobs_by_step), file=sys.stderr)
+
+    def mapper(self, step: str) -> Mapper:
+        jobs_by_node = self.jobs_by_step.setdefault(step, Counter())
+        return RayMap(_import_ray(), self._task, step, jobs_by_node)
+
+
+def nodes_line(jobs_by_step: dict[str, Counter[str]]) -> str:
+    """One line: per step that handed Ray jobs, each node (its id's first 8 hex digits) and
+    the jobs it ran."""
+    nodes = {node for counts in jobs_by_step.values() for node in counts}
+    steps = [
+        f"{step} " + " + ".join(f"{node[:8]} {n}" for node, n in sorted(counts.items()))
+        for step, counts in jobs_by_step.items()
+        if counts
+    ]
+    return f"Ray ran per-file jobs on {len(nodes)} node(s): {'; '.join(steps) or 'none'}."
 
 
 def quiet_ray_init(ray: ModuleType) -> None:
@@ -122,9 +184,11 @@ def quiet_ray_init(ray: ModuleType) -> None:
     in the session's log folder, which one line names; the steps' own progress bars are the
     ones shown. Errors still reach the terminal."""
     import logging
-    import sys
 
-    context = ray.init(log_to_driver=False, logging_level=logging.ERROR)
+    # "local" unless RAY_ADDRESS names a cluster: without an address, ray.init would join
+    # whatever cluster a `ray start` on this machine last recorded.
+    address = os.environ.get("RAY_ADDRESS") or "local"
+    context = ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
     print(f"Ray's logs: {context.address_info['session_dir']}/logs", file=sys.stderr)
 
 

@@ -100,7 +100,7 @@ def audit_command(
         if permutations < 1:
             raise AuditError("--permutations must be at least 1.")
         with (
-            executor_for(executor, workers).mapping() as map,
+            executor_for(executor, workers).mapping("audit") as map,
             hashing_progress(console) as (on_start, on_film),
         ):
             audit = run_audit(

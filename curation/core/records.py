@@ -7,6 +7,7 @@ for every file in the source ("nothing is silently lost").
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,7 +36,11 @@ class Kind(StrEnum):
     other = "other"
 
 
-@dataclass(frozen=True)
+# Fields whose few distinct values most records repeat: one string each, not one per record.
+SHARED_TEXTS = ("folder", "encoder", "reason")
+
+
+@dataclass(frozen=True, slots=True)
 class Lesion:
     """One annotated lesion: corners as fractions of the true image size, top-left origin."""
 
@@ -47,9 +52,13 @@ class Lesion:
         return {"box": list(self.box), "pai": self.pai}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceRecord:
-    """A source file and everything the chain learned about it."""
+    """A source file and everything the chain learned about it.
+
+    Slots, and the texts most records share (folder name, encoder signature, reason)
+    interned: a build holds one record per source file in memory, so each byte here is
+    millions of bytes on a large archive (``bench/records_memory.py``)."""
 
     path: str
     kind: Kind
@@ -70,6 +79,10 @@ class SourceRecord:
     # From the annotation's <filename>, for grouping a patient's films. In memory only: never
     # written (``write_records`` keeps to ``RECORD_SCHEMA``), cached, logged or shown.
     patient_number: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in SHARED_TEXTS:
+            object.__setattr__(self, name, sys.intern(getattr(self, name)))
 
     @property
     def film_id(self) -> str:

@@ -11,9 +11,10 @@ damaged cache is only rebuilt.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from curation.core import cache as cache_file
@@ -23,13 +24,57 @@ from curation.core.vocabulary import Decode
 from curation.hashes.hashing import AverageHash512, CorruptJpeg, View
 from curation.hashes.thumbnails import Thumbnail, add_thumbnails, thumbnail_of
 
-Hashes = dict[str, dict[View, bytes]]  # film_id -> view -> 64-byte hash
+VIEWS = tuple(View)
+HASH_BYTES = 64
+
+
+class Hashes(Mapping[str, dict[View, bytes]]):
+    """film_id -> view -> 64-byte hash, held column-wise: one ``(films, views, 64)`` uint8
+    array and each film's row, instead of five bytes objects and a dict per film (about
+    750 bytes a film down to about 400, with the row index; ``bench/records_memory.py``).
+    Read as the mapping it replaces: ``hashes[film][view]`` is the film's bytes."""
+
+    def __init__(self, films: Iterable[str], codes: np.ndarray) -> None:
+        self._row = {film: row for row, film in enumerate(films)}
+        if codes.shape != (len(self._row), len(VIEWS), HASH_BYTES):
+            raise ValueError(f"{codes.shape} hashes for {len(self._row)} films")
+        self._codes = codes
+
+    @classmethod
+    def from_views(cls, by_film: Mapping[str, Mapping[View, bytes]]) -> Hashes:
+        """The hashes of ``{film: {view: 64 bytes}}``."""
+        joined = b"".join(views[view] for views in by_film.values() for view in VIEWS)
+        codes = np.frombuffer(joined, dtype=np.uint8).reshape(-1, len(VIEWS), HASH_BYTES)
+        return cls(by_film, codes)
+
+    def __getitem__(self, film: str) -> dict[View, bytes]:
+        row = self._codes[self._row[film]]
+        return {view: row[k].tobytes() for k, view in enumerate(VIEWS)}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def __contains__(self, film: object) -> bool:
+        return film in self._row
+
+    def subset(self, keep: Callable[[str], bool]) -> Hashes:
+        """The hashes of the films ``keep`` accepts, still column-wise."""
+        films = [film for film in self._row if keep(film)]
+        return Hashes(
+            films, self._codes[[self._row[f] for f in films]].reshape(-1, *self._codes.shape[1:])
+        )
+
+    def codes(self, view: View, films: Iterable[str]) -> np.ndarray:
+        """The ``(len(films), 64)`` uint8 hashes of ``films`` in ``view``, without a bytes
+        object per film."""
+        return self._codes[[self._row[f] for f in films], VIEWS.index(view)]
+
+
 CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
 CHUNK = 16
-
-"""Hashes ``(absolute path, decode)`` jobs elsewhere (``curation.chain.executors``), in job order;
-None for a film that failed there, which this step then decodes itself to record why."""
-
 
 HashJob = tuple[str, Decode, tuple[int, int]]  # absolute path, decode, film width and height
 Hashed = tuple[dict[View, bytes] | None, Thumbnail | None, str]  # views, thumbnail, problem
@@ -101,12 +146,12 @@ def hash_films(
     if thumbnail_cache:
         add_thumbnails(thumbnail_cache, thumbnails)
     film_paths = {f.path for f in films}
-    hashes: Hashes = {}
+    by_film: dict[str, dict[View, bytes]] = {}
     out = []
     for record in records:
         if record.path in film_paths and record.sha256 in failures:
             record = record.settle(Fate.rejected, failures[record.sha256])
         elif record.path in film_paths:
-            hashes[record.film_id] = cache[record.sha256]
+            by_film[record.film_id] = cache[record.sha256]
         out.append(record)
-    return out, hashes
+    return out, Hashes.from_views(by_film)

@@ -130,7 +130,7 @@ def lookalike_clusters(
     """The look-alike components of ``films`` (film id -> record); the films dropped as copies
     (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on.
     ``visit_links`` join the components only when ``link_visits``."""
-    compared = {k: v for k, v in hashes.items() if k in films or k in kept_as}
+    compared = hashes.subset(lambda film: film in films or film in kept_as)
     links = lookalike_links(compared, max_distance)
     numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
     patients, templated = patient_links(numbers)

@@ -127,7 +127,7 @@ def run_same_picture(
     track: Callable[[str, int | None], Tracker],
 ) -> SamePictureOutcome:
     films = {r.film_id: r for r in pending_images(records)}
-    candidates = candidate_pairs({k: v for k, v in hashes.items() if k in films}, radius)
+    candidates = candidate_pairs(hashes.subset(films.__contains__), radius)
     on_total(len(candidates))
     jobs = _component_jobs(root, films, candidates, cache)
     pairs: list[SamePicture] = []
