@@ -29,7 +29,8 @@ from bench.ray_cluster import two_nodes
 from bench.splits_bench import pericurate
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
-MAPPED_STEPS = ("index", "hash")  # the steps whose per-file work goes through run.map today
+# the steps with per-file work, all of it through run.map (lookalikes reads the frame step's pairs)
+MAPPED_STEPS = ("index", "hash", "near-identical")
 PROJECTED = (100_000, 1_000_000)
 MACHINES = (1, 4, 16)
 EXECUTORS = ("local", "ray")
