@@ -41,7 +41,7 @@ class _Quiet:
 
 
 def _run(source: Source, out: Path) -> Run:
-    return Run(source, out, Settings(), lambda description, total: _Quiet(), LocalMap(1), 1)
+    return Run(source, out, Settings(), lambda description, total: _Quiet(), LocalMap(1))
 
 
 def count_films(run: Run, records: list[SourceRecord]) -> dict[str, object]:

@@ -46,7 +46,7 @@ class LocalExecutor:
         products: Products = {}
         with self.session():
             for step in steps:
-                on = dataclasses.replace(run, map=self.mapper(step.name), workers=self.workers)
+                on = dataclasses.replace(run, map=self.mapper(step.name))
                 wall, cpu = time.perf_counter(), _cpu_seconds()
                 products = step.apply(on, products)
                 spent = time.perf_counter() - wall, _cpu_seconds() - cpu

@@ -38,7 +38,6 @@ class Run:
     settings: Settings
     track: Callable[[str, int | None], Tracker]  # a progress bar: description, total if known
     map: Mapper  # where per-file work runs (the executor's)
-    workers: int = 0  # local worker processes for the steps that still count them (0: cores)
 
     def cache(self, name: str) -> Path:
         """A step's cache file, below ``BUILD/cache``."""
