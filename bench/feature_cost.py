@@ -41,7 +41,7 @@ from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
 from curation.features.features import FilmFeatures, decoded_grey, film_features
 from curation.features.shortlist import MIN_SHARE, feature_shortlist, pair_votes, voting
-from curation.same_picture import frame_check
+from curation.near_identical import frame_check
 
 RESULTS = Path(__file__).with_name("feature_cost.json")
 JITTER_BITS = 64  # bits flipped per descriptor of a stand-in film, on average (> MAX_HAMMING)

@@ -8,17 +8,17 @@ script would (``WRITERS``: at the script's default quality 75, or at the origina
 quality 95, where quality tells nothing), numbers it once below and once above its
 original (``090131`` vs ``36531``: above as a number, below as text), and builds the group
 of the two films directly: detection is not measured here, only the keeper
-(``curation.same_picture.candidates.same_picture_groups`` on the facts
-``curation.same_picture.keeper_evidence``
+(``curation.near_identical.candidates.same_picture_groups`` on the facts
+``curation.near_identical.keeper_evidence``
 reads from the files). The archive's mean film is that of
 the originals plus one copy of each (cycling through the alterations), as in an archive
 whose copies are a minority.
 
 Goal: the original kept in every group, no turned film kept. It also prints the upright
-and mirror margins of ``curation.same_picture.keeper_evidence``, how many films fit their mirror
+and mirror margins of ``curation.near_identical.keeper_evidence``, how many films fit their mirror
 better
 against the mean of the others (``mirror_fits``), and the tone rules' leads
-(``curation.same_picture.keeper_tone``) on the pairs that reach them, at 512 px and on 24 films
+(``curation.near_identical.keeper_tone``) on the pairs that reach them, at 512 px and on 24 films
 upscaled
 to the archive's sizes (grey, quality 95), and, beyond the table, which film is kept and by
 which rule for blurred, noised and sharpened copies at quality 95 (``BEYOND``; numbered
@@ -50,9 +50,9 @@ from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.hashes.hashing import AverageHash512, View
 from curation.index.provenance import encoder_signature
-from curation.same_picture.candidates import SamePicture, same_picture_groups
-from curation.same_picture.keeper import STRONG_RULES, FilmFacts, strong_evidence
-from curation.same_picture.keeper_evidence import (
+from curation.near_identical.candidates import SamePicture, same_picture_groups
+from curation.near_identical.keeper import STRONG_RULES, FilmFacts, strong_evidence
+from curation.near_identical.keeper_evidence import (
     border_share,
     corner_share,
     correlation,
@@ -62,8 +62,8 @@ from curation.same_picture.keeper_evidence import (
     mean_grid,
     turn_of,
 )
-from curation.same_picture.keeper_tone import TypicalTone, tone_of
-from curation.same_picture.pixels import Comparison
+from curation.near_identical.keeper_tone import TypicalTone, tone_of
+from curation.near_identical.pixels import Comparison
 
 RESULTS = Path(__file__).with_name("keeper.json")
 WRITERS = {"script q75": 75, "own quality q95": 95}
@@ -116,7 +116,7 @@ def _tone_margins(pairs: list[tuple[str, FilmFacts, FilmFacts]]) -> dict[str, di
     every rule before it): the original's largest lead (the rule would drop the original at
     a margin below it) and per alteration the copy's smallest lead (the rule names the copy
     at a margin up to it). Leads in spreads, as the rules read them
-    (``curation.same_picture.keeper``)."""
+    (``curation.near_identical.keeper``)."""
     names = [name for name, _ in STRONG_RULES]
     found = {}
     for rule, lead in (("local contrast", _contrast_lead), ("tone curve", _roughness_lead)):

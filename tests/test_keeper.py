@@ -1,4 +1,4 @@
-"""Which film of a same-picture group is kept (``curation.same_picture.keeper``): each rule of the
+"""Which film of a same-picture group is kept (``curation.near_identical.keeper``): each rule of the
 order
 outranks the next, the facts are read from project-made films (``tests/film_kit.py``), and
 the sample's planted copies keep their originals."""
@@ -25,18 +25,18 @@ from curation.hashes.hashing import AverageHash512, View
 from curation.index.index import index_source
 from curation.index.originals import drop_augmented_by_name
 from curation.index.provenance import EncoderEvidence, encoder_signature
-from curation.same_picture.candidates import SamePicture, same_picture_groups
-from curation.same_picture.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
-from curation.same_picture.keeper_evidence import (
+from curation.near_identical.candidates import SamePicture, same_picture_groups
+from curation.near_identical.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
+from curation.near_identical.keeper_evidence import (
     header_and_border,
     keeper_facts,
     tone_reference,
     usual_encoder,
 )
-from curation.same_picture.keeper_tone import CONTRAST_MARGIN, REFERENCE_FILMS, ROUGHNESS_MARGIN
-from curation.same_picture.pixel_cache import ComparisonCache
-from curation.same_picture.pixels import Comparison
-from curation.same_picture.step import run_same_picture
+from curation.near_identical.keeper_tone import CONTRAST_MARGIN, REFERENCE_FILMS, ROUGHNESS_MARGIN
+from curation.near_identical.pixel_cache import ComparisonCache
+from curation.near_identical.pixels import Comparison
+from curation.near_identical.step import run_same_picture
 from curation.sample import SampleTruth, write_sample_archive
 from curation.source.download import fetch_source
 from tests.sample_reading import SMALL_FILMS, SMALL_SEED

@@ -17,8 +17,8 @@ from curation.core.parallel import ordered_map
 from curation.core.records import Lesion
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import AverageHash512, View, hamming
-from curation.same_picture import pixels
-from curation.same_picture.candidates import (
+from curation.near_identical import pixels
+from curation.near_identical.candidates import (
     FilmFacts,
     SamePicture,
     candidate_components,
@@ -27,9 +27,9 @@ from curation.same_picture.candidates import (
     films_needing_grain,
     same_picture_groups,
 )
-from curation.same_picture.pixel_cache import ComparisonCache
-from curation.same_picture.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
-from curation.same_picture.step import ComponentJob, confirm_job
+from curation.near_identical.pixel_cache import ComparisonCache
+from curation.near_identical.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
+from curation.near_identical.step import ComponentJob, confirm_job
 from tests import film_kit as kit
 
 # Issue 11's measurement on real panoramic films: distinct films were at least 61 bits apart

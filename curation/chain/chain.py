@@ -32,8 +32,8 @@ from curation.core.parallel import Mapper
 from curation.core.vocabulary import LOOKALIKE_DISTANCE
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
+from curation.near_identical import NearIdenticalConfig
 from curation.publish import PublishConfig
-from curation.same_picture import SamePictureConfig
 from splits import AssignConfig
 
 if TYPE_CHECKING:
@@ -107,10 +107,10 @@ CHAIN: tuple[Step, ...] = (
     Step(
         "near-identical",
         "drop augmented copies and near-identical films (pixel-confirmed).",
-        steps.drop_same_pictures,
+        steps.drop_near_identical,
         reads=("records", "hashes"),
         writes=("records", "same_picture"),
-        config=SamePictureConfig,
+        config=NearIdenticalConfig,
     ),
     Step(
         "lookalikes",

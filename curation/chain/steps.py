@@ -16,8 +16,8 @@ from curation.core.build_origin import SAMPLE_COMMENT
 from curation.core.vocabulary import Reason, reason_text
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
+from curation.near_identical import NearIdenticalConfig
 from curation.publish import PublishConfig
-from curation.same_picture import SamePictureConfig
 from curation.source.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
 from splits import AssignConfig
 from splits.figures import SPLITS, Figures
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from curation.core.records import SourceRecord
     from curation.hashes.hash_films import Hashes
     from curation.lookalikes.components import Cluster, Lookalikes
+    from curation.near_identical.step import SamePictureOutcome
     from curation.publish.summary import ClusterSize, Summary
-    from curation.same_picture.step import SamePictureOutcome
 
 VERSIONED_PACKAGES = (
     "pericurate",
@@ -94,12 +94,12 @@ def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[
     return {"records": records, "hashes": hashes}
 
 
-def drop_same_pictures(
-    run: Run, config: SamePictureConfig, records: list[SourceRecord], hashes: Hashes
+def drop_near_identical(
+    run: Run, config: NearIdenticalConfig, records: list[SourceRecord], hashes: Hashes
 ) -> dict[str, object]:
     """Same-picture candidates confirmed in pixels; one film kept per group."""
-    from curation.same_picture.pixel_cache import ComparisonCache
-    from curation.same_picture.step import run_same_picture
+    from curation.near_identical.pixel_cache import ComparisonCache
+    from curation.near_identical.step import run_same_picture
 
     bar = run.track("compare pixels", None)
     same = run_same_picture(

@@ -3,7 +3,7 @@
 By name: the real archive files augmented copies under ``Augmentation JPG Images`` and gives
 them the original's stem with a last digit of 2 (noise), 3 (scaling), 4 (mirror) or 5
 (rotation); originals end in 1. Copies filed among the originals are found by image later
-(``curation.same_picture.candidates``).
+(``curation.near_identical.candidates``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from curation.core.parallel import LocalMap, Mapper
 from curation.features.features import FeatureMatch, FilmFeatures, match_features
 from curation.features.shortlist import feature_shortlist
-from curation.same_picture.frame_check import SHORTLIST_PER_FILM, FrameComparison
+from curation.near_identical.frame_check import SHORTLIST_PER_FILM, FrameComparison
 
 # Measured on real radiographs (``uv run --frozen python -m bench.visits``; bench/RESULTS.md,
 # "Visits of one patient"): over all 7,140 pairs of the 120 distinct real films, at most 53

@@ -34,11 +34,11 @@ from curation.core.records import LESION_STRUCT, Fate, Kind, Lesion, SourceRecor
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.lookalikes.components import Cluster
+from curation.near_identical.settle import AgreementPair
 from curation.publish import schema as schema_module
 from curation.publish.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.publish.referrals import referral_for
 from curation.publish.schema import SPLITS, features, shard_name
-from curation.same_picture.settle import AgreementPair
 from splits.assign import empty_splits_problem
 
 ROW_GROUP = 64

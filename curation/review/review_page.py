@@ -9,6 +9,8 @@ from pathlib import Path
 from curation.core.records import Fate, Kind, SourceRecord
 from curation.hashes.thumbnails import Thumbnail, read_thumbnails
 from curation.lookalikes.components import Cluster, Link
+from curation.near_identical.candidates import SamePictureGroup
+from curation.near_identical.pixels import SAME_PICTURE_LIMIT
 from curation.review.review import (
     ReviewCluster,
     ReviewGroup,
@@ -17,8 +19,6 @@ from curation.review.review import (
     RuleCounts,
     write_review_page,
 )
-from curation.same_picture.candidates import SamePictureGroup
-from curation.same_picture.pixels import SAME_PICTURE_LIMIT
 
 
 def review_groups(groups: list[SamePictureGroup]) -> list[ReviewGroup]:

@@ -1,6 +1,6 @@
 """Step 5, settled: each same-picture group keeps one film; re-filings feed the agreement table.
 
-The groups and their keepers come from ``curation.same_picture.candidates``. A dropped augmented
+The groups and their keepers come from ``curation.near_identical.candidates``. A dropped augmented
 copy
 is recorded with its kind, the film it copies and the evidence that named it the copy; a
 re-filing (the same radiograph filed twice, each with its own annotation) is recorded as
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from curation.core.records import Fate, Kind, Lesion, SourceRecord, settle_many
 from curation.core.vocabulary import Reason, reason_text
-from curation.same_picture.candidates import SamePictureGroup
+from curation.near_identical.candidates import SamePictureGroup
 
 
 @dataclass(frozen=True)

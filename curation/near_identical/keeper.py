@@ -1,7 +1,7 @@
 """Which film of a same-picture group is kept: the evidence rules, strongest first.
 
 Every rule reads one fact of each film (``FilmFacts``, gathered by
-``curation.same_picture.keeper_evidence``) and gives a value, lower = more original; the film with
+``curation.near_identical.keeper_evidence``) and gives a value, lower = more original; the film with
 the
 lowest values, compared rule by rule in ``KEEPER_ORDER``, is kept, and the first rule on
 which a dropped film loses to the kept one is the evidence recorded for it. The order, and
@@ -27,7 +27,7 @@ why:
    brightened copy would lose.
 9. ``local contrast``: its local contrast lies above the archive's typical film by
    ``CONTRAST_MARGIN`` spreads more than the other film lies from it (either side): CLAHE
-   and equalisation raise it, an export does not (``curation.same_picture.keeper_tone``).
+   and equalisation raise it, an export does not (``curation.near_identical.keeper_tone``).
 10. ``tone curve``: its grey histogram departs from the archive's typical roughness by
     ``ROUGHNESS_MARGIN`` spreads more than the other film's: a tone curve (gamma,
     brightness/contrast, equalisation) applied to 8-bit levels combs the histogram.
@@ -81,14 +81,14 @@ from dataclasses import dataclass
 from curation.core.records import Lesion
 from curation.hashes.hashing import View
 from curation.index.provenance import scripted
-from curation.same_picture.keeper_tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
+from curation.near_identical.keeper_tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
 
 Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
 
 
 @dataclass(frozen=True)
 class FilmFacts:
-    """What the keeper rules read about a film (``curation.same_picture.keeper_evidence`` gathers
+    """What the keeper rules read about a film (``curation.near_identical.keeper_evidence`` gathers
     them)."""
 
     width: int

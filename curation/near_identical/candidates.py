@@ -2,12 +2,13 @@
 
 Candidates come from the hashes: film A in each orientation (``View``) against every film's
 own hash, within ``SAME_PICTURE_RADIUS`` bits. Each candidate is confirmed in pixels
-(``curation.same_picture.pixels``). Confirmed pairs form groups (connected components), so chains of
+(``curation.near_identical.pixels``). Confirmed pairs form groups (connected components), so chains
+of
 copies (a mirror of a re-filing, say) are one group; each group keeps exactly one film.
 
 Which film is kept is decided by evidence from the files, strongest first, and the rule
 that decided is recorded with its sentence: the order and why are in
-``curation.same_picture.keeper``
+``curation.near_identical.keeper``
 (an augmentation-folder twin, the script's encoder, a turn, padding, fewer pixels, lower
 JPEG quality, an unusual encoder, black corners, grain among script copies, and only then
 the lower number, compared as a number).
@@ -15,7 +16,7 @@ the lower number, compared as a number).
 A dropped film's kind says how it relates to the film it was confirmed against: ``mirror``,
 ``rotation``, ``rescaled``, ``noised`` (same frame, a copy) or ``re-filing`` (the same
 radiograph filed twice with its own annotation: inter-annotator evidence); a pair the frame
-check confirmed (``curation.same_picture.frame_step``) is ``cropped``, ``padded``, ``rotated``,
+check confirmed (``curation.near_identical.frame_step``) is ``cropped``, ``padded``, ``rotated``,
 ``rescaled`` or ``re-toned``.
 """
 
@@ -30,7 +31,7 @@ from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.hashes.orientations import pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
-from curation.same_picture.keeper import (
+from curation.near_identical.keeper import (
     COPY_RULES,
     FilmFacts,
     deciding,
@@ -38,7 +39,7 @@ from curation.same_picture.keeper import (
     keeper,
     keeper_key,
 )
-from curation.same_picture.pixels import Comparison
+from curation.near_identical.pixels import Comparison
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
 
@@ -55,7 +56,7 @@ class SamePicture:
     view: View
     distance: int
     comparison: Comparison
-    # Same picture under another frame (``curation.same_picture.frame_step``): the kind of B
+    # Same picture under another frame (``curation.near_identical.frame_step``): the kind of B
     # relative to
     # A and of A relative to B, and the transform as evidence; empty for whole-frame pairs.
     frame_kinds: tuple[str, str] | tuple[()] = ()

@@ -1,8 +1,8 @@
 """Step 5 wired to files: learn encoder signatures, compare candidates in pixels (cached,
-parallel), add the pairs the frame check confirms (``curation.same_picture.frame_step``: same
+parallel), add the pairs the frame check confirms (``curation.near_identical.frame_step``: same
 picture
 under another frame), group, and settle each group; the look-alike step then inherits dropped films'
-links. Kept apart from ``curation.same_picture.candidates`` so that the rules there read without
+links. Kept apart from ``curation.near_identical.candidates`` so that the rules there read without
 I/O."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.index.originals import ORIGINALS_FOLDER
 from curation.index.provenance import EncoderEvidence
-from curation.same_picture import pixels
-from curation.same_picture.candidates import (
+from curation.near_identical import pixels
+from curation.near_identical.candidates import (
     Candidate,
     SamePicture,
     SamePictureGroup,
@@ -29,12 +29,12 @@ from curation.same_picture.candidates import (
     films_needing_grain,
     same_picture_groups,
 )
-from curation.same_picture.frame_check import FrameComparison
-from curation.same_picture.frame_step import FrameCache, frame_pairs
-from curation.same_picture.keeper_evidence import keeper_facts
-from curation.same_picture.pixel_cache import ComparisonCache, PairKey
-from curation.same_picture.pixels import Comparison
-from curation.same_picture.settle import AgreementPair, settle_same_picture
+from curation.near_identical.frame_check import FrameComparison
+from curation.near_identical.frame_step import FrameCache, frame_pairs
+from curation.near_identical.keeper_evidence import keeper_facts
+from curation.near_identical.pixel_cache import ComparisonCache, PairKey
+from curation.near_identical.pixels import Comparison
+from curation.near_identical.settle import AgreementPair, settle_same_picture
 
 
 @dataclass(frozen=True)

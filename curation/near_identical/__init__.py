@@ -1,6 +1,6 @@
 """Same picture: candidates by hash, confirmed in pixels (whole frame) or by local features
 under one fitted transform (another frame); one film kept per group, with the evidence.
-``SamePictureConfig`` is the step's setting (standard library only)."""
+``NearIdenticalConfig`` is the step's setting (standard library only)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from curation.core.vocabulary import SAME_PICTURE_RADIUS
 
 
 @dataclass(frozen=True)
-class SamePictureConfig:
+class NearIdenticalConfig:
     """The near-identical step's setting."""
 
     same_picture_distance: int = field(

@@ -1,4 +1,4 @@
-"""The facts the keeper rules read (``curation.same_picture.keeper``), gathered for the films of
+"""The facts the keeper rules read (``curation.near_identical.keeper``), gathered for the films of
 same-picture groups only, at little cost:
 
 - which way is up comes from the hashes every film already has: each film's 512 hash bits
@@ -25,7 +25,7 @@ same-picture groups only, at little cost:
   folder holds of another film of the group. Noise and scaling copies (2, 3) count only
   byte for byte: every upright relative of a film is the same picture as those;
 - the tone departures (local contrast, histogram roughness) against the archive's typical
-  film, measured on a bounded reference sample (``curation.same_picture.keeper_tone``): one
+  film, measured on a bounded reference sample (``curation.near_identical.keeper_tone``): one
   full-size
   decode per film of a group and per reference film, only when a group exists.
 """
@@ -46,9 +46,9 @@ from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import DRAFT_REQUEST, AverageHash512, View, hamming
 from curation.index.originals import AUGMENTATION_KINDS, ORIGINALS_FOLDER
 from curation.index.provenance import EncoderEvidence
-from curation.same_picture import pixels
-from curation.same_picture.keeper import FilmFacts
-from curation.same_picture.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
+from curation.near_identical import pixels
+from curation.near_identical.keeper import FilmFacts
+from curation.near_identical.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
 
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
 PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
