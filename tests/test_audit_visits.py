@@ -79,7 +79,7 @@ def test_visits_alone_exit_0_by_default_and_1_with_strict_patients(sample_build,
 
 def test_the_card_counts_the_visits_that_cross_splits_without_link_visits(sample_build, audited):
     summary = Summary.load(sample_build / "curation.json")
-    assert summary.setting("lookalikes", "link_visits") is False
+    assert summary.flat_settings().link_visits is False
     _, out = audited
     report = json.loads((out / "report.json").read_text())
     assert summary.counts.visits_across_splits == len(report["cross_split_visits"]["listed"])
@@ -105,7 +105,7 @@ def test_link_visits_puts_every_planted_visit_group_in_one_split(
         kept = [f for f in group if f in splits]
         assert len({splits[f] for f in kept}) <= 1, (group, {f: splits[f] for f in kept})
     summary = Summary.load(linked_build / "curation.json")
-    assert summary.setting("lookalikes", "link_visits") is True
+    assert summary.flat_settings().link_visits is True
     assert summary.counts.visits_across_splits == 0 and summary.counts.verified_visits > 0
     assert "joined into the components (`--link-visits`)" in render_card(linked_build)
     # Without the flag, the same source gives other splits for some planted group.

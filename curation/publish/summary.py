@@ -104,10 +104,6 @@ class Summary:
     splits: dict[str, Figures]
     versions: dict[str, str]  # package -> version
 
-    def setting(self, step: str, name: str) -> Any:
-        """One recorded setting of one step (``curation.chain.settings.Settings.record``)."""
-        return self.parameters[step][name]
-
     def flat_settings(self) -> types.SimpleNamespace:
         """Every recorded setting by its name (names are unique across steps)."""
         return types.SimpleNamespace(
