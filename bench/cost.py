@@ -26,7 +26,9 @@ from bench.measure import run_measured
 
 REPO = Path(__file__).resolve().parent.parent
 COMMANDS = ("download", "build", "card", "agreement")
-ENTRY = "from curation.cli.app import app; app()"
+# Where the command-line app lives: today's package, or the single module of commits before
+# issue 24 moved the code into subpackages (a baseline may be either).
+ENTRIES = (("curation/cli/app.py", "curation.cli.app"), ("curation/cli.py", "curation.cli"))
 ISSUE_11_BASELINE = "b9ab0a2"  # the commit issue 11 measured on: "at most 20% more than now"
 
 
@@ -40,9 +42,11 @@ def _commands(archive: Path, build: Path) -> dict[str, list[str]]:
 
 
 def _program(checkout: Path) -> list[str]:
-    if not (checkout / "curation" / "cli.py").is_file():
+    module = next((m for path, m in ENTRIES if (checkout / path).is_file()), None)
+    if module is None:
         raise FileNotFoundError(f"{checkout} holds no pericurate checkout")
-    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(checkout)!r})\n{ENTRY}"]
+    entry = f"from {module} import app; app()"
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(checkout)!r})\n{entry}"]
 
 
 def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
@@ -53,16 +57,21 @@ def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
     seconds = {}
     for prefix in ("", "noop_"):
         for name, arguments in _commands(archive, build).items():
-            seconds[prefix + name] = run_measured([*program, *arguments]).wall_s
+            measured = run_measured([*program, *arguments])
+            seconds[prefix + name] = measured.wall_s
+            if name == "build":
+                seconds[prefix + "build_cpu_s"] = measured.cpu_s
+                seconds[prefix + "build_peak_rss_mib"] = measured.peak_rss_mib
         seconds[prefix + "total"] = round(sum(seconds[prefix + c] for c in COMMANDS), 3)
     return seconds
 
 
-def audit_seconds(checkout: Path, build: Path) -> float:
-    """Wall seconds of ``pericurate audit`` of ``build`` with ``checkout``'s code (exit 1,
-    leakage found, counts as a run too)."""
+def audit_measured(checkout: Path, build: Path) -> dict[str, float]:
+    """Wall and CPU seconds and peak RSS of ``pericurate audit`` of ``build`` with
+    ``checkout``'s code (exit 1, leakage found, counts as a run too)."""
     command = [*_program(checkout), "audit", str(build), "--out", str(build.parent / "audit")]
-    return run_measured(command, ok_codes=(0, 1)).wall_s
+    measured = run_measured(command, ok_codes=(0, 1))
+    return {"wall_s": measured.wall_s, "cpu_s": measured.cpu_s, "peak": measured.peak_rss_mib}
 
 
 def measure(
@@ -72,7 +81,8 @@ def measure(
     and the ratio; with ``audit``, each side's audit of its last build. Build folders go
     below ``builds`` (default: beside the archive)."""
     builds = builds or archive.parent / f"{archive.stem}-cost"
-    figures = (*COMMANDS, "total", *(f"noop_{c}" for c in (*COMMANDS, "total")))
+    cold = (*COMMANDS, "total", "build_cpu_s", "build_peak_rss_mib")
+    figures = (*cold, *(f"noop_{c}" for c in (*COMMANDS, "total")))
     with tempfile.TemporaryDirectory(prefix="pericurate-cost-") as scratch:
         old = Path(scratch) / "baseline"
         subprocess.run(
@@ -86,7 +96,7 @@ def measure(
             for _ in range(rounds):
                 for side, checkout in sides:
                     runs[side].append(cold_splits(checkout, archive, builds / side))
-            audits = {side: audit_seconds(c, builds / side) for side, c in sides} if audit else {}
+            audits = {side: audit_measured(c, builds / side) for side, c in sides} if audit else {}
         finally:
             subprocess.run(
                 ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
@@ -104,7 +114,9 @@ def measure(
         "runs": runs,
         "median": medians,
         "ratio": round(medians["current"]["total"] / medians["baseline"]["total"], 3),
-        "audit_s": audits,
+        "audit_s": {side: a["wall_s"] for side, a in audits.items()},
+        "audit_cpu_s": {side: a["cpu_s"] for side, a in audits.items()},
+        "audit_peak_rss_mib": {side: a["peak"] for side, a in audits.items()},
         "step_times": json.loads(times.read_text()) if times.is_file() else None,
     }
 

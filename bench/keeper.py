@@ -50,7 +50,7 @@ from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.hashes.hashing import AverageHash512, View
 from curation.index.provenance import encoder_signature
-from curation.near_identical.candidates import SamePicture, same_picture_groups
+from curation.near_identical.candidates import SamePicture, pairs_to_reencode, same_picture_groups
 from curation.near_identical.keeper import STRONG_RULES, FilmFacts, strong_evidence
 from curation.near_identical.keeper_evidence import (
     border_share,
@@ -62,6 +62,7 @@ from curation.near_identical.keeper_evidence import (
     mean_grid,
     turn_of,
 )
+from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_misses, written_from
 from curation.near_identical.keeper_tone import TypicalTone, tone_of
 from curation.near_identical.pixels import Comparison
 
@@ -157,6 +158,60 @@ def _borders(paths: list[Path], pick: Callable = max) -> tuple[float, float]:
     return pick(border_share(g, 0.0) for g in greys), pick(corner_share(g, 0.0) for g in greys)
 
 
+# How each turned alteration relates the original to its copy (a pair's view).
+VIEWS = {
+    "mirror": View.mirror,
+    "quarter turn +90": View.rot90,
+    "quarter turn -90": View.rot270,
+    "half turn": View.rot180,
+}
+
+
+class Misses:
+    """The re-encoding evidence (``curation.near_identical.keeper_reencode``) of every
+    (original, copy) pair of one frame, both ways, and what it decides where the step would
+    read it (the pair tied on every rule before: ``pairs_to_reencode``)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[tuple[float, float]]] = {}
+        self.read_for = 0
+        self.measured: dict[tuple[Path, Path, View], tuple[float | None, float | None]] = {}
+
+    def read(
+        self, label: str, original: Path, copy: Path, pair: SamePicture, facts: dict
+    ) -> dict[str, str]:
+        key = (original, copy, pair.view)
+        if key not in self.measured:
+            self.measured[key] = reencoding_misses(ReencodeJob(str(original), str(copy), pair.view))
+            copy_from, original_from = self.measured[key]
+            if copy_from is not None and original_from is not None:
+                self.seen.setdefault(label, []).append((copy_from, original_from))
+        copy_from, original_from = self.measured[key]
+        if not pairs_to_reencode([pair], facts):
+            return {}
+        self.read_for += 1
+        found = written_from(pair.a, pair.b, (copy_from, original_from))
+        return dict([found]) if found else {}
+
+    def summary(self) -> dict:
+        """Per alteration: the copy's largest miss re-encoded from its original, the
+        original's smallest miss re-encoded from its copy, and the smallest ratio of the
+        larger miss to the smaller (how far apart the two ways are)."""
+        found: dict = {"pairs the step would read": self.read_for}
+        for label, seen in sorted(self.seen.items()):
+            copy_from, original_from = np.array(seen).T
+            ratio = np.maximum(copy_from, original_from) / np.maximum(
+                np.minimum(copy_from, original_from), 1e-9
+            )
+            found[label] = {
+                "copy from original, largest": round(float(copy_from.max()), 4),
+                "original from copy, smallest": round(float(original_from.min()), 4),
+                "ratio of the two ways, largest": round(float(ratio.max()), 2),
+                "ratio of the two ways, smallest": round(float(ratio.min()), 2),
+            }
+        return found
+
+
 MIRROR_WIDTHS = (16, 64, 256)
 
 
@@ -219,10 +274,16 @@ def upscaled_tone_margins(sources: list[Path]) -> dict:
             (name, own[n], _facts(path, views[path], mean, usual, typical))
             for (n, name), path in sorted(copies.items())
         ]
+        misses = Misses()
+        for (n, name), path in sorted(copies.items()):
+            view = VIEWS.get(name, View.identity)
+            pair = SamePicture("36531", "090131", view, 0, Comparison(0, None, True))
+            misses.read(name, originals[n], path, pair, {"36531": own[n], "090131": own[n]})
     return {
         "films": len(sources),
         "tone statistics, ms per film (one process)": round(milliseconds, 1),
         **_tone_margins(pairs),
+        "reencoding": misses.summary(),
     }
 
 
@@ -268,14 +329,17 @@ def measure(films: int = 120) -> dict:
         outcome: Counter[tuple[str, str, str]] = Counter()
         deciding: Counter[tuple[str, str]] = Counter()
         turned_kept = 0
+        misses = Misses()
         for (n, name, writer), path in sorted(copies.items(), key=lambda kv: str(kv[0])):
             copy_fact = _facts(path, copy_views[(n, name, writer)], mean, usual, typical)
             reaching.append((f"{name} | {writer}", original_facts[n], copy_fact))
             original, above, below = _numbers(n)
+            view = VIEWS.get(name, View.identity)
             for copy_id in (above, below):
                 facts = {original: original_facts[n], copy_id: copy_fact}
-                pair = SamePicture(original, copy_id, View.identity, 0, Comparison(0, None, True))
-                [group] = same_picture_groups([pair], facts, {})
+                pair = SamePicture(original, copy_id, view, 0, Comparison(0, None, True))
+                found = misses.read(f"{name} | {writer}", originals[n], path, pair, facts)
+                [group] = same_picture_groups([pair], facts, {}, found)
                 kept_original = group.kept == original
                 outcome[(name, writer, "original kept" if kept_original else "copy kept")] += 1
                 if kept_original:
@@ -294,7 +358,8 @@ def measure(films: int = 120) -> dict:
                         original, copy_id, View.identity, 0, Comparison(0, None, True)
                     )
                     facts = {original: original_facts[n], copy_id: fact}
-                    [group] = same_picture_groups([pair], facts)
+                    found = misses.read(name, originals[n], path, pair, facts)
+                    [group] = same_picture_groups([pair], facts, {}, found)
                     kept = "original" if group.kept == original else "copy"
                     named = group.dropped[0].evidence.split(":")[0]
                     beyond[(f"{name} | numbered {numbered}", f"{kept} kept | {named}")] += 1
@@ -326,6 +391,7 @@ def measure(films: int = 120) -> dict:
         "beyond_the_table_q95": {
             f"{name} | {outcome}": count for (name, outcome), count in sorted(beyond.items())
         },
+        "reencoding": misses.summary(),
         "tone_margins": _tone_margins(reaching),
         "tone_margins_upscaled": upscaled_tone_margins(sources[:UPSCALED_FILMS]),
         "typical_tone": dataclasses.asdict(typical),

@@ -1,4 +1,5 @@
-"""Run a command as a child process and measure it: wall time and the child's peak RSS.
+"""Run a command as a child process and measure it: wall time, the child's peak RSS and the
+CPU seconds of the child and its reaped descendants.
 
 ``os.wait4`` returns the resource usage of that one child (and its reaped descendants, such
 as hash worker processes); ``ru_maxrss`` is the largest resident set of any single process
@@ -25,6 +26,7 @@ class Measured:
     peak_rss_mib: float
     stdout: str
     exit_code: int = 0
+    cpu_s: float = 0.0  # user and system time of the child and the workers it reaped
 
 
 class ChildFailed(RuntimeError):
@@ -46,10 +48,10 @@ def run_measured(command: list[str], ok_codes: tuple[int, ...] = (0,)) -> Measur
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read()
-        peak_kib = int(rss.read() or 0)
+        peak_kib, cpu = (rss.read() or "0 0").split()
     if code not in ok_codes:
         raise ChildFailed(f"{' '.join(command)} exited {code}: {stderr[-2000:]}")
-    return Measured(round(wall, 3), round(peak_kib / 1024, 1), stdout, code)
+    return Measured(round(wall, 3), round(int(peak_kib) / 1024, 1), stdout, code, float(cpu))
 
 
 def python_child(module: str, *args: str) -> list[str]:
@@ -63,9 +65,11 @@ def child_json(measured: Measured) -> dict:
 
 
 if __name__ == "__main__":
-    # The relay: run the command, write its tree's peak RSS (KiB), exit with its code.
+    # The relay: run the command, write its tree's peak RSS (KiB) and CPU seconds, exit with
+    # its code.
     relayed = subprocess.Popen(sys.argv[2:])
     _, relayed_status, relayed_usage = os.wait4(relayed.pid, 0)
     with open(sys.argv[1], "w") as figure:
-        figure.write(str(relayed_usage.ru_maxrss))
+        cpu = relayed_usage.ru_utime + relayed_usage.ru_stime
+        figure.write(f"{relayed_usage.ru_maxrss} {cpu:.3f}")
     sys.exit(os.waitstatus_to_exitcode(relayed_status))

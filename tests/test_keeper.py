@@ -25,13 +25,19 @@ from curation.hashes.hashing import AverageHash512, View
 from curation.index.index import index_source
 from curation.index.originals import drop_augmented_by_name
 from curation.index.provenance import EncoderEvidence, encoder_signature
-from curation.near_identical.candidates import SamePicture, same_picture_groups
+from curation.near_identical.candidates import SamePicture, pairs_to_reencode, same_picture_groups
 from curation.near_identical.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
 from curation.near_identical.keeper_evidence import (
     header_and_border,
     keeper_facts,
     tone_reference,
     usual_encoder,
+)
+from curation.near_identical.keeper_reencode import (
+    REENCODED_SHARE,
+    ReencodeJob,
+    reencoding_misses,
+    written_from,
 )
 from curation.near_identical.keeper_tone import CONTRAST_MARGIN, REFERENCE_FILMS, ROUGHNESS_MARGIN
 from curation.near_identical.pixel_cache import ComparisonCache
@@ -68,7 +74,7 @@ def _pair(a: str, b: str, view: View = View.identity) -> SamePicture:
 
 def test_every_rule_of_the_order_is_tested():
     assert set(WORSE) == {name for name, _ in STRONG_RULES}
-    assert KEEPER_ORDER[-2:] == ("grainier", "number")
+    assert KEEPER_ORDER[-3:] == ("re-encoded", "grainier", "number")
 
 
 @pytest.mark.parametrize(("stronger", "weaker"), list(pairwise(WORSE)))
@@ -136,6 +142,19 @@ def test_the_last_tone_rule_outranks_grain():
     assert group.kept == "090131" and "combed" in group.dropped[0].evidence
 
 
+def test_a_reencoding_decides_among_tied_films_before_grain():
+    """Of two tied script copies (copied boxes), the one written from the other is dropped
+    though the other is grainier; the re-encoding is read only where everything before ties."""
+    boxes = (Lesion((0.1, 0.2, 0.3, 0.4), 4),)
+    facts = {"36531": _fact(lesions=boxes), "090131": _fact(lesions=boxes)}
+    pair = _pair("36531", "090131")
+    assert pairs_to_reencode([pair], facts) == [pair]
+    [group] = same_picture_groups([pair], facts, {"36531": 1.8, "090131": 3.6}, {"36531": "090131"})
+    assert group.kept == "090131" and "re-encoded" in group.dropped[0].evidence
+    worse = {**facts, "36531": _fact(lesions=boxes, **WORSE["tone curve"])}
+    assert pairs_to_reencode([pair], worse) == []  # the tone rule decides first
+
+
 def test_ids_are_compared_as_numbers_and_their_text_breaks_only_an_exact_tie():
     facts = {"090131": _fact(), "36531": _fact()}
     [group] = same_picture_groups([_pair("090131", "36531", View.mirror)], facts)
@@ -197,12 +216,18 @@ class Archive:
         if folder == ORIGINALS:
             self.hashes[stem] = AverageHash512().hash_views(self.root / path)
 
-    def keep(self, a: str, b: str) -> tuple[str, str]:
+    def keep(self, a: str, b: str, view: View = View.identity) -> tuple[str, str]:
         """The kept film of the group of ``a`` and ``b``, and the dropped film's evidence."""
         facts = keeper_facts(
             self.root, self.records, self.hashes, [(a, b)], EncoderEvidence({}), 32
         )
-        [group] = same_picture_groups([_pair(a, b)], facts)
+        pair = _pair(a, b, view)
+        paths = {r.film_id: str(self.root / r.path) for r in self.records}
+        reencoded = {}
+        for tied in pairs_to_reencode([pair], facts):
+            misses = reencoding_misses(ReencodeJob(paths[tied.a], paths[tied.b], tied.view))
+            reencoded.update([written_from(tied.a, tied.b, misses) or ("", "")])
+        [group] = same_picture_groups([pair], facts, {}, reencoded)
         return group.kept, group.dropped[0].evidence
 
 
@@ -247,6 +272,33 @@ def test_the_same_picture_as_an_augmentation_mirror_is_the_copy_but_not_its_own(
     kept, evidence = archive.keep("036531", "012341")
     assert kept == "036531"
     assert evidence.startswith("it is the same picture as 036534 of the augmentation folder")
+
+
+@pytest.mark.parametrize("width", [768, 765])  # block grid kept, and shifted by the mirror
+def test_a_mirror_at_the_originals_own_quality_numbered_lower_is_the_copy(archive, width):
+    """A script's mirror at the original's size, quality and encoder: nothing in the header or
+    the picture tells it, but encoding the original's picture mirrored with the copy's tables
+    gives the copy's pixels, and not the other way round."""
+    original = _jpeg(_radiograph(7)[:, :width])
+    decoded = np.asarray(Image.open(io.BytesIO(original)), dtype=np.float64)
+    archive.add("36531", original)
+    archive.add("12341", _jpeg(decoded[:, ::-1]))
+    kept, evidence = archive.keep("36531", "12341", View.mirror)
+    assert kept == "36531"
+    assert evidence.startswith("it is 36531 re-encoded: encoding that film's picture")
+
+
+def test_a_reencoding_stays_silent_on_a_copy_it_cannot_reproduce(archive):
+    """A blurred copy at the original's quality is not a re-encoding of either film: the
+    rule says nothing and the number decides (the lower-numbered copy is kept)."""
+    original = _jpeg(_radiograph(7))
+    decoded = np.asarray(Image.open(io.BytesIO(original)), dtype=np.float64)
+    archive.add("36531", original)
+    archive.add("12341", _jpeg(cv2.GaussianBlur(decoded, (0, 0), 1.0)))
+    paths = [str(archive.root / r.path) for r in archive.records[-2:]]
+    misses = reencoding_misses(ReencodeJob(*paths, View.identity))
+    assert all(m is not None and m > REENCODED_SHARE for m in misses), misses
+    assert written_from("36531", "12341", misses) is None
 
 
 def test_a_padded_copy_and_a_copy_with_filled_corners_are_dropped(archive):

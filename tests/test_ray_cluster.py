@@ -26,6 +26,11 @@ pytest.importorskip("ray")
 
 from bench.ray_cluster import TwoNodes, two_nodes
 
+# One cluster for both tests, in file order (the second stops the worker node): under
+# ``pytest -n 2 --dist loadgroup`` (``make test``) the group runs on one xdist worker, which
+# starts the module's cluster once, instead of one cluster per worker.
+pytestmark = pytest.mark.xdist_group("ray-cluster")
+
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
 REPOSITORY = Path(__file__).parents[1]
 

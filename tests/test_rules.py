@@ -33,6 +33,7 @@ from curation.near_identical.frame_check import (
     turn_and_scale,
     without_pixels,
 )
+from curation.near_identical.keeper_reencode import written_from
 from curation.near_identical.pixels import Comparison, compare
 from tests import film_kit as kit
 
@@ -248,3 +249,19 @@ def test_a_visit_is_verified_at_80_inliers_and_a_share_of_0_45_and_not_below_eit
     assert verified(match(VISIT_INLIERS, 100)) and not verified(match(VISIT_INLIERS - 1, 100))
     at_share = round(900 / VISIT_SHARE)  # 900 of 2,000 matches; one match more: 0.44978
     assert verified(match(900, at_share)) and not verified(match(900, at_share + 1))
+
+
+@pytest.mark.parametrize(
+    ("misses", "copy"),
+    [
+        ((0.015, 0.2), "b"),  # the copy re-encoded from its source to 1.5% of its pixels
+        ((0.0151, 0.2), None),  # just past: silent
+        ((0.001, 0.0101), "b"),  # ten times fewer misses than the other way
+        ((0.001, 0.0099), None),  # not quite ten times: silent
+        ((0.2, 0.0), "a"),  # the other way round
+        ((0.0, 0.0), None),  # each is the other re-encoded: nothing to tell
+    ],
+)
+def test_a_reencoding_names_a_copy_at_1_5_percent_and_ten_times_fewer_misses(misses, copy):
+    found = written_from("a", "b", misses)
+    assert found == (None if copy is None else (copy, "ab".replace(copy, "")))

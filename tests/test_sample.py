@@ -251,3 +251,18 @@ def test_planted_bad_inputs_fail_as_described(small_sample):
             paths = [b.path for b in truth.bad_inputs if b.reason == reason]
             assert len(paths) == 2 and len({Path(p).stem for p in paths}) == 1
             assert set(paths) <= names
+
+
+def test_stems_beyond_the_four_digit_numbers_stay_distinct_and_valid():
+    """A scale corpus of more than 9,999 films (issue 25's 16k point) runs past the archive's
+    four-digit numbers: the stems that follow are 6-digit, accepted by the index and distinct
+    as numbers; the first 9,999 are drawn exactly as a planner that never runs out draws them."""
+    from curation.index.index import STEM_PATTERN
+    from curation.sample.planner import Planner
+
+    wide, narrow = Planner(7, 9999), Planner(7, 9999)
+    stems = [wide.next_stem() for _ in range(16_000)]
+    assert stems[:9999] == [narrow.next_stem() for _ in range(9999)]
+    assert all(STEM_PATTERN.fullmatch(s) and s.endswith("1") for s in stems)
+    assert len({int(s[:-1]) for s in stems}) == 16_000
+    assert all(len(s) == 6 and not s.startswith("0") for s in stems[9999:])

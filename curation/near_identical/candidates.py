@@ -38,6 +38,7 @@ from curation.near_identical.keeper import (
     grain_contest,
     keeper,
     keeper_key,
+    tied,
 )
 from curation.near_identical.pixels import Comparison
 
@@ -152,6 +153,16 @@ def films_needing_grain(pairs: list[SamePicture], facts: Mapping[str, FilmFacts]
     )
 
 
+def pairs_to_reencode(
+    pairs: list[SamePicture], facts: Mapping[str, FilmFacts]
+) -> list[SamePicture]:
+    """The whole-frame pairs whose two films every rule before the re-encoding leaves tied:
+    the only ones where it can decide, and it costs a full decode and an encode each way."""
+    graph = _graph(pairs)
+    even = {f for component in nx.connected_components(graph) for f in tied(component, facts)}
+    return [p for p in pairs if not p.frame_kinds and p.a in even and p.b in even]
+
+
 def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str, film: str) -> str:
     if pair.frame_kinds:
         return pair.frame_kinds[pair.a == film]
@@ -172,14 +183,19 @@ def same_picture_groups(
     pairs: list[SamePicture],
     facts: Mapping[str, FilmFacts],
     grains: Mapping[str, float] | None = None,
+    reencoded: Mapping[str, str] | None = None,
 ) -> list[SamePictureGroup]:
     """Group confirmed pairs and pick each group's keeper by evidence (module docstring);
-    ``grains`` holds the grain of every film ``films_needing_grain`` names."""
+    ``grains`` holds the grain of every film ``films_needing_grain`` names, ``reencoded``
+    each film of ``pairs_to_reencode`` found written from another (copy -> source)."""
     graph = _graph(pairs)
     groups = []
     for component in nx.connected_components(graph):
         contest = grain_contest(component, facts)
-        keys = {f: keeper_key(f, component, facts, contest, grains or {}) for f in component}
+        keys = {
+            f: keeper_key(f, component, facts, contest, grains or {}, reencoded or {})
+            for f in component
+        }
         kept = keeper(component, keys)
         dropped = []
         for film in sorted(component - {kept}):

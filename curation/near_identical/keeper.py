@@ -31,13 +31,18 @@ why:
 10. ``tone curve``: its grey histogram departs from the archive's typical roughness by
     ``ROUGHNESS_MARGIN`` spreads more than the other film's: a tone curve (gamma,
     brightness/contrast, equalisation) applied to 8-bit levels combs the histogram.
-11. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
+11. ``re-encoded``: among films tied so far, one whose pixels are exactly what encoding the
+    other film's picture (turned as the pair is) with its own JPEG tables gives, while the
+    other's are not that of it (``curation.near_identical.keeper_reencode``): a copy written
+    at its source's size, quality and encoder, a same-quality mirror say. Measured only for
+    tied films (a full decode and an encode each way: ``pairs_to_reencode``).
+12. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
     exactly (as a script copies them): the grainier one was noised (grain costs a full-size
     decode, so it is measured only for those: ``films_needing_grain``). Grain alone never
     names a copy: on test films noise of sigma 4 raised the grain by 1.5x-1.6x while
     re-encoding and re-exposure moved it by up to 1.1x, too close for a threshold with
     margin; a same-frame pair that nothing names a copy is a re-filing.
-12. ``number``: nothing in the files separates them: the lower number is kept, compared as
+13. ``number``: nothing in the files separates them: the lower number is kept, compared as
     a number (``090131`` is 90131, above ``36531``); the text breaks an exact tie.
 
 Why this order: what the archive itself says (1, 2) outranks anything measured; a turn (3)
@@ -54,7 +59,9 @@ quality and encoder. Local contrast (9) before the histogram (10): a CLAHE copy 
 combed original's histogram, so the histogram would name that original, while contrast
 names its copy; and brightness/contrast, which can bring a dull original's contrast
 towards typical, is not read by (9) as a departure (only a film above typical is). Both
-outrank grain (11), measured with a margin where grain has none.
+outrank grain (12), measured with a margin where grain has none. A re-encoding (11) is
+exact where it speaks, but it is read only where everything before ties, and before grain,
+since a re-saved copy repeats its source's boxes and may be the less grainy of the two.
 
 Measured on 120 real films (``python -m bench.keeper``, at 512 x 512 and 24 of them
 upscaled to the archive's sizes; copies at the original's own quality 95 and encoder): on
@@ -66,10 +73,10 @@ midpoints, 0.93 and 1.0. Mirrors written at the original's own quality and encod
 nothing here: panoramic films are close to left-right symmetric, and no statistic tried
 told a film from its mirror (correlation of the film and of its mirror with the mean of the
 other films, at 16, 64 and 256 px square: 24-26 of 120 films fit their mirror better,
-``mirror_fits`` in ``bench/keeper.json``), so those fall to the number. Outside issue 22's
-table the tone rules can err: a blurred, noised or sharpened copy at the original's quality
-moves a rough or high-contrast original's statistics towards typical, and 5-13 of 120 such
-originals were named (``BEYOND`` in ``bench.keeper_copies``).
+``mirror_fits`` in ``bench/keeper.json``): those are named by the re-encoding (11). Outside
+issue 22's table the tone rules can err: a blurred, noised or sharpened copy at the
+original's quality moves a rough or high-contrast original's statistics towards typical, and
+5-13 of 120 such originals were named (``BEYOND`` in ``bench.keeper_copies``).
 """
 
 from __future__ import annotations
@@ -211,7 +218,7 @@ STRONG_RULES: tuple[tuple[str, Rule], ...] = (
     ("local contrast", _local_contrast),
     ("tone curve", _tone_curve),
 )
-KEEPER_ORDER = (*(name for name, _ in STRONG_RULES), "grainier", "number")
+KEEPER_ORDER = (*(name for name, _ in STRONG_RULES), "re-encoded", "grainier", "number")
 COPY_RULES = {"augmentation copy", "script encoder"}  # a same-frame film they name is a copy
 
 
@@ -226,15 +233,21 @@ def _frame(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
     return fact.width, fact.height, fact.lesions
 
 
+def tied(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
+    """The films no rule before the re-encoding separates from the group's best (the only
+    ones whose full-size measurements can decide anything)."""
+    strong = {f: [k for k, _ in strong_evidence(f, group, facts)] for f in group}
+    best = min(strong.values())
+    return {f for f in group if strong[f] == best}
+
+
 def grain_contest(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
     """The films whose grain decides which is kept: tied on the stronger evidence, of one
     size, and repeating each other's boxes exactly (as a script copies them). A re-filing,
     annotated anew, never enters one."""
-    strong = {f: [k for k, _ in strong_evidence(f, group, facts)] for f in group}
-    best = min(strong.values())
-    tied = {f for f in group if strong[f] == best}
-    copies = Counter(_frame(facts[f]) for f in tied)
-    return {f for f in tied if facts[f].lesions and copies[_frame(facts[f])] > 1}
+    tied_films = tied(group, facts)
+    copies = Counter(_frame(facts[f]) for f in tied_films)
+    return {f for f in tied_films if facts[f].lesions and copies[_frame(facts[f])] > 1}
 
 
 def keeper_key(
@@ -243,12 +256,20 @@ def keeper_key(
     facts: Mapping[str, FilmFacts],
     contest: set[str],
     grains: Mapping[str, float],
+    reencoded: Mapping[str, str],
 ) -> tuple[Evidence, ...]:
-    """All the evidence that ``film`` is a copy, in ``KEEPER_ORDER``; grain only in a contest."""
+    """All the evidence that ``film`` is a copy, in ``KEEPER_ORDER``; grain only in a contest,
+    ``reencoded`` (copy -> the film it was written from) only among tied films."""
     rivals = [grains[f] for f in contest if _frame(facts[f]) == _frame(facts[film])]
     grainier = film in contest and grains[film] > min(rivals)
+    source = reencoded.get(film, "")
     return (
         *strong_evidence(film, group, facts),
+        (
+            float(bool(source)),
+            f"it is {source} re-encoded: encoding that film's picture with its own JPEG "
+            "tables gives its pixels exactly, and not the other way",
+        ),
         (
             float(grainier),
             f"it repeats the other film's boxes and is grainier ({grains.get(film, 0):.2f})",

@@ -27,11 +27,13 @@ from curation.near_identical.candidates import (
     candidate_pairs,
     confirm_component,
     films_needing_grain,
+    pairs_to_reencode,
     same_picture_groups,
 )
 from curation.near_identical.frame_check import FrameComparison
 from curation.near_identical.frame_step import FrameCache, frame_pairs
 from curation.near_identical.keeper_evidence import keeper_facts
+from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_misses, written_from
 from curation.near_identical.pixel_cache import ComparisonCache, PairKey
 from curation.near_identical.pixels import Comparison
 from curation.near_identical.settle import AgreementPair, settle_same_picture
@@ -115,6 +117,18 @@ def _grains(
     return {f: cache.grains[films[f].sha256] for f in wanted}
 
 
+def _reencoded(
+    root: Path, films: dict[str, SourceRecord], pairs: list[SamePicture], map: Mapper
+) -> dict[str, str]:
+    """Copy -> the film it was written from, among ``pairs`` (each read through ``map``)."""
+    jobs = [
+        ReencodeJob(str(root / films[p.a].path), str(root / films[p.b].path), p.view) for p in pairs
+    ]
+    misses = map(reencoding_misses, jobs)
+    found = (written_from(p.a, p.b, m) for p, m in zip(pairs, misses, strict=True))
+    return dict(pair for pair in found if pair is not None)
+
+
 def run_same_picture(
     root: Path,
     records: list[SourceRecord],
@@ -143,9 +157,10 @@ def run_same_picture(
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(records) if in_pairs else EncoderEvidence({})
     facts = keeper_facts(root, records, hashes, [(p.a, p.b) for p in pairs], encoders, radius, map)
+    reencoded = _reencoded(root, films, pairs_to_reencode(pairs, facts), map)
     wanted = films_needing_grain(pairs, facts)
     grains = _grains(root, films, wanted, cache, map)
     cache.save()
-    groups = same_picture_groups(pairs, facts, grains)
+    groups = same_picture_groups(pairs, facts, grains, reencoded)
     settled, agreement = settle_same_picture(records, groups)
     return SamePictureOutcome(settled, groups, agreement, len(candidates), reframed.checked)

@@ -50,6 +50,7 @@ class Planner:
 
     def __init__(self, seed: int, prefixes: int) -> None:
         self.rng = np.random.default_rng(seed)
+        self._wider = np.random.default_rng([seed, 10_000])
         self.prefixes = self._prefix_pool(prefixes)
         self.looks = anatomy.draw_looks(self.rng)
         self.families: list[Family] = []
@@ -77,7 +78,12 @@ class Planner:
         return [f"0{n:04d}" if z else f"{n:04d}" for n, z in zip(numbers, zero, strict=True)]
 
     def next_stem(self) -> str:
-        """A fresh original stem (ending in 1)."""
+        """A fresh original stem (ending in 1). Once the four-digit numbers are used up (a
+        scale corpus of more than 9,999 films), five-digit ones follow: 6-digit stems the
+        index accepts, distinct as numbers from every earlier stem. They come from their own
+        generator, so an archive that fits the four-digit numbers is drawn exactly as before."""
+        if not self.prefixes:
+            self.prefixes = [f"{n}" for n in self._wider.permutation(np.arange(10_000, 100_000))]
         return self.prefixes.pop() + "1"
 
     def stem_beside(self, source: str, lower: bool) -> str:
