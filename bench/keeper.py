@@ -46,11 +46,12 @@ import numpy as np
 from PIL import Image
 
 from bench.keeper_copies import ALTERATIONS, BEYOND, TURNED, grey_jpeg, jpeg
+from bench.keeper_reencoding import VIEWS, Misses
 from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.hashes.hashing import AverageHash512, View
 from curation.index.provenance import encoder_signature
-from curation.near_identical.candidates import SamePicture, pairs_to_reencode, same_picture_groups
+from curation.near_identical.candidates import SamePicture, same_picture_groups
 from curation.near_identical.keeper import STRONG_RULES, FilmFacts, strong_evidence
 from curation.near_identical.keeper_evidence import (
     border_share,
@@ -62,7 +63,6 @@ from curation.near_identical.keeper_evidence import (
     mean_grid,
     turn_of,
 )
-from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_misses, written_from
 from curation.near_identical.keeper_tone import TypicalTone, tone_of
 from curation.near_identical.pixels import Comparison
 
@@ -156,60 +156,6 @@ def _borders(paths: list[Path], pick: Callable = max) -> tuple[float, float]:
     """The largest (``pick=min``: smallest) padding and filled-corner shares, unthresholded."""
     greys = [draft_grey(p) for p in paths]
     return pick(border_share(g, 0.0) for g in greys), pick(corner_share(g, 0.0) for g in greys)
-
-
-# How each turned alteration relates the original to its copy (a pair's view).
-VIEWS = {
-    "mirror": View.mirror,
-    "quarter turn +90": View.rot90,
-    "quarter turn -90": View.rot270,
-    "half turn": View.rot180,
-}
-
-
-class Misses:
-    """The re-encoding evidence (``curation.near_identical.keeper_reencode``) of every
-    (original, copy) pair of one frame, both ways, and what it decides where the step would
-    read it (the pair tied on every rule before: ``pairs_to_reencode``)."""
-
-    def __init__(self) -> None:
-        self.seen: dict[str, list[tuple[float, float]]] = {}
-        self.read_for = 0
-        self.measured: dict[tuple[Path, Path, View], tuple[float | None, float | None]] = {}
-
-    def read(
-        self, label: str, original: Path, copy: Path, pair: SamePicture, facts: dict
-    ) -> dict[str, str]:
-        key = (original, copy, pair.view)
-        if key not in self.measured:
-            self.measured[key] = reencoding_misses(ReencodeJob(str(original), str(copy), pair.view))
-            copy_from, original_from = self.measured[key]
-            if copy_from is not None and original_from is not None:
-                self.seen.setdefault(label, []).append((copy_from, original_from))
-        copy_from, original_from = self.measured[key]
-        if not pairs_to_reencode([pair], facts):
-            return {}
-        self.read_for += 1
-        found = written_from(pair.a, pair.b, (copy_from, original_from))
-        return dict([found]) if found else {}
-
-    def summary(self) -> dict:
-        """Per alteration: the copy's largest miss re-encoded from its original, the
-        original's smallest miss re-encoded from its copy, and the smallest ratio of the
-        larger miss to the smaller (how far apart the two ways are)."""
-        found: dict = {"pairs the step would read": self.read_for}
-        for label, seen in sorted(self.seen.items()):
-            copy_from, original_from = np.array(seen).T
-            ratio = np.maximum(copy_from, original_from) / np.maximum(
-                np.minimum(copy_from, original_from), 1e-9
-            )
-            found[label] = {
-                "copy from original, largest": round(float(copy_from.max()), 4),
-                "original from copy, smallest": round(float(original_from.min()), 4),
-                "ratio of the two ways, largest": round(float(ratio.max()), 2),
-                "ratio of the two ways, smallest": round(float(ratio.min()), 2),
-            }
-        return found
 
 
 MIRROR_WIDTHS = (16, 64, 256)
