@@ -61,6 +61,21 @@ class View(StrEnum):
     rot270 = "rot270"
 
 
+# How a picture is turned into each view (Pillow's transposes), and the view that turns it back.
+TRANSPOSES = {
+    View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
+    View.rot90: Image.Transpose.ROTATE_90,
+    View.rot180: Image.Transpose.ROTATE_180,
+    View.rot270: Image.Transpose.ROTATE_270,
+}
+
+
+def turned_back(view: View) -> View:
+    """The view that undoes ``view`` (a quarter turn undoes the other; the rest undo
+    themselves)."""
+    return {View.rot90: View.rot270, View.rot270: View.rot90}.get(view, view)
+
+
 def hash_version(decode: Decode) -> str:
     """The version string recorded next to every hash made with this definition."""
     return f"ahash512-v2/{GRID[0]}x{GRID[1]}-lanczos-gt-mean/{decode}"

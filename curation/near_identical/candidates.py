@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from curation.hashes.hash_films import Hashes
-from curation.hashes.hashing import View
+from curation.hashes.hashing import View, turned_back
 from curation.hashes.orientations import pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
 from curation.near_identical.keeper import (
@@ -43,9 +43,6 @@ from curation.near_identical.keeper import (
 from curation.near_identical.pixels import Comparison
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
-
-
-_INVERSE = {View.rot90: View.rot270, View.rot270: View.rot90}
 
 
 @dataclass(frozen=True)
@@ -206,7 +203,7 @@ def same_picture_groups(
                 towards_kept = nx.shortest_path(graph, film, kept)[1]
                 pair = graph.edges[film, towards_kept]["pair"]
             relative_to = pair.a if pair.b == film else pair.b
-            view = pair.view if pair.b == film else _INVERSE.get(pair.view, pair.view)
+            view = pair.view if pair.b == film else turned_back(pair.view)
             dropped.append(
                 DroppedFilm(
                     film,

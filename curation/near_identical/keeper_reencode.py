@@ -37,18 +37,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from curation.hashes.hashing import View
+from curation.hashes.hashing import TRANSPOSES, View, turned_back
 
 REENCODED_SHARE = 0.015  # largest share of pixels a re-encoding may miss and still reproduce
 REENCODED_RATIO = 10  # and it must miss ten times fewer than the re-encoding the other way
-
-_TRANSPOSE = {
-    View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
-    View.rot90: Image.Transpose.ROTATE_90,
-    View.rot180: Image.Transpose.ROTATE_180,
-    View.rot270: Image.Transpose.ROTATE_270,
-}
-_BACK = {View.rot90: View.rot270, View.rot270: View.rot90}
 
 
 @dataclass(frozen=True)
@@ -68,8 +60,8 @@ def reencoding_miss(target: Image.Image, source: Image.Image, view: View) -> flo
     if not tables or target.mode not in ("L", "RGB"):
         return None
     picture = source.convert(target.mode)
-    if view in _TRANSPOSE:
-        picture = picture.transpose(_TRANSPOSE[view])
+    if view in TRANSPOSES:
+        picture = picture.transpose(TRANSPOSES[view])
     if picture.size != target.size:
         return None
     buffer = io.BytesIO()
@@ -85,7 +77,7 @@ def reencoding_misses(job: ReencodeJob) -> tuple[float | None, float | None]:
         a.load()
         b.load()
         b_from_a = reencoding_miss(b, a, job.view)
-        a_from_b = reencoding_miss(a, b, _BACK.get(job.view, job.view))
+        a_from_b = reencoding_miss(a, b, turned_back(job.view))
     return b_from_a, a_from_b
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import simplejpeg
 from PIL import Image, ImageChops, ImageFilter
 
-from curation.hashes.hashing import View
+from curation.hashes.hashing import TRANSPOSES, View
 
 SAME_PICTURE_LIMIT = 0.65  # mean absolute grey-level difference after exposure correction
 PIXEL_CHECK_VERSION = (
@@ -46,12 +46,6 @@ GAMMAS = tuple(float(g) for g in np.geomspace(0.7, 1 / 0.7, 25))
 FIT_STRIDE = 4
 CLIPPED = 8  # grey levels from black or white
 
-_TRANSPOSE = {
-    View.mirror: Image.Transpose.FLIP_LEFT_RIGHT,
-    View.rot90: Image.Transpose.ROTATE_90,
-    View.rot180: Image.Transpose.ROTATE_180,
-    View.rot270: Image.Transpose.ROTATE_270,
-}
 _QUARTER_TURNS = (View.rot90, View.rot270)
 
 
@@ -276,9 +270,9 @@ def compare(
     same_size = turned_a == size_b
     draft = same_size and view is View.identity
     cells_a = reduced(path_a, grid_a, draft, full_scale)
-    if view in _TRANSPOSE:
+    if view in TRANSPOSES:
         cells_a = np.asarray(
-            Image.fromarray(cells_a.astype(np.float32)).transpose(_TRANSPOSE[view])
+            Image.fromarray(cells_a.astype(np.float32)).transpose(TRANSPOSES[view])
         )
     exposure, difference = fit_exposure(cells_a, reduced(path_b, grid_b, draft, full_scale))
     return Comparison(difference, exposure, same_size)
