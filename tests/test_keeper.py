@@ -316,6 +316,32 @@ def test_a_padded_copy_and_a_copy_with_filled_corners_are_dropped(archive):
     assert kept == "36531" and evidence.startswith("its corners are filled black")
 
 
+def test_tone_is_read_only_for_groups_the_files_leave_tied(archive, monkeypatch):
+    """A full-size tone decode per film is spent only where it can decide: a group whose
+    padded copy the border already names reads no tone (not even the reference sample),
+    and a group tied on every fact of the files reads it for each of its films."""
+    import curation.near_identical.keeper_evidence as evidence
+
+    read: list[str] = []
+    real_tone_of = evidence.tone_of
+
+    def counted(path):
+        read.append(Path(path).stem)
+        return real_tone_of(path)
+
+    monkeypatch.setattr(evidence, "tone_of", counted)
+    picture = _radiograph(7)
+    archive.add("36531", _jpeg(picture))
+    padded = np.zeros((picture.shape[0] + 40, picture.shape[1] + 40))
+    padded[20:-20, 20:-20] = picture
+    archive.add("12341", _jpeg(padded))
+    kept, _ = archive.keep("36531", "12341")
+    assert kept == "36531" and read == []
+    archive.add("22341", _jpeg(kit.exposed(picture, gamma=1.25)))
+    archive.keep("36531", "22341")  # same frame, quality and encoder: the files tie
+    assert {"36531", "22341"} <= set(read)
+
+
 def test_quality_is_estimated_from_the_tables_and_the_lower_one_is_the_copy(archive):
     picture = _radiograph(7)
     for quality in (50, 70, 95):

@@ -218,6 +218,7 @@ STRONG_RULES: tuple[tuple[str, Rule], ...] = (
     ("local contrast", _local_contrast),
     ("tone curve", _tone_curve),
 )
+TONE_RULES = ("local contrast", "tone curve")  # read from a full-size decode: measured last
 KEEPER_ORDER = (*(name for name, _ in STRONG_RULES), "re-encoded", "grainier", "number")
 COPY_RULES = {"augmentation copy", "script encoder"}  # a same-frame film they name is a copy
 
