@@ -65,12 +65,14 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _ray_start(env: dict[str, str], temp: str, cpus: int, *args: str) -> subprocess.Popen:
+def _ray_start(
+    env: dict[str, str], temp: str, cpus: int, store_mib: int, *args: str
+) -> subprocess.Popen:
     ray_cli = str(Path(sys.executable).parent / "ray")
     return subprocess.Popen(
         [
             *(ray_cli, "start", "--block", "--num-cpus", str(cpus), "--temp-dir", temp, *args),
-            *("--node-ip-address", "127.0.0.1", "--object-store-memory", str(150 * 2**20)),
+            *("--node-ip-address", "127.0.0.1", "--object-store-memory", str(store_mib * 2**20)),
             "--disable-usage-stats",
         ],
         env=env,
@@ -89,8 +91,11 @@ def _wait_until_started(process: subprocess.Popen, temp: Path) -> None:
 
 
 @contextlib.contextmanager
-def two_nodes(cpus: int = 1) -> Iterator[TwoNodes]:
-    """The running cluster; both nodes are killed, and their folders removed, on leaving."""
+def two_nodes(cpus: int = 1, store_mib: int = 150) -> Iterator[TwoNodes]:
+    """The running cluster; both nodes are killed, and their folders removed, on leaving.
+    ``store_mib``: each node's object store (the sample's results fit in 150 MiB; a corpus
+    of 16,000 originals returns about 0.4 GB of local features to the driver, which a small
+    store spills to disk)."""
     port = _free_port()
     env = {
         **os.environ,
@@ -105,11 +110,11 @@ def two_nodes(cpus: int = 1) -> Iterator[TwoNodes]:
     try:
         head = ("--head", "--port", str(port), "--include-dashboard", "false")
         resources = ("--resources", '{"head_node": 1}')
-        started.append(_ray_start(env, temps[0], cpus, *head, *resources))
+        started.append(_ray_start(env, temps[0], cpus, store_mib, *head, *resources))
         _wait_until_started(started[0], Path(temps[0]))  # a worker cannot join before
         address = f"127.0.0.1:{port}"
         worker = ("--address", address, "--resources", '{"worker_node": 1}')
-        started.append(_ray_start(env, temps[1], cpus, *worker))
+        started.append(_ray_start(env, temps[1], cpus, store_mib, *worker))
         driver_env = {**env, "RAY_ADDRESS": address}
         yield TwoNodes(started[0], started[1], driver_env, Path(temps[0]))
     finally:

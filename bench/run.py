@@ -40,10 +40,12 @@ PARTS = (
     "visits",
     "frames",
     "feature_cost",
+    "checks_cost",
     "records_memory",
     "scale",
 )
 BENCH_DIR = Path(__file__).parent
+ISSUE_22_BASELINE = "0020104"  # the commit issue 22 was filed on, before any feature check
 WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
 
 
@@ -251,14 +253,25 @@ def main(argv: list[str] | None = None) -> None:
             "gate": feature_cost.gate(120, 12, 2),
             "scale": feature_cost.scale(folder, 2),
         }
+    if "checks_cost" in parts:  # issue 22: the build and audit against the round's start
+        from bench import near_identical_cost
+
+        archive = corpus_zip(4000, all_copies_among_originals=False)
+        against = cost.measure(archive, ISSUE_22_BASELINE, rounds=1, audit=True)
+        results["checks_cost"] = {
+            **against,
+            "near_identical": near_identical_cost.measure(
+                archive.parent / f"{archive.stem}-cost" / "current"
+            ),
+        }
     if "records_memory" in parts:  # issue 25: driver memory per source file, 1M records
         run = run_measured(python_child("bench.records_memory", "--files", "1000000"))
         results["records_memory"] = {**child_json(run), "peak_rss_mib": run.peak_rss_mib}
-    if "scale" in parts:  # issue 25: cold builds at 1k and 4k originals, local and two nodes
+    if "scale" in parts:  # issue 25: cold builds at 1k, 4k, 16k originals, local and two nodes
         from bench import scale
 
         with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
-            results["scale"] = scale.measure([1000, 4000], Path(scratch))
+            results["scale"] = scale.measure([1000, 4000, 16000], Path(scratch))
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}

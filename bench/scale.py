@@ -36,6 +36,7 @@ MAPPED_STEPS = ("index", "hash", "near-identical")
 PROJECTED = (100_000, 1_000_000)
 MACHINES = (1, 4, 16)
 EXECUTORS = ("local", "ray")
+STORE_MIB = 2048  # each node's object store: the 16k corpus's features are about 0.4 GB
 CORES = 2  # this machine's, and each projected machine's (a projection: scale by cores)
 
 
@@ -109,7 +110,7 @@ def measure(originals: list[int], scratch: Path, executors: tuple[str, ...] = EX
         for n in originals:
             rows[str(n)]["local"] = _cold_build(archives[n], scratch / f"local-{n}", "local", {})
     if "ray" in executors:
-        with two_nodes() as cluster:
+        with two_nodes(store_mib=STORE_MIB) as cluster:
             keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
             ray_env = {k: cluster.env[k] for k in keys}
             for n in originals:
