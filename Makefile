@@ -78,7 +78,7 @@ test: setup-dev browser
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen mypy
-	env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen pytest -n 2 --dist loadgroup
+	env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen pytest -n 2
 
 browser:
 	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
