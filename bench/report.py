@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench import lookalike_spread
+from bench import lookalike_spread, report_rounds
 from bench.splits_bench import COMMANDS
 from curation.core.atomic import write_bytes, write_json
 
@@ -389,6 +389,8 @@ def table(results: dict) -> str:
         ("peers", _peers_rows),
         ("lookalike_spread", lookalike_spread.report_rows),
         ("executors", _executor_rows),
+        ("checks_cost", report_rounds.checks_cost_rows),
+        ("scale", report_rounds.scale_rows),
     ):
         if part in results:
             rows += make_rows(results[part])

@@ -1,0 +1,77 @@
+"""Rows of the ``make bench`` table for issue 22's cost goal (``checks_cost``) and issue 25's
+scale curve (``scale``); ``bench.report`` lays them out with the other parts'."""
+
+from __future__ import annotations
+
+
+def _met(ok: bool | None) -> str:
+    return "" if ok is None else ("met" if ok else "**missed**")
+
+
+def checks_cost_rows(found: dict) -> list[list[str]]:
+    """The build and the audit against the commit before any feature check: the checks may
+    add at most the cold build's own time."""
+    base, now = found["median"]["baseline"], found["median"]["current"]
+    allowed = base["build"]
+    rows = [
+        [
+            f"issue 22: cold build, {found['archive']}, wall / CPU / peak",
+            f"{now['build']:.1f} s / {now['build_cpu_s']:.1f} s / "
+            f"{now['build_peak_rss_mib']:.0f} MiB",
+            f"{base['build']:.1f} s / {base['build_cpu_s']:.1f} s / "
+            f"{base['build_peak_rss_mib']:.0f} MiB on {found['baseline']}",
+            f"+{now['build'] - base['build']:.1f} s",
+            f"adds <= {allowed:.1f} s",
+            _met(now["build"] - base["build"] <= allowed),
+        ]
+    ]
+    audit, cpu = found.get("audit_s") or {}, found.get("audit_cpu_s") or {}
+    if audit:
+        rows.append(
+            [
+                "issue 22: `pericurate audit` of that build, wall / CPU",
+                f"{audit['current']:.1f} s / {cpu['current']:.1f} s",
+                f"{audit['baseline']:.1f} s / {cpu['baseline']:.1f} s on {found['baseline']}",
+                f"+{audit['current'] - audit['baseline']:.1f} s",
+                f"adds <= {allowed:.1f} s",
+                _met(audit["current"] - audit["baseline"] <= allowed),
+            ]
+        )
+    return rows
+
+
+def scale_rows(found: dict) -> list[list[str]]:
+    """Each corpus size, locally and on two nodes: wall, CPU per original, peak memory, and
+    whether the two-node outputs equal the local ones; the cost per original must stay flat."""
+    rows = []
+    sizes = sorted(found["sizes"], key=int)
+    for size in sizes:
+        for executor, run in found["sizes"][size].items():
+            same = run.get("outputs_identical")
+            rows.append(
+                [
+                    f"issue 25: cold build, {int(size):,} originals, {executor}",
+                    f"{run['wall_s']:.1f} s ({run['ms_per_original']:.1f} ms per original), "
+                    f"{'driver ' if executor == 'ray' else ''}CPU "
+                    f"{run['cpu_ms_per_original']:.1f} ms per original, "
+                    f"peak {run['peak_rss_mib']:.0f} MiB",
+                    "",
+                    "",
+                    "outputs identical to local" if executor == "ray" else "",
+                    _met(same) if executor == "ray" else "",
+                ]
+            )
+    local = [found["sizes"][s]["local"]["cpu_ms_per_original"] for s in sizes[-2:]]
+    if len(local) == 2:
+        growth = local[1] / local[0]
+        rows.append(
+            [
+                f"issue 25: CPU per original, {int(sizes[-2]):,} -> {int(sizes[-1]):,}, local",
+                f"{local[0]:.1f} -> {local[1]:.1f} ms",
+                "",
+                f"{growth:.2f}x",
+                "flat (<= 1.10x)",
+                _met(growth <= 1.10),
+            ]
+        )
+    return rows
