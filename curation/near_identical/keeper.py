@@ -218,7 +218,7 @@ STRONG_RULES: tuple[tuple[str, Rule], ...] = (
     ("local contrast", _local_contrast),
     ("tone curve", _tone_curve),
 )
-TONE_RULES = ("local contrast", "tone curve")  # read from a full-size decode: measured last
+FIRST_TONE_RULE = "local contrast"  # the tone rules read a full-size decode: measured last
 KEEPER_ORDER = (*(name for name, _ in STRONG_RULES), "re-encoded", "grainier", "number")
 COPY_RULES = {"augmentation copy", "script encoder"}  # a same-frame film they name is a copy
 
@@ -234,10 +234,11 @@ def _frame(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
     return fact.width, fact.height, fact.lesions
 
 
-def tied(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
-    """The films no rule before the re-encoding separates from the group's best (the only
-    ones whose full-size measurements can decide anything)."""
-    strong = {f: [k for k, _ in strong_evidence(f, group, facts)] for f in group}
+def tied(group: set[str], facts: Mapping[str, FilmFacts], before: str = "re-encoded") -> set[str]:
+    """The films no rule before ``before`` separates from the group's best: the only ones
+    whose full-size measurements (tone, re-encoding, grain) can decide anything."""
+    rules = KEEPER_ORDER.index(before)
+    strong = {f: [k for k, _ in strong_evidence(f, group, facts)[:rules]] for f in group}
     best = min(strong.values())
     return {f for f in group if strong[f] == best}
 

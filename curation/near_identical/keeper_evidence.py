@@ -27,7 +27,7 @@ same-picture groups only, at little cost:
 - the tone departures (local contrast, histogram roughness) against the archive's typical
   film, measured on a bounded reference sample (``curation.near_identical.keeper_tone``): one
   full-size decode per film and per reference film, only for the groups in which two films
-  tie on every rule before the tone rules (``_reaches_tone``): elsewhere a tone departure
+  tie on every rule before the tone rules (``keeper.tied``): elsewhere a tone departure
   could decide nothing. (Every film of such a group is measured, since the tone rules read
   the whole group.) On the 4,000-original corpus this was 11.4 s of the step's 75.5 s of CPU
   when every grouped film was measured.
@@ -51,7 +51,7 @@ from curation.hashes.hashing import DRAFT_REQUEST, AverageHash512, View, hamming
 from curation.index.originals import AUGMENTATION_KINDS, ORIGINALS_FOLDER
 from curation.index.provenance import EncoderEvidence
 from curation.near_identical import pixels
-from curation.near_identical.keeper import STRONG_RULES, TONE_RULES, FilmFacts, strong_evidence
+from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, tied
 from curation.near_identical.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
 
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
@@ -250,7 +250,7 @@ def keeper_facts(
             unusual_encoder=bool(usual) and record.encoder != usual,
             filled_corners=corners,
         )
-    toned = sorted(f for group in groups if _reaches_tone(group, facts) for f in group)
+    toned = sorted(f for g in groups if len(tied(g, facts, FIRST_TONE_RULE)) > 1 for f in g)
     if not toned:  # every group is decided by the file's own facts: no full-size decode
         return facts
     reference = tone_reference(records)
@@ -260,14 +260,6 @@ def keeper_facts(
         contrast, rough = typical.departures(tone)
         facts[film] = replace(facts[film], contrast_departure=contrast, roughness_departure=rough)
     return facts
-
-
-def _reaches_tone(group: set[str], facts: dict[str, FilmFacts]) -> bool:
-    """Whether two films of the group tie on every rule before the tone rules: only then
-    can a tone departure decide, and the tone costs a full-size decode per film."""
-    before = [name for name, _ in STRONG_RULES].index(TONE_RULES[0])
-    values = [tuple(v for v, _ in strong_evidence(f, group, facts)[:before]) for f in group]
-    return values.count(min(values)) > 1
 
 
 def tone_reference(records: Iterable[SourceRecord]) -> list[SourceRecord]:
