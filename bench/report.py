@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from bench import lookalike_spread, report_rounds
+from bench.report_cells import met
 from bench.splits_bench import COMMANDS
 from curation.core.atomic import write_bytes, write_json
 
@@ -39,10 +40,6 @@ MARGIN_SETS = {
 NOTES_MARK = "<!-- measured table above; notes below are kept across runs -->"
 
 
-def _met(ok: bool | None) -> str:
-    return "n/a" if ok is None else ("met" if ok else "MISSED")
-
-
 def _hashing_rows(h: dict) -> list[list[str]]:
     agree = h["agreement"]
     return [
@@ -52,7 +49,7 @@ def _hashing_rows(h: dict) -> list[list[str]]:
             f"{h['full']['films_per_s']:.1f} films/s (full decode)",
             f"{h['speedup']:.2f}x",
             ">= 6x",
-            _met(h["speedup"] >= GOALS["hash_speedup"]),
+            met(h["speedup"] >= GOALS["hash_speedup"]),
         ],
         [
             "draft vs full hash agreement (identity view)",
@@ -88,7 +85,7 @@ def _splits_rows(s: dict) -> list[list[str]]:
             f"{full['total_s']:.1f} s with --decode full",
             f"{full['total_s'] / cold['total_s']:.2f}x",
             "<= 45 s",
-            _met(cold["total_s"] <= GOALS["splits_s"]),
+            met(cold["total_s"] <= GOALS["splits_s"]),
         ],
         [
             "`make splits` peak RSS (largest process)",
@@ -96,7 +93,7 @@ def _splits_rows(s: dict) -> list[list[str]]:
             f"{full['peak_rss_mib']:.0f} MiB with --decode full",
             "",
             "<= 1536 MiB",
-            _met(cold["peak_rss_mib"] <= GOALS["splits_rss_mib"]),
+            met(cold["peak_rss_mib"] <= GOALS["splits_rss_mib"]),
         ],
         [
             "`make splits` warm rerun (same folder, caches)",
@@ -104,7 +101,7 @@ def _splits_rows(s: dict) -> list[list[str]]:
             f"{cold['total_s']:.1f} s cold",
             f"{cold['total_s'] / warm['total_s']:.2f}x",
             "<= 5 s",
-            _met(warm["total_s"] <= GOALS["warm_s"]),
+            met(warm["total_s"] <= GOALS["warm_s"]),
         ],
         [
             "of which `pericurate build` warm",
@@ -120,7 +117,7 @@ def _splits_rows(s: dict) -> list[list[str]]:
             "",
             "",
             "identical",
-            _met(s["components_and_splits_identical"]),
+            met(s["components_and_splits_identical"]),
         ],
     ]
 
@@ -157,7 +154,7 @@ def _search_rows(rows: list[dict]) -> list[list[str]]:
                 f"{brute_s:.1f} s brute force ({how})",
                 f"{brute_s / ours['seconds']:.1f}x",
                 "<= 120 s, <= 4096 MiB" if million else "",
-                _met(ok and "DIFFER" not in exact) if million else "",
+                met(ok and "DIFFER" not in exact) if million else "",
             ]
         )
     return out
@@ -173,7 +170,7 @@ def _speed_rows(speed: dict) -> list[list[str]]:
             f"{baseline['total']:.1f} s on {speed['baseline']}",
             f"{current['total'] / baseline['total']:.2f}x",
             f"<= {GOALS['cold_splits_s']:g} s",
-            _met(current["total"] <= GOALS["cold_splits_s"]),
+            met(current["total"] <= GOALS["cold_splits_s"]),
         ],
         [
             "goal 3: `make splits` rerun with nothing changed, same corpus",
@@ -181,7 +178,7 @@ def _speed_rows(speed: dict) -> list[list[str]]:
             f"{baseline['noop_total']:.1f} s on {speed['baseline']}",
             f"{current['noop_total'] / baseline['noop_total']:.2f}x",
             f"<= {GOALS['noop_s']:g} s",
-            _met(current["noop_total"] <= GOALS["noop_s"]),
+            met(current["noop_total"] <= GOALS["noop_s"]),
         ],
     ]
     audit = speed.get("audit_s") or {}
@@ -194,7 +191,7 @@ def _speed_rows(speed: dict) -> list[list[str]]:
                 f"({audit['baseline'] / baseline['build']:.2f}x its build)",
                 f"{audit['current'] / audit['baseline']:.2f}x",
                 "<= cold build",
-                _met(audit["current"] <= current["build"]),
+                met(audit["current"] <= current["build"]),
             ]
         )
     times = speed.get("step_times")
@@ -251,7 +248,7 @@ def _peers_rows(found: dict) -> list[list[str]]:
             f"{fastest['false_pairs']:,} false pairs",
             f"{fastest['wall_s'] / slowest_ours:.2f}x",
             f">= {GOALS['peers_speedup']:g}x, recall >= every peer's, no false pair",
-            _met(
+            met(
                 fastest["wall_s"] / slowest_ours >= GOALS["peers_speedup"]
                 and not short
                 and all(r["false_pairs"] == 0 for r in ours)
@@ -283,7 +280,7 @@ def _executor_rows(found: dict) -> list[list[str]]:
             f"{local['wall_s']:.1f} s local",
             f"{ray['wall_s'] / local['wall_s']:.2f}x",
             "same outputs",
-            _met(found["outputs_identical"]),
+            met(found["outputs_identical"]),
         ]
     ]
 
@@ -320,7 +317,7 @@ def _margin_rows(found: dict) -> list[list[str]]:
                 "",
                 f"limit / largest copy {pixel['limit'] / pixel['largest_copy']:.1f}x",
                 f"limit in [{low:.2f}, {high:.2f}]",
-                _met(low <= pixel["limit"] <= high),
+                met(low <= pixel["limit"] <= high),
             ]
         )
         rows.append(
@@ -330,7 +327,7 @@ def _margin_rows(found: dict) -> list[list[str]]:
                 "",
                 "",
                 f">= {(1 + GOALS['margin']) * hashed['largest_copy']:.1f}",
-                _met((1 + GOALS["margin"]) * hashed["largest_copy"] <= hashed["radius"]),
+                met((1 + GOALS["margin"]) * hashed["largest_copy"] <= hashed["radius"]),
             ]
         )
     return rows
@@ -354,7 +351,7 @@ def _planted_rows(planted: dict) -> list[list[str]]:
             "",
             "",
             "0" if name in zero else "",
-            _met(value == 0) if name in zero else "",
+            met(value == 0) if name in zero else "",
         ]
         for name, value in figures.items()
     ]
@@ -370,7 +367,7 @@ def _cost_rows(found: dict) -> list[list[str]]:
             f"{baseline['total']:.1f} s (build {baseline['build']:.1f} s)",
             f"{found['ratio']:.2f}x",
             f"<= {GOALS['cost_ratio']:.2f}x",
-            _met(found["ratio"] <= GOALS["cost_ratio"]),
+            met(found["ratio"] <= GOALS["cost_ratio"]),
         ]
     ]
 

@@ -3,9 +3,7 @@ scale curve (``scale``); ``bench.report`` lays them out with the other parts'.""
 
 from __future__ import annotations
 
-
-def _met(ok: bool | None) -> str:
-    return "" if ok is None else ("met" if ok else "**missed**")
+from bench.report_cells import met
 
 
 def checks_cost_rows(found: dict) -> list[list[str]]:
@@ -22,7 +20,7 @@ def checks_cost_rows(found: dict) -> list[list[str]]:
             f"{base['build_peak_rss_mib']:.0f} MiB on {found['baseline']}",
             f"+{now['build'] - base['build']:.1f} s",
             f"adds <= {allowed:.1f} s",
-            _met(now["build"] - base["build"] <= allowed),
+            met(now["build"] - base["build"] <= allowed),
         ]
     ]
     audit, cpu = found.get("audit_s") or {}, found.get("audit_cpu_s") or {}
@@ -34,7 +32,7 @@ def checks_cost_rows(found: dict) -> list[list[str]]:
                 f"{audit['baseline']:.1f} s / {cpu['baseline']:.1f} s on {found['baseline']}",
                 f"+{audit['current'] - audit['baseline']:.1f} s",
                 f"adds <= {allowed:.1f} s",
-                _met(audit["current"] - audit["baseline"] <= allowed),
+                met(audit["current"] - audit["baseline"] <= allowed),
             ]
         )
     return rows
@@ -58,7 +56,7 @@ def scale_rows(found: dict) -> list[list[str]]:
                     "",
                     "",
                     "outputs identical to local" if executor == "ray" else "",
-                    _met(same) if executor == "ray" else "",
+                    met(same) if executor == "ray" else "",
                 ]
             )
     local = [found["sizes"][s]["local"]["cpu_ms_per_original"] for s in sizes[-2:]]
@@ -71,7 +69,7 @@ def scale_rows(found: dict) -> list[list[str]]:
                 "",
                 f"{growth:.2f}x",
                 "flat (<= 1.10x)",
-                _met(growth <= 1.10),
+                met(growth <= 1.10),
             ]
         )
     return rows
