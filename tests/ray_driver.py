@@ -24,7 +24,7 @@ from typing import Any
 import ray
 
 from bench.ray_cluster import kill_tree
-from curation.chain.executors import RayExecutor
+from curation.chain.executors import RayExecutor, leave_process
 from curation.chain.runner import Settings, Source, curate
 
 JOIN_SECONDS = 180  # a node joining on a busy 2-core machine takes 15-40 s
@@ -86,6 +86,7 @@ def main(source_json: str, build: str, worker_pid: str = "") -> None:
         "worker_jobs_before_kill": killing.worker_jobs_before_kill if killing else None,
     }
     print(json.dumps(found))
+    leave_process(0)  # as the pericurate program ends after a Ray run
 
 
 if __name__ == "__main__":

@@ -78,3 +78,34 @@ def test_a_job_ray_cannot_finish_ends_the_step_in_one_sentence(local_ray):
     said = str(raised.value)
     assert said.startswith("Ray could not finish the hash step's per-file work (RayTaskError")
     assert "\n" not in said
+
+
+LEAVING = """
+import sys
+from curation.chain.executors import RayExecutor, leave_process
+RayExecutor.sessions_here = int(sys.argv[1])
+print("summary", end="")  # unflushed: os._exit would lose it
+leave_process(3)
+print(" and the teardown")
+"""
+
+
+@pytest.mark.parametrize(
+    ("sessions", "printed", "status"), [(1, "summary", 3), (0, "summary and the teardown", 0)]
+)
+def test_a_process_that_ran_ray_ends_with_its_status_and_its_output(sessions, printed, status):
+    """``leave_process`` ends a process that opened a Ray session with the status given and
+    every line it printed, skipping the teardown that once aborted a finished run; a process
+    that never opened one goes on (every command run in the test process itself)."""
+    import subprocess
+    import sys
+
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    ran = subprocess.run(
+        [sys.executable, "-c", LEAVING, str(sessions)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=buffered,
+    )
+    assert (ran.stdout.strip(), ran.returncode) == (printed, status)

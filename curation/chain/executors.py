@@ -15,6 +15,7 @@ same records.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import sys
 import time
@@ -141,6 +142,8 @@ class RayExecutor(LocalExecutor):
     ``jobs_by_step`` says which node ran how many jobs of which step (what the cluster test
     reads); the run ends with one line saying so."""
 
+    sessions_here = 0  # Ray sessions this process has opened (``leave_process`` reads it)
+
     def __init__(self, workers: int = 0) -> None:
         super().__init__(workers)
         self.jobs_by_step: dict[str, Counter[str]] = {}
@@ -155,9 +158,12 @@ class RayExecutor(LocalExecutor):
         if started:
             quiet_ray_init(ray)
         self._task = ray.remote(run_chunk)
+        RayExecutor.sessions_here += 1
         try:
             yield
         finally:
+            self._task = None
+            gc.collect()  # any Ray object reference left in a cycle goes while Ray is up
             if started:
                 ray.shutdown()
         print(nodes_line(self.jobs_by_step), file=sys.stderr)
@@ -165,6 +171,20 @@ class RayExecutor(LocalExecutor):
     def mapper(self, step: str) -> Mapper:
         jobs_by_node = self.jobs_by_step.setdefault(step, Counter())
         return RayMap(_import_ray(), self._task, step, jobs_by_node)
+
+
+def leave_process(status: int) -> None:
+    """End this process with ``status`` now, without the interpreter's teardown, if it has
+    run a Ray session; otherwise return. Ray's driver library tears its native threads down
+    in the C++ destructors that run at exit: once in CI, a build on the two-node cluster that
+    had finished (its outputs written and checked, Ray shut down) died there with glibc's
+    ``tpp.c`` mutex assertion and SIGABRT. By the time a command calls this, every output is
+    a whole file and the summary is printed, so only the output streams are flushed."""
+    if not RayExecutor.sessions_here:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status)
 
 
 def nodes_line(jobs_by_step: dict[str, Counter[str]]) -> str:

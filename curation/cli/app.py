@@ -354,3 +354,18 @@ for _command in (
     publishing.push_command,
 ):
     app.command(_command.__name__.removesuffix("_command"))(_command)
+
+
+def main() -> None:
+    """The ``pericurate`` program: the commands, then the process ends with their exit
+    status. After a command that ran on Ray, it ends without the interpreter's teardown
+    (``curation.chain.executors.leave_process``: Ray's native teardown at exit can abort a
+    finished run)."""
+    from curation.chain.executors import leave_process
+
+    try:
+        app()
+    except SystemExit as leaving:
+        code = leaving.code
+        leave_process(code if isinstance(code, int) else 0 if code is None else 1)
+        raise
