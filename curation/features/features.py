@@ -25,10 +25,17 @@ from curation.core.jpeg_check import check_decodable
 
 WORKING_SIDE = 512  # longest side features are detected at, px (1024: 14.2 ms a film, not 5.9)
 MAX_FEATURES = 2000
+# Four pyramid levels (1.2 apart: scales within 1.7x), not OpenCV's eight: copies and visits
+# differ in scale by a few percent at the working size, and the upper levels cost half of the
+# detection on corpus films (bench/RESULTS.md, "A cheaper detector", with the real films'
+# margins measured again). Linear resampling instead of area averaging was tried too and
+# dropped: it saved 0.7 ms a film but loosened the fit of a sample's padded copy past
+# ``frame_check.RIGID_SCALE``.
+PYRAMID_LEVELS = 4
 RATIO = 0.8  # Lowe's ratio test
 REPROJECTION_ERROR = 3.0  # pixels at the working size
 FEATURES_VERSION = (
-    f"features-v2/orb{MAX_FEATURES}-{WORKING_SIDE}-clahe/"
+    f"features-v3/orb{MAX_FEATURES}x{PYRAMID_LEVELS}-{WORKING_SIDE}-clahe/"
     f"ratio{RATIO}-magsac-affine{REPROJECTION_ERROR}px"
 )
 
@@ -103,7 +110,9 @@ def film_features(grey: np.ndarray, size: tuple[int, int] | None = None) -> Film
         size = (max(1, round(width * scale)), max(1, round(height * scale)))
         small = cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
     toned = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8)).apply(small)
-    keypoints, descriptors = cv2.ORB.create(nfeatures=MAX_FEATURES).detectAndCompute(toned, None)
+    keypoints, descriptors = cv2.ORB.create(
+        nfeatures=MAX_FEATURES, nlevels=PYRAMID_LEVELS
+    ).detectAndCompute(toned, None)
     if descriptors is None:
         return FilmFeatures(np.zeros((0, 2), np.float32), np.zeros((0, 32), np.uint8), full)
     to_full = np.array([full[0] / small.shape[1], full[1] / small.shape[0]], np.float32)
