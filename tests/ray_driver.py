@@ -80,6 +80,7 @@ def main(source_json: str, build: str, worker_pid: str = "") -> None:
     killing = KillingExecutor(int(worker_pid), ids["worker"]) if worker_pid else None
     executor = killing or RayExecutor()
     curate(Source.load(Path(source_json)), Path(build), Settings(), executor=executor)
+    print("driver: the build returned", file=sys.stderr)  # tells a later abort from an earlier
     found = {
         "nodes": ids,
         "jobs_by_step": {step: dict(nodes) for step, nodes in executor.jobs_by_step.items()},
