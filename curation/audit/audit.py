@@ -126,7 +126,7 @@ def run_audit(
     if visits:
         features = shard_features(shards, names["image"] or columns.image, map)
         audit.visits, audit.visit_fits = cross_split_matches(
-            films, features, splits, lambda index: audit.image_bytes(films[index])
+            films, features, splits, lambda index: audit.image_bytes(films[index]), map
         )
     audit.findings = findings(audit)
     return audit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +36,9 @@ class Pair:
     b: int
 
 
+READ_BACK_KEPT = 256  # images: a visit check's pairs and their drawings, about 0.1 GB
+
+
 @dataclass
 class Audit:
     """Everything the report shows; ``findings`` empty means clean."""
@@ -63,6 +67,12 @@ class Audit:
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
     visit_fits: dict[tuple[int, int], FeatureMatch] = field(default_factory=dict)
+    # Images read back, by (shard, row): the visit check's pairs are read again for their
+    # drawings, and each read costs a whole row group of the shard.
+    _read_back: Callable[[int, int], bytes] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._read_back = functools.lru_cache(maxsize=READ_BACK_KEPT)(self._read_image)
 
     @property
     def patient_visits(self) -> list[CrossSplitMatch]:
@@ -70,17 +80,21 @@ class Audit:
         return [v for v in self.visits if not v.same_picture]
 
     def image_bytes(self, film: Film) -> bytes:
-        """The image bytes of one film, read back from its shard (for thumbnails)."""
-        shard = self.shards[film.shard]
+        """The image bytes of one film, read back from its shard (for thumbnails, drawings
+        and the aligned checks); the last ``READ_BACK_KEPT`` are kept."""
+        return self._read_back(film.shard, film.row)
+
+    def _read_image(self, shard_index: int, row: int) -> bytes:
+        shard = self.shards[shard_index]
         reader = pq.ParquetFile(shard)
         offset = 0
         for group in range(reader.num_row_groups):
             rows = reader.metadata.row_group(group).num_rows
-            if film.row < offset + rows:
+            if row < offset + rows:
                 table = reader.read_row_group(group, columns=[self.columns["image"]])
-                return image_bytes_of(table.column(0)[film.row - offset].as_py(), str(shard))
+                return image_bytes_of(table.column(0)[row - offset].as_py(), str(shard))
             offset += rows
-        raise AuditError(f"{shard}: row {film.row} is missing on re-read.")
+        raise AuditError(f"{shard}: row {row} is missing on re-read.")
 
 
 # --- leakage checks -----------------------------------------------------------------------

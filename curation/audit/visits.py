@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from curation.audit.target import Film
 
 VISITS_FOLDER = "visits"
+IMAGES_AT_ONCE = 128  # images the aligned checks hold at a time (about 50 MB at archive sizes)
 DRAWN_HEIGHT = 360  # pixels: each film's height in the drawing
 DRAWN_MATCHES = 80  # inlier matches drawn per pair (evenly chosen), so the lines stay legible
 
@@ -76,28 +77,47 @@ def shard_features(shards: list[Path], image: str, map: Mapper | None = None) ->
     return [f for group in (map or LocalMap())(work, jobs, chunksize=1) for f in group]
 
 
+def _match(pair: tuple[FilmFeatures, FilmFeatures]) -> FeatureMatch:
+    """Worker side: the feature match of one pair."""
+    return match_features(*pair)
+
+
+def _same_picture(job: tuple[bytes, bytes, FeatureMatch]) -> bool:
+    """Worker side: whether the aligned check calls the pair one picture under two frames."""
+    data_a, data_b, match = job
+    (grey_a, size_a), (grey_b, size_b) = decoded_grey(data_a), decoded_grey(data_b)
+    return compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
+
+
 def cross_split_matches(
     films: list[Film],
     features: list[FilmFeatures],
     splits: list[str],
     image_of: Callable[[int], bytes],
+    map: Mapper | None = None,
 ) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], FeatureMatch]]:
     """Every shortlisted pair of films in different splits verified by features, sorted by
-    film ids, with the feature match of each (for drawing)."""
+    film ids, with the feature match of each (for drawing); the matching and the aligned
+    checks go through ``map`` (default: one process per core)."""
     rank = {split: n for n, split in enumerate(splits)}
-    found, fitted = [], {}
-    for i, j in feature_shortlist(features):
-        if films[i].split == films[j].split:
-            continue
-        a, b = (i, j) if rank[films[i].split] <= rank[films[j].split] else (j, i)
-        match = match_features(features[a], features[b])
-        if not verified(match):
-            continue
-        (grey_a, size_a), (grey_b, size_b) = decoded_grey(image_of(a)), decoded_grey(image_of(b))
-        same = compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
-        share = round(match.inlier_share, 4)
-        found.append(CrossSplitMatch(a, b, match.matches, match.inliers, share, same))
-        fitted[(a, b)] = match
+    pairs = [
+        (i, j) if rank[films[i].split] <= rank[films[j].split] else (j, i)
+        for i, j in feature_shortlist(features)
+        if films[i].split != films[j].split
+    ]
+    mapped = map or LocalMap()
+    fits = mapped(_match, [(features[a], features[b]) for a, b in pairs])
+    fitted = {pair: match for pair, match in zip(pairs, fits, strict=True) if verified(match)}
+    verified_pairs = list(fitted.items())
+    same: list[bool] = []
+    for start in range(0, len(verified_pairs), IMAGES_AT_ONCE // 2):
+        batch = verified_pairs[start : start + IMAGES_AT_ONCE // 2]  # their images in memory
+        jobs = [(image_of(a), image_of(b), match) for (a, b), match in batch]
+        same.extend(mapped(_same_picture, jobs, chunksize=1))
+    found = [
+        CrossSplitMatch(a, b, m.matches, m.inliers, round(m.inlier_share, 4), is_same)
+        for ((a, b), m), is_same in zip(verified_pairs, same, strict=True)
+    ]
     found.sort(key=lambda m: (films[m.a].film_id, films[m.b].film_id))
     return found, fitted
 
