@@ -50,15 +50,15 @@ EDGE = 4  # pixels at COMPARE_SIDE left out along the overlap's edge (interpolat
 MIN_OVERLAP = 0.5  # share of either film the overlap must cover
 CONTAINED = 0.99  # an unturned copy's frame holds the other's (or lies in it) to this share
 TURNED = 0.5  # degrees from which a copy is "rotated"
-MIN_INLIERS = 120  # inliers (real films, bench.frames: distinct <= 53, copies >= 637)
-MIN_INLIER_SHARE = 0.45  # of the matches (distinct <= 0.366, copies >= 0.887; sample 0.568)
+MIN_INLIERS = 120  # inliers (real films, features-v3: distinct <= 41, copies >= 667; 584 upscaled)
+MIN_INLIER_SHARE = 0.45  # of the matches (distinct <= 0.400, copies >= 0.909)
 ALIGNED_LIMIT = 0.5  # worst-tile difference of the normalised films (copies <= 0.372)
 MIN_ANATOMY_CORRELATION = 0.9  # at the anatomy's scale (real copies >= 0.938)
 SHIFT_LIMIT = 0.9  # pixels at COMPARE_SIDE, median tile moved after alignment (copies <= 0.692)
 MAX_SCALE_CHANGE = 0.25  # a copy is not reframed by more than a quarter of its size
 MAX_TURN = 10.0  # degrees: larger turns are quarter turns or other pictures
-RIGID_SCALE = 0.004  # a crop, a pad, a turn keeps its scale to this (real copies: <= 0.003)
-UNTURNED = 0.1  # degrees: a resize turns nothing (real unturned copies: <= 0.071)
+RIGID_SCALE = 0.004  # a crop, a pad, a turn keeps its scale to this (real copies: <= 0.0026)
+UNTURNED = 0.1  # degrees: a resize turns nothing (real unturned copies: <= 0.076)
 FRAME_CHECK_VERSION = (
     f"frame-v2/side{COMPARE_SIDE}-tone{TONE_SIGMA}-edge{EDGE}-box3/ecc{ECC_STEPS}/"
     f"tiles{TILE}-shift-p{SHIFT_PERCENTILE}-worst-p{TILE_PERCENTILE}/"
