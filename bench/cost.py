@@ -66,12 +66,17 @@ def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
     return seconds
 
 
-def audit_measured(checkout: Path, build: Path) -> dict[str, float]:
+def audit_measured(checkout: Path, build: Path, rounds: int = 1) -> dict[str, float]:
     """Wall and CPU seconds and peak RSS of ``pericurate audit`` of ``build`` with
-    ``checkout``'s code (exit 1, leakage found, counts as a run too)."""
+    ``checkout``'s code, medians of ``rounds`` runs (exit 1, leakage found, counts as a run
+    too). Two audits of one build differed by up to 5 s of 40 here, hence the median."""
     command = [*_program(checkout), "audit", str(build), "--out", str(build.parent / "audit")]
-    measured = run_measured(command, ok_codes=(0, 1))
-    return {"wall_s": measured.wall_s, "cpu_s": measured.cpu_s, "peak": measured.peak_rss_mib}
+    runs = [run_measured(command, ok_codes=(0, 1)) for _ in range(rounds)]
+    return {
+        "wall_s": statistics.median(m.wall_s for m in runs),
+        "cpu_s": statistics.median(m.cpu_s for m in runs),
+        "peak": statistics.median(m.peak_rss_mib for m in runs),
+    }
 
 
 def measure(
@@ -96,7 +101,11 @@ def measure(
             for _ in range(rounds):
                 for side, checkout in sides:
                     runs[side].append(cold_splits(checkout, archive, builds / side))
-            audits = {side: audit_measured(c, builds / side) for side, c in sides} if audit else {}
+            audits = (
+                {side: audit_measured(c, builds / side, rounds) for side, c in sides}
+                if audit
+                else {}
+            )
         finally:
             subprocess.run(
                 ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],

@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
         from bench import near_identical_cost
 
         archive = corpus_zip(4000, all_copies_among_originals=False)
-        against = cost.measure(archive, ISSUE_22_BASELINE, rounds=1, audit=True)
+        against = cost.measure(archive, ISSUE_22_BASELINE, rounds=3, audit=True)
         results["checks_cost"] = {
             **against,
             "near_identical": near_identical_cost.measure(
