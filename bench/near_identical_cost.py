@@ -25,6 +25,7 @@ from typing import Any
 from curation.chain.runner import curate
 from curation.chain.settings import Settings
 from curation.core.parallel import ordered_map
+from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.near_identical.pixel_cache import ComparisonCache
 from curation.near_identical.step import run_same_picture
 from curation.source.source import Source
@@ -69,7 +70,7 @@ def measure(build: Path) -> dict[str, Any]:
             source.root,
             hashed.products["records"],  # type: ignore[arg-type]
             hashed.products["hashes"],  # type: ignore[arg-type]
-            32,
+            SAME_PICTURE_RADIUS,
             ComparisonCache(out / "cache" / "pixels.parquet"),
             timed,
             on_total=lambda n: None,

@@ -4,6 +4,8 @@ running the same declared steps."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -97,9 +99,6 @@ def test_a_process_that_ran_ray_ends_with_its_status_and_its_output(sessions, pr
     """``leave_process`` ends a process that opened a Ray session with the status given and
     every line it printed, skipping the teardown that once aborted a finished run; a process
     that never opened one goes on (every command run in the test process itself)."""
-    import subprocess
-    import sys
-
     buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     ran = subprocess.run(
         [sys.executable, "-c", LEAVING, str(sessions)],

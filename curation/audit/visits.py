@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from curation.audit.target import Film
 
 VISITS_FOLDER = "visits"
-IMAGES_AT_ONCE = 128  # images the aligned checks hold at a time (about 50 MB at archive sizes)
+PAIRS_AT_ONCE = 64  # verified pairs whose images the aligned checks hold (about 50 MB)
 DRAWN_HEIGHT = 360  # pixels: each film's height in the drawing
 DRAWN_MATCHES = 80  # inlier matches drawn per pair (evenly chosen), so the lines stay legible
 
@@ -110,8 +110,8 @@ def cross_split_matches(
     fitted = {pair: match for pair, match in zip(pairs, fits, strict=True) if verified(match)}
     verified_pairs = list(fitted.items())
     same: list[bool] = []
-    for start in range(0, len(verified_pairs), IMAGES_AT_ONCE // 2):
-        batch = verified_pairs[start : start + IMAGES_AT_ONCE // 2]  # their images in memory
+    for start in range(0, len(verified_pairs), PAIRS_AT_ONCE):
+        batch = verified_pairs[start : start + PAIRS_AT_ONCE]
         jobs = [(image_of(a), image_of(b), match) for (a, b), match in batch]
         same.extend(mapped(_same_picture, jobs, chunksize=1))
     found = [
