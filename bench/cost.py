@@ -49,6 +49,15 @@ def _program(checkout: Path) -> list[str]:
     return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(checkout)!r})\n{entry}"]
 
 
+def _step_seconds(build: Path) -> dict[str, float]:
+    """Wall seconds of each step of the build in ``build`` (its ``work/times.json``), as
+    ``step_<name>``: what a change costs in the steps it touches, apart from the others."""
+    times = build / "work" / "times.json"
+    if not times.is_file():
+        return {}
+    return {f"step_{s['step']}": s["wall_s"] for s in json.loads(times.read_text())["steps"]}
+
+
 def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
     """Seconds per command of a cold ``make splits`` with ``checkout``'s code, then of the
     same four commands rerun with nothing changed (``noop_*``)."""
@@ -62,6 +71,8 @@ def cold_splits(checkout: Path, archive: Path, build: Path) -> dict[str, float]:
             if name == "build":
                 seconds[prefix + "build_cpu_s"] = measured.cpu_s
                 seconds[prefix + "build_peak_rss_mib"] = measured.peak_rss_mib
+                if not prefix:
+                    seconds.update(_step_seconds(build))
         seconds[prefix + "total"] = round(sum(seconds[prefix + c] for c in COMMANDS), 3)
     return seconds
 
@@ -112,8 +123,14 @@ def measure(
                 check=False,
                 capture_output=True,
             )
+    steps = sorted({k for rs in runs.values() for r in rs for k in r if k.startswith("step_")})
     medians = {
-        side: {c: statistics.median(r[c] for r in rs) for c in figures} for side, rs in runs.items()
+        side: {
+            c: statistics.median(r[c] for r in rs)
+            for c in (*figures, *steps)
+            if all(c in r for r in rs)
+        }
+        for side, rs in runs.items()
     }
     times = builds / "current" / "work" / "times.json"
     return {

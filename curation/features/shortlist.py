@@ -49,10 +49,11 @@ def voting(features: FilmFeatures) -> np.ndarray:
 
 
 def _close_pairs(
-    descriptors: np.ndarray, owner: np.ndarray, table: int
+    descriptors: np.ndarray, words: np.ndarray, owner: np.ndarray, table: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Descriptor rows (p, q) of different films that share ``table``'s key, in a key no
-    more crowded than ``CROWDED``, and lie within ``MAX_HAMMING`` bits."""
+    more crowded than ``CROWDED``, and lie within ``MAX_HAMMING`` bits (``words``: the
+    descriptors as four 64-bit words, word by word)."""
     key = np.zeros(len(descriptors), np.uint64)
     for column in range(table * HASH_BYTES, (table + 1) * HASH_BYTES):
         key = (key << np.uint64(8)) | descriptors[:, column]
@@ -77,8 +78,9 @@ def _close_pairs(
         return empty, empty
     p, q = np.concatenate(firsts), np.concatenate(seconds)
     p, q = p[owner[p] != owner[q]], q[owner[p] != owner[q]]
-    words = descriptors.view(np.uint64)  # a descriptor's 32 bytes as 4 words: 10x faster
-    distance = np.bitwise_count(words[p] ^ words[q]).sum(axis=1, dtype=np.int64)
+    distance = np.zeros(len(p), np.int64)
+    for word in words:  # one word of every pair at a time: no (pairs x 4) copies to gather
+        distance += np.bitwise_count(word[p] ^ word[q])
     close = distance <= MAX_HAMMING
     return p[close], q[close]
 
@@ -99,9 +101,12 @@ def pair_votes(
     films = len(features)
     owner = np.repeat(np.arange(films, dtype=np.int64), counts)
     descriptors = np.ascontiguousarray(np.concatenate(sampled))
+    # A descriptor's 32 bytes as four 64-bit words, each word a row: bit counts by
+    # ``np.bitwise_count`` a word at a time, 10x faster than over the (pairs x 4) array.
+    words = np.ascontiguousarray(descriptors.view(np.uint64).T)
     found = []
     for table in range(HASH_TABLES):
-        found.append(_close_pairs(descriptors, owner, table))
+        found.append(_close_pairs(descriptors, words, owner, table))
         on_progress(1)
     p = np.concatenate([pair[0] for pair in found])
     q = np.concatenate([pair[1] for pair in found])

@@ -137,20 +137,21 @@ def plausible(transform: np.ndarray) -> bool:
     return rigid or abs(turn) <= UNTURNED
 
 
-def local_tone(grey: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """``grey`` minus its local mean, over its local contrast (windows of ``TONE_SIGMA``)."""
-    return _normalised(grey, valid, TONE_SIGMA)
-
-
-def _normalised(grey: np.ndarray, valid: np.ndarray, sigma: float) -> np.ndarray:
-    """``grey`` minus its local mean, over its local contrast, inside ``valid`` only
-    (normalised convolution: the windows ignore pixels outside the overlap)."""
+def locally_normalised(
+    images: tuple[np.ndarray, ...], valid: np.ndarray, sigma: float
+) -> list[np.ndarray]:
+    """Each of ``images`` minus its local mean, over its local contrast (windows of
+    ``sigma``), inside ``valid`` only (normalised convolution: the windows ignore pixels
+    outside the overlap). The windows' weight is the overlap's, so it is blurred once for
+    all the images (a third of the blurring, which is most of the aligned check's cost)."""
     weight = cv2.GaussianBlur(valid, (0, 0), sigma)
     safe = np.maximum(weight, 1e-3)
-    mean = cv2.GaussianBlur(grey * valid, (0, 0), sigma) / safe
-    centred = (grey - mean) * valid
-    spread = cv2.GaussianBlur(centred * centred, (0, 0), sigma) / safe
-    normalised: np.ndarray = centred / np.sqrt(spread + 4.0)  # +4: a flat window stays flat
+    normalised = []
+    for grey in images:
+        mean = cv2.GaussianBlur(grey * valid, (0, 0), sigma) / safe
+        centred = (grey - mean) * valid
+        spread = cv2.GaussianBlur(centred * centred, (0, 0), sigma) / safe
+        normalised.append(centred / np.sqrt(spread + 4.0))  # +4: a flat window stays flat
     return normalised
 
 
@@ -220,11 +221,9 @@ def anatomy_correlation(small_a: np.ndarray, warped: np.ndarray, valid: np.ndarr
     inside = cv2.erode(valid, np.ones((5, 5), np.uint8)) > 0.5
     if inside.sum() < 0.1 * inside.size:
         return 0.0
-    bands = [
-        _normalised(cv2.GaussianBlur(image, (0, 0), ANATOMY_BLUR), valid, ANATOMY_SIGMA)[inside]
-        for image in (small_a, warped)
-    ]
-    rho = np.corrcoef(bands[0], bands[1])[0, 1]
+    blurred = tuple(cv2.GaussianBlur(image, (0, 0), ANATOMY_BLUR) for image in (small_a, warped))
+    band_a, band_b = locally_normalised(blurred, valid, ANATOMY_SIGMA)
+    rho = np.corrcoef(band_a[inside], band_b[inside])[0, 1]
     return float(rho) if math.isfinite(rho) else 0.0
 
 
@@ -261,7 +260,7 @@ def aligned_difference(
     valid = (valid * (warped > CLIPPED) * (warped < 255 - CLIPPED)).astype(np.float32)
     if valid.sum() < 0.1 * valid.size:
         return overlap_a, overlap_b, math.inf, math.inf, 0.0
-    toned_a, toned_b = local_tone(small_a, valid), local_tone(warped, valid)
+    toned_a, toned_b = locally_normalised((small_a, warped), valid, TONE_SIGMA)
     residual = (toned_a - toned_b) * valid
     counted = cv2.blur(valid, (3, 3), borderType=cv2.BORDER_CONSTANT)
     smoothed = cv2.blur(residual, (3, 3), borderType=cv2.BORDER_CONSTANT)

@@ -132,12 +132,16 @@ class FrameCache:
         on_progress: Callable[[int], None] = lambda count: None,
     ) -> list[FilmFeatures]:
         """The features of ``films`` (by id, in id order): cached ones by sha256, the rest
-        computed through ``map`` and remembered for ``save``."""
+        computed through ``map``, once per file content (films filed twice share their
+        bytes), and remembered for ``save``."""
         ids = sorted(films)
-        todo = [f for f in ids if films[f].sha256 not in self.features]
-        found = map(features_of, [str(root / films[f].path) for f in todo])
-        for film, computed in zip(todo, found, strict=True):
-            self.features[films[film].sha256] = computed
+        todo: dict[str, str] = {}  # sha256 -> the first film with those bytes
+        for film in ids:
+            if films[film].sha256 not in self.features:
+                todo.setdefault(films[film].sha256, film)
+        found = map(features_of, [str(root / films[f].path) for f in todo.values()])
+        for sha, computed in zip(todo, found, strict=True):
+            self.features[sha] = computed
             self.added += 1
             on_progress(1)
         return [self.features[films[f].sha256] for f in ids]
@@ -222,7 +226,7 @@ def frame_pairs(
     shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs; each long
     part advances its own bar (``track``: the run's progress tracker)."""
     ids = sorted(films)
-    todo = sum(films[f].sha256 not in cache.features for f in ids)
+    todo = len({films[f].sha256 for f in ids} - cache.features.keys())
     features = cache.features_for(films, root, map, track("local features", todo).advance)
     bar = track("feature shortlist", HASH_TABLES)
     shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import networkx as nx
@@ -160,10 +160,41 @@ def _augmented(records: Iterable[SourceRecord]) -> list[SourceRecord]:
     ]
 
 
+@dataclass(frozen=True)
+class UprightJob:
+    """Is the film at ``path`` (identity hash ``view``) the same picture, upright, as the
+    augmentation-folder film at ``twin_path``? Sizes are the two films' (width, height)."""
+
+    path: str
+    twin_path: str
+    view: bytes
+    sizes: tuple[tuple[int, int], tuple[int, int]]
+    radius: int
+
+
+def same_upright(job: UprightJob) -> bool:
+    """Worker side: the twin's hash within ``radius`` of the film's, then the pixel check."""
+    try:
+        twin_hash = AverageHash512().hash_views(Path(job.twin_path))[View.identity]
+    except (OSError, ValueError):  # an unreadable copy says nothing
+        return False
+    if hamming(job.view, twin_hash) > job.radius:
+        return False
+    compared = pixels.compare(Path(job.path), Path(job.twin_path), View.identity, job.sizes)
+    return compared.same_picture
+
+
 def augmented_twins(
-    root: Path, records: list[SourceRecord], groups: list[set[str]], hashes: Hashes, radius: int
+    root: Path,
+    records: list[SourceRecord],
+    groups: list[set[str]],
+    hashes: Hashes,
+    radius: int,
+    map: Mapper,
 ) -> dict[str, str]:
-    """Film -> how it equals an augmentation-folder copy made from another film (see above)."""
+    """Film -> how it equals an augmentation-folder copy made from another film (see above).
+    Every candidate twin is checked through ``map``; a film takes its first twin, in the
+    order of its group's other films and ``TWIN_DIGITS``."""
     augmented = _augmented(records)
     by_sha: dict[str, list[str]] = {}
     for r in augmented:
@@ -171,6 +202,7 @@ def augmented_twins(
     by_stem = {r.stem: r for r in augmented}
     films = {r.film_id: r for r in records if r.kind is Kind.image and r.fate is Fate.pending}
     twins = {}
+    candidates: list[tuple[str, str, str, SourceRecord]] = []  # film, other, digit, twin
     for group in groups:
         for film in sorted(group):
             own = film[:-1]
@@ -181,29 +213,26 @@ def augmented_twins(
             for other in sorted(group - {film}):
                 for digit in TWIN_DIGITS:
                     twin = by_stem.get(other[:-1] + digit)
-                    if twin is None or twin.stem[:-1] == own or film in twins:
-                        continue
-                    if _same_upright(root, films[film], twin, hashes[film], radius):
-                        kind = AUGMENTATION_KINDS[digit]
-                        twins[film] = (
-                            f"the same picture as {twin.stem} of the augmentation folder "
-                            f"(its {kind} copy of {other})"
-                        )
+                    if twin is not None and twin.stem[:-1] != own:
+                        candidates.append((film, other, digit, twin))
+    jobs = [
+        UprightJob(
+            str(root / films[film].path),
+            str(root / twin.path),
+            hashes[film][View.identity],
+            ((films[film].width, films[film].height), (twin.width, twin.height)),
+            radius,
+        )
+        for film, _, _, twin in candidates
+    ]
+    for (film, other, digit, twin), same in zip(candidates, map(same_upright, jobs), strict=True):
+        if same and film not in twins:
+            kind = AUGMENTATION_KINDS[digit]
+            twins[film] = (
+                f"the same picture as {twin.stem} of the augmentation folder "
+                f"(its {kind} copy of {other})"
+            )
     return twins
-
-
-def _same_upright(
-    root: Path, film: SourceRecord, twin: SourceRecord, views: dict[View, bytes], radius: int
-) -> bool:
-    path, twin_path = root / film.path, root / twin.path
-    try:
-        twin_hash = AverageHash512().hash_views(twin_path)[View.identity]
-    except (OSError, ValueError):  # an unreadable copy says nothing
-        return False
-    if hamming(views[View.identity], twin_hash) > radius:
-        return False
-    sizes = ((film.width, film.height), (twin.width, twin.height))
-    return pixels.compare(path, twin_path, View.identity, sizes).same_picture
 
 
 def usual_encoder(records: Iterable[SourceRecord]) -> str:
@@ -231,9 +260,9 @@ def keeper_facts(
     films = {r.film_id: r for r in records if r.kind is Kind.image and r.film_id in graph}
     mean = mean_grid(hashes)
     usual = usual_encoder(records)
-    twins = augmented_twins(root, records, groups, hashes, radius)
-    ids = sorted(films)
     map = map or LocalMap(1)
+    twins = augmented_twins(root, records, groups, hashes, radius, map)
+    ids = sorted(films)
     read = map(header_and_border, [root / films[f].path for f in ids])
     facts = {}
     for film, (quality, padding, corners) in zip(ids, read, strict=True):
