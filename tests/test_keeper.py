@@ -342,6 +342,31 @@ def test_tone_is_read_only_for_groups_the_files_leave_tied(archive, monkeypatch)
     assert {"36531", "22341"} <= set(read)
 
 
+def test_a_film_filed_twice_is_not_measured_against_itself(archive, monkeypatch):
+    """The same bytes filed under two numbers measure alike everywhere: no tone decode (not
+    even the reference sample), no re-encoding either way, one header read for the two;
+    the lower number is kept, as the fallback says."""
+    import curation.near_identical.keeper_evidence as evidence
+
+    toned: list[str] = []
+    headers: list[str] = []
+    real_tone_of, real_header = evidence.tone_of, evidence.header_and_border
+    monkeypatch.setattr(evidence, "tone_of", lambda path: toned.append(path) or real_tone_of(path))
+    monkeypatch.setattr(
+        evidence, "header_and_border", lambda path: headers.append(path) or real_header(path)
+    )
+    data = _jpeg(_radiograph(7))
+    archive.add("36531", data)
+    archive.add("90131", data)
+    facts = keeper_facts(
+        archive.root, archive.records, archive.hashes, [("36531", "90131")], EncoderEvidence({}), 32
+    )
+    assert toned == [] and len(headers) == 1
+    assert pairs_to_reencode([_pair("36531", "90131", View.identity)], facts) == []
+    kept, why = archive.keep("36531", "90131")
+    assert kept == "36531" and why.startswith("fallback: nothing in the files separates them")
+
+
 def test_quality_is_estimated_from_the_tables_and_the_lower_one_is_the_copy(archive):
     picture = _radiograph(7)
     for quality in (50, 70, 95):

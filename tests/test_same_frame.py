@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
+from curation.core.records import Kind, SourceRecord
 from curation.near_identical import frame_check
 from curation.near_identical.frame_check import FrameComparison, frame_kind
 from curation.near_identical.frame_step import (
@@ -193,6 +194,30 @@ def test_features_are_deterministic_and_the_cache_round_trips(measured, tmp_path
     assert np.array_equal(read.features["sha-o"].descriptors, first.descriptors)
     assert np.array_equal(read.features["sha-o"].points, first.points)
     assert read.frames[("sha-o", "sha-c")] == frame
+
+
+def test_a_film_filed_twice_has_its_features_computed_once(measured, tmp_path):
+    original, copy, _ = measured["turn 3 degrees"][0]
+    films = {
+        "00011": SourceRecord(original.name, Kind.image, "00011", sha256="sha-o"),
+        "00012": SourceRecord(f"again/{original.name}", Kind.image, "00012", sha256="sha-o"),
+        "00021": SourceRecord(copy.name, Kind.image, "00021", sha256="sha-c"),
+    }
+    (tmp_path / "again").mkdir()
+    (tmp_path / "again" / original.name).write_bytes(original.read_bytes())
+    for path in (original, copy):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    read: list[str] = []
+
+    def counted(function, jobs, chunksize=16):
+        read.extend(jobs)
+        return map(function, jobs)
+
+    cache = FrameCache(None)
+    features = cache.features_for(films, tmp_path, counted)
+    assert sorted(Path(p).name for p in read) == sorted([original.name, copy.name])
+    assert features[0] is features[1] and features[0] is not features[2]
+    assert cache.added == 2
 
 
 def test_a_pair_the_features_do_not_align_is_not_compared_in_pixels(measured):

@@ -38,6 +38,7 @@ from curation.near_identical.keeper import (
     grain_contest,
     keeper,
     keeper_key,
+    one_content,
     tied,
 )
 from curation.near_identical.pixels import Comparison
@@ -154,10 +155,18 @@ def pairs_to_reencode(
     pairs: list[SamePicture], facts: Mapping[str, FilmFacts]
 ) -> list[SamePicture]:
     """The whole-frame pairs whose two films every rule before the re-encoding leaves tied:
-    the only ones where it can decide, and it costs a full decode and an encode each way."""
+    the only ones where it can decide, and it costs a full decode and an encode each way.
+    A film filed twice (one content, unturned) re-encodes alike both ways: it never can."""
     graph = _graph(pairs)
     even = {f for component in nx.connected_components(graph) for f in tied(component, facts)}
-    return [p for p in pairs if not p.frame_kinds and p.a in even and p.b in even]
+    return [
+        p
+        for p in pairs
+        if not p.frame_kinds
+        and p.a in even
+        and p.b in even
+        and not (p.view is View.identity and one_content({p.a, p.b}, facts))
+    ]
 
 
 def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str, film: str) -> str:

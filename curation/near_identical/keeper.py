@@ -82,7 +82,7 @@ original's quality moves a rough or high-contrast original's statistics towards 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from curation.core.records import Lesion
@@ -110,6 +110,7 @@ class FilmFacts:
     filled_corners: float = 0.0  # share of its corner blocks that is black
     contrast_departure: float = 0.0  # local contrast minus the archive's typical, in spreads
     roughness_departure: float = 0.0  # histogram roughness off the archive's typical
+    content: str = ""  # the file's sha256: two films of one content measure alike everywhere
 
 
 def _augmented_twin(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
@@ -241,6 +242,13 @@ def tied(group: set[str], facts: Mapping[str, FilmFacts], before: str = "re-enco
     strong = {f: [k for k, _ in strong_evidence(f, group, facts)[:rules]] for f in group}
     best = min(strong.values())
     return {f for f in group if strong[f] == best}
+
+
+def one_content(films: Iterable[str], facts: Mapping[str, FilmFacts]) -> bool:
+    """Whether the ``films`` are one file content (the same bytes, filed more than once):
+    then no measurement of the files can tell them apart, and none is worth reading."""
+    contents = {facts[f].content for f in films}
+    return len(contents) == 1 and "" not in contents
 
 
 def grain_contest(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:

@@ -36,9 +36,10 @@ same-picture groups only, at little cost:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 import networkx as nx
 import numpy as np
@@ -51,7 +52,7 @@ from curation.hashes.hashing import DRAFT_REQUEST, AverageHash512, View, hamming
 from curation.index.originals import AUGMENTATION_KINDS, ORIGINALS_FOLDER
 from curation.index.provenance import EncoderEvidence
 from curation.near_identical import pixels
-from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, tied
+from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, one_content, tied
 from curation.near_identical.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
 
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
@@ -263,7 +264,7 @@ def keeper_facts(
     map = map or LocalMap(1)
     twins = augmented_twins(root, records, groups, hashes, radius, map)
     ids = sorted(films)
-    read = map(header_and_border, [root / films[f].path for f in ids])
+    read = _per_content(header_and_border, root, [films[f] for f in ids], map)
     facts = {}
     for film, (quality, padding, corners) in zip(ids, read, strict=True):
         record = films[film]
@@ -278,17 +279,43 @@ def keeper_facts(
             quality=quality,
             unusual_encoder=bool(usual) and record.encoder != usual,
             filled_corners=corners,
+            content=record.sha256,
         )
-    toned = sorted(f for g in groups if len(tied(g, facts, FIRST_TONE_RULE)) > 1 for f in g)
+    toned = sorted(f for g in groups if _tone_can_decide(g, facts) for f in g)
     if not toned:  # every group is decided by the file's own facts: no full-size decode
         return facts
     reference = tone_reference(records)
-    tones = list(map(tone_of, [root / r.path for r in reference + [films[f] for f in toned]]))
+    tones = _per_content(tone_of, root, reference + [films[f] for f in toned], map)
     typical = TypicalTone.of(tones[: len(reference)])
     for film, tone in zip(toned, tones[len(reference) :], strict=True):
         contrast, rough = typical.departures(tone)
         facts[film] = replace(facts[film], contrast_departure=contrast, roughness_departure=rough)
     return facts
+
+
+def _tone_can_decide(group: set[str], facts: dict[str, FilmFacts]) -> bool:
+    """Whether the tone rules can separate the films the file's own facts leave tied: more
+    than one of them, of more than one content (a film filed twice measures alike)."""
+    even = tied(group, facts, FIRST_TONE_RULE)
+    return len(even) > 1 and not one_content(even, facts)
+
+
+Measured = TypeVar("Measured")
+
+
+def _per_content(
+    measure: Callable[[Path], Measured], root: Path, films: list[SourceRecord], map: Mapper
+) -> list[Measured]:
+    """``measure`` of each film's file, in ``films`` order, read once per content (sha256)
+    through ``map``: a film filed twice is one file to measure."""
+    first = {_content(r): r for r in reversed(films)}  # the first film of each content
+    contents = sorted(first)
+    found = dict(zip(contents, map(measure, [root / first[c].path for c in contents]), strict=True))
+    return [found[_content(r)] for r in films]
+
+
+def _content(record: SourceRecord) -> str:
+    return record.sha256 or f"path:{record.path}"  # a record not yet read is its own content
 
 
 def tone_reference(records: Iterable[SourceRecord]) -> list[SourceRecord]:
