@@ -23,7 +23,12 @@ from PIL import Image
 
 from curation.core.jpeg_check import check_decodable
 
-WORKING_SIDE = 512  # longest side features are detected at, px (1024: 14.2 ms a film, not 5.9)
+# Longest side features are detected at, px (1024: 14.2 ms a film, not 5.9). 256, the hash
+# step's own reduced decode (features without a decode of their own), was measured on the
+# real films and dropped: upscaled to archive sizes, 22 of 372 copies were kept apart (the
+# fit's scale off by up to 0.016, the shortlist's shares of copies and unrelated films
+# overlapping); bench/RESULTS.md, round eleven.
+WORKING_SIDE = 512
 MAX_FEATURES = 2000
 # Four pyramid levels (1.2 apart: scales within 1.7x), not OpenCV's eight: copies and visits
 # differ in scale by a few percent at the working size, and the upper levels cost half of the
