@@ -69,12 +69,13 @@ def test_each_film_keeps_at_most_its_partners_however_many_relatives_it_has():
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """Every call of the frame step's shortlist, and each bar's total and progress."""
-    calls: list[int] = []
+    """Every call of the frame step's shortlist (its films, and how many file contents
+    they are: a film filed twice shares its features), and each bar's total and progress."""
+    calls: list[tuple[int, int]] = []
     bars: dict[str, list[int]] = defaultdict(lambda: [0, 0])
 
     def counted(features, *args, **kwargs):
-        calls.append(len(features))
+        calls.append((len(features), len({id(f) for f in features})))
         return feature_shortlist(features, *args, **kwargs)
 
     class Bar(pipeline._Bar):
@@ -106,8 +107,9 @@ def test_a_build_computes_the_shortlist_once_and_every_long_part_shows_progress(
     calls, bars = recorded
     outcome = curate(sample_source, tmp_path, Settings(), executor=LocalExecutor(1))
     assert len(calls) == 1  # the look-alike step reads the visits from the same-picture step
-    pending = calls[0]
-    assert bars["local features"] == [pending, pending]  # a cold build: every film computed
+    pending, contents = calls[0]
+    assert 0 < contents < pending  # the sample files some films twice
+    assert bars["local features"] == [contents, contents]  # cold: every content computed once
     assert bars["feature shortlist"] == [HASH_TABLES, HASH_TABLES]
     checked = bars["check frames"]
     assert checked[0] > 0 and checked == [checked[0], checked[0]]
