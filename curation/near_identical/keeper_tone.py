@@ -24,8 +24,10 @@ spread (median absolute deviation); the copy is the film that departs more, by a
 The margins (``CONTRAST_MARGIN``, ``ROUGHNESS_MARGIN``) and the measurements behind them
 are in ``curation.near_identical.keeper``'s docstring and ``bench/RESULTS.md``.
 
-Cost: one full-size decode of each film of a same-picture group and of each reference film
-(at most ``REFERENCE_FILMS``), only when the archive has a group.
+Cost: one full-size decode per file content of each same-picture group the files' own facts
+leave tied between films of more than one content, and of each reference film (at most
+``REFERENCE_FILMS``), only when the archive has such a group
+(``curation.near_identical.keeper_evidence.keeper_facts``).
 """
 
 from __future__ import annotations
