@@ -143,7 +143,7 @@ def locally_normalised(
     """Each of ``images`` minus its local mean, over its local contrast (windows of
     ``sigma``), inside ``valid`` only (normalised convolution: the windows ignore pixels
     outside the overlap). The windows' weight is the overlap's, so it is blurred once for
-    all the images (a third of the blurring, which is most of the aligned check's cost)."""
+    all the images, not once per image."""
     weight = cv2.GaussianBlur(valid, (0, 0), sigma)
     safe = np.maximum(weight, 1e-3)
     normalised = []

@@ -26,7 +26,7 @@ STANDALONE = {0x01, *range(0xD0, 0xD8)}  # TEM and restart markers carry no leng
 JFIF_HEADER = 14  # "JFIF\0", version, units, densities, thumbnail width and height
 ADOBE_HEADER = 12  # "Adobe", version, flags0, flags1, colour transform
 # In entropy-coded data, 0xFF is a marker unless a stuffed zero or a restart marker follows
-# (searched by ``re`` in C: a Python loop over every 0xFF took 1.5 s of a 4,000-film build).
+# (searched by ``re`` in C: 3x faster than a Python loop over every 0xFF, on corpus films).
 _MARKER_IN_SCAN = re.compile(rb"\xff(?![\x00\xd0-\xd7])")
 
 
