@@ -153,17 +153,16 @@ class FrameCache:
         """Write both caches, unless nothing was measured since they were read."""
         if self.folder is None or not self.added:
             return
-        rows = [
-            {
-                "sha256": sha,
-                "width": f.size[0],
-                "height": f.size[1],
-                "points": np.ascontiguousarray(f.points, np.float32).tobytes(),
-                "descriptors": np.ascontiguousarray(f.descriptors, np.uint8).tobytes(),
-            }
-            for sha, f in sorted(self.features.items())
-        ]
-        features = pa.Table.from_pylist(rows, schema=_FEATURES)
+        shas = sorted(self.features)
+        kept = [self.features[sha] for sha in shas]
+        columns = {  # column by column: two thirds of the time of a dict per film
+            "sha256": shas,
+            "width": [f.size[0] for f in kept],
+            "height": [f.size[1] for f in kept],
+            "points": [np.ascontiguousarray(f.points, np.float32).tobytes() for f in kept],
+            "descriptors": [np.ascontiguousarray(f.descriptors, np.uint8).tobytes() for f in kept],
+        }
+        features = pa.Table.from_pydict(columns, schema=_FEATURES)
         write_cache(self.folder / FEATURES_CACHE, FEATURES_VERSION, features)
         frames = [
             {"sha_a": a, "sha_b": b, **asdict(c)} for (a, b), c in sorted(self.frames.items())
