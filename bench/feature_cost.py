@@ -18,8 +18,15 @@ Two parts:
   film whose descriptors have ``JITTER_BITS`` random bits flipped (no longer close to their
   source: a stand-in for distinct films, labelled so).
 
+- ``matching`` (real radiographs, read in place; skipped when absent): the time per pair of
+  ``match_features`` (faiss's exact binary search, then MAGSAC) against OpenCV's
+  brute-force matcher on the same descriptors (the way matches were found before round
+  twelve), for each real film against its 3 % crop (a copy) and against the next film
+  (distinct), in this process, one thread; and how many pairs found the same matches.
+
     uv run --frozen python -m bench.feature_cost gate --films 120 --upscaled 24
     uv run --frozen python -m bench.feature_cost scale --folder "CORPUS/Original JPG Images"
+    uv run --frozen python -m bench.feature_cost matching --films 120
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 from PIL import Image
 
@@ -39,7 +47,13 @@ from bench.frame_alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
-from curation.features.features import FilmFeatures, decoded_grey, film_features
+from curation.features.features import (
+    RATIO,
+    FilmFeatures,
+    decoded_grey,
+    film_features,
+    match_features,
+)
 from curation.features.shortlist import MIN_SHARE, feature_shortlist, pair_votes, voting
 from curation.near_identical import frame_check
 
@@ -198,6 +212,43 @@ def scale(folder: Path, workers: int, sizes: tuple[int, ...] = (1000, 2000, 4000
     return found
 
 
+def _brute_force_matches(a: FilmFeatures, b: FilmFeatures) -> int:
+    """Ratio-test matches of B's descriptors to A's by OpenCV's brute-force matcher."""
+    pairs = cv2.BFMatcher(cv2.NORM_HAMMING).knnMatch(b.descriptors, a.descriptors, k=2)
+    return sum(len(p) == 2 and p[0].distance < RATIO * p[1].distance for p in pairs)
+
+
+def matching(films: int) -> dict:
+    if not REAL_FILMS.is_dir():
+        return {"measured": False, "why": f"skipped: no real films in {REAL_FILMS}"}
+    cv2.setNumThreads(1)
+    found: dict = {"measured": True}
+    originals, crops = [], []
+    for path in sorted(REAL_FILMS.glob("*.jpg"))[:films]:
+        grey = np.asarray(Image.open(path).convert("L"))
+        originals.append(_features(jpeg(grey, QUALITY)))
+        cropped, quality, mode = ALTERATIONS[("crop", 2)](grey)
+        crops.append(_features(jpeg(cropped, quality, mode)))
+    kinds = {
+        "copy": list(zip(originals, crops, strict=True)),
+        "distinct": list(zip(originals, originals[1:] + originals[:1], strict=True)),
+    }
+    for kind, pairs in kinds.items():
+        started = time.process_time()
+        ours = [match_features(a, b).matches for a, b in pairs]
+        middle = time.process_time()
+        theirs = [_brute_force_matches(a, b) for a, b in pairs]
+        ended = time.process_time()
+        found[kind] = {
+            "pairs": len(pairs),
+            "descriptors_per_film": round(float(np.mean([len(a.descriptors) for a, _ in pairs]))),
+            "match_features_ms": round(1000 * (middle - started) / len(pairs), 2),
+            "brute_force_knn_ms": round(1000 * (ended - middle) / len(pairs), 2),
+            "same_matches": sum(x == y for x, y in zip(ours, theirs, strict=True)),
+        }
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.feature_cost", description=__doc__)
     parts = parser.add_subparsers(dest="part", required=True)
@@ -208,9 +259,13 @@ def main(argv: list[str] | None = None) -> None:
     on_corpus = parts.add_parser("scale", help="features' and shortlist's cost per film")
     on_corpus.add_argument("--folder", type=Path, required=True, help="a folder of JPEG films")
     on_corpus.add_argument("--workers", type=int, default=2)
+    timed = parts.add_parser("matching", help="time per pair of matching on real films")
+    timed.add_argument("--films", type=int, default=120)
     args = parser.parse_args(argv)
     if args.part == "gate":
         found = gate(args.films, args.upscaled, args.workers)
+    elif args.part == "matching":
+        found = matching(args.films)
     else:
         found = scale(args.folder, args.workers)
     if not found["measured"]:

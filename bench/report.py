@@ -387,6 +387,7 @@ def table(results: dict) -> str:
         ("lookalike_spread", lookalike_spread.report_rows),
         ("executors", _executor_rows),
         ("checks_cost", report_rounds.checks_cost_rows),
+        ("feature_cost", report_rounds.matching_rows),
         ("scale", report_rounds.scale_rows),
     ):
         if part in results:

@@ -252,6 +252,7 @@ def main(argv: list[str] | None = None) -> None:
         results["feature_cost"] = {
             "gate": feature_cost.gate(120, 12, 2),
             "scale": feature_cost.scale(folder, 2),
+            "matching": feature_cost.matching(120),
         }
     if "checks_cost" in parts:  # issue 22: the build and audit against the round's start
         from bench import near_identical_cost
