@@ -129,10 +129,10 @@ def film_features(grey: np.ndarray, size: tuple[int, int] | None = None) -> Film
 def nearest_two(query: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The Hamming distances to each ``query`` descriptor's two nearest ``train`` descriptors,
     and the index of the nearest: faiss's exact binary search, the distances OpenCV's
-    brute-force matcher gives, 3.5x sooner on corpus films and 5.7x on real ones (2,000
-    descriptors a film; ``bench/RESULTS.md``, round twelve). One OpenMP thread for the
-    search: the executor's worker processes fill the cores, and two workers each spinning two
-    OpenMP threads made the search 4x slower here. The process's setting is put back."""
+    brute-force matcher gives, in a fifth of its time on real films (2,000 descriptors a
+    film; ``python -m bench.feature_cost matching``). One OpenMP thread for the search: the
+    executor's worker processes fill the cores, and two workers each spinning two OpenMP
+    threads made the search 4x slower here. The process's setting is put back."""
     index = faiss.IndexBinaryFlat(train.shape[1] * 8)
     index.add(np.ascontiguousarray(train))
     threads = faiss.omp_get_max_threads()
