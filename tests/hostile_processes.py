@@ -92,8 +92,14 @@ def film_source(root: Path, films: int, size: tuple[int, int] = (320, 160)) -> P
 
 
 def pericurate_child(*args: str | Path, **options: object) -> subprocess.Popen:
-    """``pericurate ARGS`` in a child process of its own process group."""
-    command = [sys.executable, "-c", "from curation.cli.app import app; app()", *map(str, args)]
+    """``pericurate ARGS`` in a child process of its own process group, with Ctrl-C acted on
+    as in a terminal: a test run started in the background by a shell (``make test &``)
+    ignores SIGINT, and its children would inherit that."""
+    program = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "from curation.cli.app import app; app()"
+    )
+    command = [sys.executable, "-c", program, *map(str, args)]
     return subprocess.Popen(
         command,
         stdout=subprocess.PIPE,

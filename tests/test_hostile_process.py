@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -160,7 +161,18 @@ def sigint_handler(_: int) -> object:
     return signal.getsignal(signal.SIGINT)
 
 
-def test_workers_ignore_ctrl_c_and_the_parent_decides():
+@pytest.fixture
+def ctrl_c_acted_on() -> Iterator[None]:
+    """SIGINT handled as Python does by default for the test, then as it was: a test run
+    started in the background by a shell (``make test &``) ignores it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_workers_ignore_ctrl_c_and_the_parent_decides(ctrl_c_acted_on):
     handlers = list(ordered_map(sigint_handler, range(4), workers=2, chunksize=1))
     assert handlers == [signal.SIG_IGN] * 4
     reached_the_end = False
