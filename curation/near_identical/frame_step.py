@@ -129,21 +129,24 @@ class FrameCache:
         films: dict[str, SourceRecord],
         root: Path,
         map: Mapper,
-        on_progress: Callable[[int], None] = lambda count: None,
+        bar: Tracker | None = None,
     ) -> list[FilmFeatures]:
         """The features of ``films`` (by id, in id order): cached ones by sha256, the rest
         computed through ``map``, once per file content (films filed twice share their
-        bytes), and remembered for ``save``."""
+        bytes), and remembered for ``save``; ``bar`` counts the contents computed."""
         ids = sorted(films)
         todo: dict[str, str] = {}  # sha256 -> the first film with those bytes
         for film in ids:
             if films[film].sha256 not in self.features:
                 todo.setdefault(films[film].sha256, film)
+        if bar is not None:
+            bar.total(len(todo))
         found = map(features_of, [str(root / films[f].path) for f in todo.values()])
         for sha, computed in zip(todo, found, strict=True):
             self.features[sha] = computed
             self.added += 1
-            on_progress(1)
+            if bar is not None:
+                bar.advance(1)
         return [self.features[films[f].sha256] for f in ids]
 
     def _path(self, name: str) -> Path | None:
@@ -225,8 +228,7 @@ def frame_pairs(
     shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs; each long
     part advances its own bar (``track``: the run's progress tracker)."""
     ids = sorted(films)
-    todo = len({films[f].sha256 for f in ids} - cache.features.keys())
-    features = cache.features_for(films, root, map, track("local features", todo).advance)
+    features = cache.features_for(films, root, map, track("local features", None))
     bar = track("feature shortlist", HASH_TABLES)
     shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance)
     joined = nx.utils.UnionFind(ids)
