@@ -67,6 +67,64 @@ def test_each_film_keeps_at_most_its_partners_however_many_relatives_it_has():
     assert found == [(n, n + 1) for n in range(0, 20, 2)]
 
 
+def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tuple[int, int], int]:
+    """``pair_votes`` as the module's docstring defines it, one descriptor at a time."""
+    rows = [(n, d) for n, f in enumerate(films) for d in f.descriptors[shortlist.voting(f)]]
+    close: list[tuple[int, int]] = []  # descriptor rows, once per key they share
+    for table in range(HASH_TABLES):
+        bytes_ = slice(table * shortlist.HASH_BYTES, (table + 1) * shortlist.HASH_BYTES)
+        keys: dict[bytes, list[int]] = defaultdict(list)
+        for row, (_, descriptor) in enumerate(rows):
+            keys[descriptor[bytes_].tobytes()].append(row)
+        for members in keys.values():
+            if len(members) > CROWDED:
+                continue
+            for at, p in enumerate(members):
+                for q in members[at + 1 :]:
+                    differing = int(np.unpackbits(rows[p][1] ^ rows[q][1]).sum())
+                    if rows[p][0] != rows[q][0] and differing <= shortlist.MAX_HAMMING:
+                        close.append((p, q))
+
+    def films_of(p: int, q: int) -> tuple[int, int]:
+        first, second = sorted((rows[p][0], rows[q][0]))
+        return first, second
+
+    raw: dict[tuple[int, int], int] = defaultdict(int)
+    for p, q in close:
+        raw[films_of(p, q)] += 1
+    voters: dict[tuple[int, int], set[tuple[int, int]]] = defaultdict(set)
+    for p, q in close:
+        if 2 * raw[films_of(p, q)] >= min_votes:
+            voters[films_of(p, q)].update({(p, rows[q][0]), (q, rows[p][0])})
+    return {pair: len(v) for pair, v in sorted(voters.items()) if len(v) >= min_votes}
+
+
+@pytest.mark.parametrize("min_votes", [1, 2, 7, MIN_VOTES])
+def test_the_votes_are_those_of_the_definition(min_votes):
+    """Thirty films, some sharing descriptors exactly or nearly (a few bits flipped), with
+    crowded and lone keys: the sorted, vectorised count gives the plain count's votes."""
+    rng = np.random.default_rng(11)
+    pool, common = _voting(rng, 120), _voting(rng, 5)  # common: in every film, so crowded
+    films = []
+    for _ in range(30):
+        shared = pool[rng.choice(len(pool), rng.integers(0, 40), replace=False)].copy()
+        flips = rng.random(shared.shape) < 0.02  # near, not equal: within MAX_HAMMING
+        shared[flips] ^= np.uint8(1 << int(rng.integers(0, 7)))
+        shared[:, -1] &= ~np.uint8(shortlist.SAMPLE_MASK)
+        films.append(_film(np.concatenate([shared, common, _voting(rng, 30)])))
+    films[0] = _film(np.concatenate([films[0].descriptors, films[0].descriptors[-1:]]))
+    for n in range(1, 6):  # pool descriptors 50 bits away, only their first key kept: too far
+        far = pool[:12].copy()
+        for row in far:
+            bits = rng.choice(np.arange(3 * 8, 30 * 8), 50, replace=False)
+            row[bits // 8] ^= (1 << (bits % 8)).astype(np.uint8)
+        films[n] = _film(np.concatenate([films[n].descriptors, far]))
+    assert len(films) > CROWDED  # a film's own repeated corner is no vote for itself
+    expected = _votes_by_definition(films, min_votes)
+    assert len(expected) > 20 and max(expected.values()) > min_votes  # the test has teeth
+    assert pair_votes(films, min_votes) == expected
+
+
 @pytest.fixture
 def recorded(monkeypatch):
     """Every call of the frame step's shortlist (its films, and how many file contents

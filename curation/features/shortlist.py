@@ -51,14 +51,19 @@ def voting(features: FilmFeatures) -> np.ndarray:
 def _close_pairs(
     descriptors: np.ndarray, words: np.ndarray, owner: np.ndarray, table: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Descriptor rows (p, q) of different films that share ``table``'s key, in a key no
-    more crowded than ``CROWDED``, and lie within ``MAX_HAMMING`` bits (``words``: the
-    descriptors as four 64-bit words, word by word)."""
-    key = np.zeros(len(descriptors), np.uint64)
+    """Descriptor rows (p, q), ``p < q``, of different films that share ``table``'s key, in
+    a key no more crowded than ``CROWDED``, and lie within ``MAX_HAMMING`` bits (``words``:
+    the descriptors as four 64-bit words, word by word)."""
+    count = len(descriptors)
+    row_bits = max(1, (count - 1).bit_length())  # a 24-bit key leaves 40 bits: 10^12 rows
+    key = np.zeros(count, np.uint64)
     for column in range(table * HASH_BYTES, (table + 1) * HASH_BYTES):
         key = (key << np.uint64(8)) | descriptors[:, column]
-    order = np.argsort(key, kind="stable")
-    ordered = key[order]
+    # Key and row in one word: one plain sort orders by key, then by row, which is a stable
+    # argsort's order in two thirds of its time, and puts each key's rows in ascending order.
+    packed = np.sort((key << np.uint64(row_bits)) | np.arange(count, dtype=np.uint64))
+    order = (packed & np.uint64((1 << row_bits) - 1)).astype(np.intp)
+    ordered = packed >> np.uint64(row_bits)
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     sizes = np.diff(np.r_[starts, len(ordered)])
     usable = (sizes >= 2) & (sizes <= CROWDED)
@@ -74,15 +79,26 @@ def _close_pairs(
         firsts.append(kept[:-offset][same])
         seconds.append(kept[offset:][same])
     if not firsts:
-        empty = np.zeros(0, np.int64)
+        empty = np.zeros(0, np.intp)
         return empty, empty
     p, q = np.concatenate(firsts), np.concatenate(seconds)
-    p, q = p[owner[p] != owner[q]], q[owner[p] != owner[q]]
+    apart = owner[p] != owner[q]
+    p, q = p[apart], q[apart]
     distance = np.zeros(len(p), np.int64)
     for word in words:  # one word of every pair at a time: no (pairs x 4) copies to gather
         distance += np.bitwise_count(word[p] ^ word[q])
     close = distance <= MAX_HAMMING
     return p[close], q[close]
+
+
+def _among(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in ``ordered`` (sorted): a binary search, no table as large
+    as the values' range (``np.isin`` may build one)."""
+    if not len(ordered):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    found: np.ndarray = ordered[at] == values
+    return found
 
 
 def pair_votes(
@@ -99,33 +115,44 @@ def pair_votes(
         on_progress(HASH_TABLES)
         return {}
     films = len(features)
-    owner = np.repeat(np.arange(films, dtype=np.int64), counts)
+    owner = np.repeat(np.arange(films, dtype=np.int64), counts)  # rows are in film order
     descriptors = np.ascontiguousarray(np.concatenate(sampled))
     # A descriptor's 32 bytes as four 64-bit words, each word a row: bit counts by
     # ``np.bitwise_count`` a word at a time, 10x faster than over the (pairs x 4) array.
     words = np.ascontiguousarray(descriptors.view(np.uint64).T)
-    found = []
+    tables = []  # per table: the close rows p < q, and their films' pair (i < j) as i * films + j
     for table in range(HASH_TABLES):
-        found.append(_close_pairs(descriptors, words, owner, table))
+        p, q = _close_pairs(descriptors, words, owner, table)
+        tables.append((p, q, owner[p] * films + owner[q]))
         on_progress(1)
-    p = np.concatenate([pair[0] for pair in found])
-    q = np.concatenate([pair[1] for pair in found])
     # Each close pair is at most two votes (one per side), so a pair of films with fewer
     # than ``min_votes / 2`` close pairs cannot reach ``min_votes``: only the others are
-    # counted again, one vote per descriptor and partner film.
-    pair = np.minimum(owner[p], owner[q]) * films + np.maximum(owner[p], owner[q])
-    seen, raw = np.unique(pair, return_counts=True)
-    strong = np.isin(pair, seen[2 * raw >= min_votes])  # 3x sooner than return_inverse
-    p, q = p[strong], q[strong]
-    voted = np.unique(np.r_[p * films + owner[q], q * films + owner[p]])
-    film, other = owner[voted // films], voted % films
+    # counted again, one vote per descriptor and partner film. The tables' pairs stay apart
+    # and one sorted array of their films' pairs finds the strong ones: arrays of every
+    # table's pairs at once, each fresh memory, made the shortlist's first call in a process
+    # take 1.5-3.0 s on the corpus, against 1.4-1.6 s now (five runs each, same shortlist).
+    every = np.concatenate([pairs for _, _, pairs in tables])
+    every.sort()
+    enough = max(1, -(-min_votes // 2))  # close pairs a pair of films needs
+    # Sorted, a pair of films with ``enough`` close pairs is equal to the one ``enough - 1``
+    # places on: one comparison, no array of counts.
+    reaching = every[enough - 1 :] == every[: len(every) - enough + 1]
+    strong = np.unique(every[enough - 1 :][reaching])
+    del every, reaching
+    voted = [np.zeros(0, np.int64)]
+    for p, q, pairs in tables:
+        chosen = _among(pairs, strong)
+        p, q = p[chosen], q[chosen]
+        voted += [p * films + owner[q], q * films + owner[p]]
+    by_descriptor = np.unique(np.concatenate(voted))  # each descriptor once per partner film
+    film, other = owner[by_descriptor // films], by_descriptor % films
     keys, votes = np.unique(
         np.minimum(film, other) * films + np.maximum(film, other), return_counts=True
     )
-    chosen = votes >= min_votes
+    kept = votes >= min_votes
     return {
         (int(k // films), int(k % films)): int(n)
-        for k, n in zip(keys[chosen], votes[chosen], strict=True)
+        for k, n in zip(keys[kept], votes[kept], strict=True)
     }
 
 
