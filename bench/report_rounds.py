@@ -12,7 +12,8 @@ CHECKED_STEPS = ("near-identical", "lookalikes")
 
 def checks_cost_rows(found: dict) -> list[list[str]]:
     """The build and the audit against the commit before any feature check: the checks may
-    add at most the cold build's own time."""
+    add at most the cold build's own time. The whole build's growth is reported beside
+    them, with the publish step's, which hostile inputs round three grew after that commit."""
     base, now = found["median"]["baseline"], found["median"]["current"]
     allowed = base["build"]
     rows = [
@@ -23,10 +24,21 @@ def checks_cost_rows(found: dict) -> list[list[str]]:
             f"{base['build']:.1f} s / {base['build_cpu_s']:.1f} s / "
             f"{base['build_peak_rss_mib']:.0f} MiB on {found['baseline']}",
             f"+{now['build'] - base['build']:.1f} s",
-            f"adds <= {allowed:.1f} s",
-            met(now["build"] - base["build"] <= allowed),
+            f"everything since {found['baseline']}, not the checks alone",
+            "reported",
         ]
     ]
+    if "step_build" in base and "step_build" in now:  # grown with hostile inputs round three
+        rows.append(
+            [
+                "issue 22: of it, the publish step (build), wall",
+                f"{now['step_build']:.1f} s",
+                f"{base['step_build']:.1f} s on {found['baseline']}",
+                f"+{now['step_build'] - base['step_build']:.1f} s",
+                "not the checks: outputs verified together, JPEGs published without text",
+                "reported",
+            ]
+        )
     checked = [f"step_{s}" for s in CHECKED_STEPS]
     if all(c in base and c in now for c in checked):
         added = sum(now[c] - base[c] for c in checked)
