@@ -92,8 +92,9 @@ def _close_pairs(
 
 
 def _among(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
-    """Which of ``values`` are in ``ordered`` (sorted): a binary search, no table as large
-    as the values' range (``np.isin`` may build one)."""
+    """Which of ``values`` are in ``ordered`` (sorted, and far fewer): a binary search into
+    it. ``np.isin`` sorts both arrays instead: 0.44 s against 0.27 s for ten keys' 300,000
+    pairs of films against 7,500 strong ones, the corpus's sizes (scratch timing)."""
     if not len(ordered):
         return np.zeros(len(values), bool)
     at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)

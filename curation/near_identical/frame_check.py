@@ -234,9 +234,9 @@ def anatomy_correlation(small_a: np.ndarray, warped: np.ndarray, valid: np.ndarr
         for image in (small_a, warped)
     )
     whole = cv2.resize(valid, half, interpolation=cv2.INTER_AREA) > 0.999
-    inside = cv2.resize(inside.astype(np.float32), half, interpolation=cv2.INTER_AREA) > 0.999
+    counted = cv2.resize(inside.astype(np.float32), half, interpolation=cv2.INTER_AREA) > 0.999
     band_a, band_b = locally_normalised(blurred, whole.astype(np.float32), ANATOMY_SIGMA / 2)
-    rho = np.corrcoef(band_a[inside], band_b[inside])[0, 1]
+    rho = np.corrcoef(band_a[counted], band_b[counted])[0, 1]
     return float(rho) if math.isfinite(rho) else 0.0
 
 
