@@ -1,5 +1,5 @@
 """``python -m bench.check_scale``: why the pixel check decodes turned and rescaled pairs at
-full size. The margins of the real-size test films (``tests/film_kit.py``) are measured again
+full size. The margins of the real-size test films (``support/film_kit.py``) are measured again
 with those full-size decodes replaced by libjpeg-turbo's reduced-scale decodes (1/2, 1/4,
 1/8), the cheaper decodes the library offers: its entropy (Huffman) decoding costs the same
 at every scale, so a reduced decode saves only the inverse DCT and the cells' sums.
@@ -46,9 +46,9 @@ def measure(scales: tuple[int, ...] = SCALES) -> dict[int, list[Measure]]:
 
 def decode_ms(scales: tuple[int, ...] = SCALES, repeats: int = 20) -> dict[int, float]:
     """Median milliseconds to decode one real-size test film to grey at each scale, cells
-    included (one core; the kit's films of ``tests/test_same_picture.py``)."""
-    from tests import test_same_picture as cases
-    from tests.film_kit import film, save
+    included (one core; the kit's films of ``support/same_picture_cases.py``)."""
+    from support import same_picture_cases as cases
+    from support.film_kit import film, save
 
     with tempfile.TemporaryDirectory(prefix="pericurate-scale-") as folder:
         paths = [save(film(seed), Path(folder) / f"{seed}.jpg", 92) for seed in cases.SEEDS]

@@ -187,11 +187,11 @@ def run(films: int, seed: int, all_copies: bool, archive: Path | None = None) ->
 def kit_measures(
     compare_films: Callable[[Path, Path, View], Comparison] = compare,
 ) -> list[Measure]:
-    """The real-size test films of ``tests/film_kit.py`` and their copies (the same cases as
-    ``tests/test_same_picture.py``), compared by ``compare_films`` (the pixel check's own
+    """The real-size test films of ``support/film_kit.py`` and their copies (the cases of
+    ``support/same_picture_cases.py``), compared by ``compare_films`` (the pixel check's own
     ``compare`` unless a variant is measured: ``bench.check_scale``)."""
-    from tests import test_same_picture as cases
-    from tests.film_kit import film, save
+    from support import same_picture_cases as cases
+    from support.film_kit import film, save
 
     results = []
     with tempfile.TemporaryDirectory(prefix="pericurate-kit-") as folder:
@@ -202,7 +202,7 @@ def kit_measures(
             relations = [(n, "copy", h, v) for n, (h, v) in cases.COPIES.items()]
             relations += [(n, "distinct", h, View.identity) for n, h in cases.DISTINCT.items()]
             for name, side, how, view in relations:
-                made, quality = cases._make(picture, how, seed)
+                made, quality = cases.make_case(picture, how, seed)
                 other = save(made, Path(folder) / f"{seed}-{how}.jpg", quality)
                 distance = hamming(hashes[view], AverageHash512().hash_views(other)[View.identity])
                 difference = compare_films(original, other, view).difference
@@ -221,7 +221,7 @@ def main() -> None:
     parser.add_argument("--zip", type=Path, help="an existing sample zip (truth file beside it)")
     args = parser.parse_args()
     if args.kit:
-        result, title = margins(kit_measures()), "real-size test films (tests/film_kit.py)"
+        result, title = margins(kit_measures()), "real-size test films (support/film_kit.py)"
     else:
         result = run(args.films, args.seed, args.all_copies, args.zip)
         title = f"sample {args.zip.name}" if args.zip else f"sample, {args.films} films"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from bench.check_scale import compare_at_scale
 from curation.hashes.hashing import View
 from curation.near_identical.pixels import compare
-from tests import film_kit as kit
+from support import film_kit as kit
 
 
 def test_at_full_scale_it_is_the_pixel_check_and_a_reduced_scale_moves_turned_copies(tmp_path):

@@ -16,7 +16,7 @@ from curation.features.features import (
     match_features,
     nearest_two,
 )
-from tests.film_kit import film, noised
+from support.film_kit import film, noised
 
 
 def _features(seed: int) -> FilmFeatures:

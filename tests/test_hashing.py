@@ -10,7 +10,7 @@ from curation.hashes.hash_films import hash_films
 from curation.hashes.hashing import AverageHash512, CorruptJpeg, View, hamming, hash_version
 from curation.index.index import index_source
 from curation.index.originals import drop_augmented_by_name
-from tests import film_kit as kit
+from support import film_kit as kit
 from tests.hostile_films import (
     bit_flipped_jpeg,
     film_bytes,

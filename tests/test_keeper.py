@@ -1,6 +1,6 @@
 """Which film of a same-picture group is kept (``curation.near_identical.keeper``): each rule of the
 order
-outranks the next, the facts are read from project-made films (``tests/film_kit.py``), and
+outranks the next, the facts are read from project-made films (``support/film_kit.py``), and
 the sample's planted copies keep their originals."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-import tests.film_kit as kit
+import support.film_kit as kit
 from curation.core.parallel import LocalMap
 from curation.core.records import Kind, Lesion, SourceRecord
 from curation.core.vocabulary import SAME_PICTURE_RADIUS

@@ -35,7 +35,7 @@ from curation.near_identical.frame_check import (
 )
 from curation.near_identical.keeper_reencode import written_from
 from curation.near_identical.pixels import Comparison, compare
-from tests import film_kit as kit
+from support import film_kit as kit
 
 # --- hash radii: same-picture candidates and look-alike links ----------------------------------
 

@@ -1,7 +1,7 @@
 """Same picture under another frame (``curation.near_identical.frame_check``), on real-size test
 films.
 
-The films come from ``tests/film_kit.py`` (drawn without the code under test); the copies
+The films come from ``support/film_kit.py`` (drawn without the code under test); the copies
 are cropped, padded, turned by a few degrees or re-toned by CLAHE as a script would make
 them. The whole-frame pixel check misses them; the frame check must confirm each, name it,
 and confirm no other film nor another positioning of the same patient.
@@ -28,7 +28,7 @@ from curation.near_identical.frame_step import (
     reversed_kind,
 )
 from curation.near_identical.pixels import compare
-from tests import film_kit as kit
+from support import film_kit as kit
 
 SEEDS = (5, 17)
 

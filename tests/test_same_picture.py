@@ -1,6 +1,6 @@
 """Same-picture detection at real film sizes and exposures, and the margins of its limits.
 
-The films come from ``tests/film_kit.py`` (drawn without the code under test) at sizes from
+The films come from ``support/film_kit.py`` (drawn without the code under test) at sizes from
 the real archive's range; copies are made as a script or a re-export would make them.
 """
 
@@ -30,56 +30,14 @@ from curation.near_identical.candidates import (
 from curation.near_identical.pixel_cache import ComparisonCache
 from curation.near_identical.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
 from curation.near_identical.step import ComponentJob, confirm_job
-from tests import film_kit as kit
+from support import film_kit as kit
+from support.same_picture_cases import COPIES, DISTINCT, SEEDS, make_case
 
 # Issue 11's measurement on real panoramic films: distinct films were at least 61 bits apart
 # and augmented copies up to 16 bits in their best orientation.
 REAL_DISTINCT_MIN_BITS = 61
 REAL_COPY_MAX_BITS = 16
 MARGIN = 0.25
-
-COPIES = {
-    "half turn": ("rot180", View.rot180),
-    "quarter turn": ("rot90", View.rot90),
-    "three-quarter turn": ("rot270", View.rot270),
-    "mirror": ("mirror", View.mirror),
-    "scaled down": ("scale:0.83", View.identity),
-    "scaled up": ("scale:1.18", View.identity),
-    "3 grey levels darker": ("exposure:-3:1:1", View.identity),
-    "8 grey levels brighter": ("exposure:8:1:1", View.identity),
-    "8 grey levels darker": ("exposure:-8:1:1", View.identity),
-    "gain 0.9": ("exposure:0:0.9:1", View.identity),
-    "gamma 0.85": ("exposure:0:1:0.85", View.identity),
-    "gamma 1.15": ("exposure:0:1:1.15", View.identity),
-    "quality 60": ("quality:60", View.identity),
-    "noise sigma 4": ("noise:4", View.identity),
-    "noise sigma 7": ("noise:7", View.identity),
-}
-DISTINCT = {
-    "another film": "other",
-    "another shot, moved 2 px": "shift:2:1",
-    "another shot, moved 6 px": "shift:6:2",
-}
-SEEDS = (3, 11)
-
-
-def _make(picture: np.ndarray, how: str, seed: int) -> tuple[np.ndarray, int]:
-    name, *args = how.split(":")
-    values = [float(a) for a in args]
-    if name in ("rot90", "rot180", "rot270", "mirror"):
-        return kit.turned(picture, name), 85
-    if name == "scale":
-        return kit.scaled(picture, values[0]), 85
-    if name == "exposure":
-        return kit.exposed(picture, *values), 85
-    if name == "quality":
-        return picture, int(values[0])
-    if name == "noise":
-        return kit.noised(picture, values[0], seed), 85
-    if name == "shift":
-        moved = kit.shifted(picture, int(values[0]), int(values[1]))
-        return kit.noised(kit.exposed(moved, 4, 0.97), 1.5, seed + 1), 85
-    return kit.film(seed + 1000, picture.shape[::-1]), 85
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +49,7 @@ def kit_films(tmp_path_factory) -> dict[tuple[int, str], Path]:
         picture = kit.film(seed)
         paths[(seed, "")] = kit.save(picture, folder / f"{seed}.jpg", 92)
         for how in [h for h, _ in COPIES.values()] + list(DISTINCT.values()):
-            made, quality = _make(picture, how, seed)
+            made, quality = make_case(picture, how, seed)
             paths[(seed, how)] = kit.save(made, folder / f"{seed}-{how}.jpg", quality)
     return paths
 

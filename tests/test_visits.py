@@ -1,5 +1,5 @@
 """Visits of one patient (``curation.lookalikes.visits``) and the feature shortlist
-(``curation.features.shortlist``), on films the project makes itself (``tests/film_kit.py``)."""
+(``curation.features.shortlist``), on films the project makes itself (``support/film_kit.py``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from curation.features.features import FeatureMatch, FilmFeatures, film_features
 from curation.features.shortlist import feature_shortlist
 from curation.lookalikes import visits
 from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, verified, verified_pairs
-from tests.film_kit import film
+from support.film_kit import film
 
 SIZE = (1280, 660)  # a film of the archive's shape, at half size: features are detected at 512
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from curation.chain import steps
 from curation.chain.run import Products, Run, StepTime
@@ -36,9 +36,6 @@ from curation.near_identical import NearIdenticalConfig
 from curation.publish import PublishConfig
 from splits import AssignConfig
 
-if TYPE_CHECKING:
-    pass
-
 
 class ChainError(PericurateError):
     """A step is unknown, reads what no earlier step writes, or writes what it did not declare."""
@@ -50,13 +47,44 @@ class Executor(Protocol):
 
     times: list[StepTime]
 
-    def run(self, steps: Sequence[Step], run: Run) -> Products: ...
+    def run(self, steps: Sequence[Step], run: Run) -> Products:
+        """Run ``steps`` in order on ``run``.
 
-    def mapping(self, work: str) -> AbstractContextManager[Mapper]: ...
+        Args:
+            steps: the steps to run, a prefix of ``CHAIN`` (``through``).
+            run: the run's build folder, settings and cache.
+
+        Returns:
+            Every product the steps made, by name.
+        """
+        ...
+
+    def mapping(self, work: str) -> AbstractContextManager[Mapper]:
+        """A context in which ``run.map`` hands per-file work to this executor.
+
+        Args:
+            work: what the work is, for the progress line.
+
+        Returns:
+            A context manager giving the mapper.
+        """
+        ...
 
 
 @dataclass(frozen=True)
 class Step:
+    """One step of the chain: what it reads and writes, and how it runs.
+
+    Args:
+        name: the step's name, also its subcommand.
+        help: one line for ``--help`` and the README's table.
+        function: ``function(run, [config,] **reads)``, returning its ``writes`` by name.
+        reads: the products of earlier steps it is given, by name.
+        writes: the products it returns, by name.
+        config: its settings, a frozen dataclass with defaults (``None``: no settings).
+        outputs: the build files (or folders, ending in "/") it leaves.
+    """
+
     name: str
     help: str
     function: Callable[..., dict[str, Any]]
@@ -66,7 +94,19 @@ class Step:
     outputs: tuple[str, ...] = ()  # build files (or folders, ending in "/") it leaves
 
     def apply(self, run: Run, products: Products) -> dict[str, object]:
-        """``products`` with what this step wrote; it must write exactly what it declares."""
+        """Run the step on what earlier steps made; it must write exactly what it declares.
+
+        Args:
+            run: the run, whose settings give the step's config.
+            products: every product made so far, by name.
+
+        Returns:
+            ``products`` with what this step wrote.
+
+        Raises:
+            ChainError: a product it reads is missing, or it wrote other products than
+                it declares.
+        """
         missing = [name for name in self.reads if name not in products]
         if missing:
             raise ChainError(f"step {self.name!r} reads {', '.join(missing)}, not made yet.")
@@ -149,7 +189,14 @@ CHAIN: tuple[Step, ...] = (
 
 def check_chain(steps: Sequence[Step]) -> None:
     """Refuse a chain with a repeated name, a step reading what no earlier step writes, or
-    two settings of one name (each is one command-line option)."""
+    two settings of one name (each is one command-line option).
+
+    Args:
+        steps: the chain to check, in order.
+
+    Raises:
+        ChainError: naming the first step that breaks a rule.
+    """
     made: set[str] = set()
     names: set[str] = set()
     settings: set[str] = set()
@@ -168,12 +215,30 @@ def check_chain(steps: Sequence[Step]) -> None:
 
 
 def step_settings(step: Step) -> tuple[Any, ...]:
-    """The fields of the step's config (its user settings), in declaration order."""
+    """The step's user settings.
+
+    Args:
+        step: a step of the chain.
+
+    Returns:
+        The fields of its config in declaration order (none when it has no config).
+    """
     return fields(step.config) if step.config is not None else ()
 
 
 def through(name: str, steps: Sequence[Step] = CHAIN) -> tuple[Step, ...]:
-    """The steps up to and including ``name``."""
+    """The steps a run stopping after ``name`` runs.
+
+    Args:
+        name: a step's name.
+        steps: the chain.
+
+    Returns:
+        The steps up to and including ``name``.
+
+    Raises:
+        ChainError: no step has that name.
+    """
     names = [step.name for step in steps]
     if name not in names:
         raise ChainError(f"unknown step {name!r}; the steps are {', '.join(names)}.")
@@ -181,7 +246,15 @@ def through(name: str, steps: Sequence[Step] = CHAIN) -> tuple[Step, ...]:
 
 
 def checkpoint_name(step: Step, steps: Sequence[Step] = CHAIN) -> str:
-    """``NN-step.parquet``: where a run stopping after ``step`` leaves its records."""
+    """Where a run stopping after ``step`` leaves its records.
+
+    Args:
+        step: a step of ``steps``.
+        steps: the chain.
+
+    Returns:
+        ``NN-step.parquet``, numbered by the step's place in the chain.
+    """
     return f"{list(steps).index(step) + 1:02d}-{step.name}.parquet"
 
 
@@ -189,12 +262,28 @@ DOWNLOAD_STEP = 1  # fetching the source comes before the chain, which reads wha
 
 
 def number(step: Step, steps: Sequence[Step] = CHAIN) -> int:
-    """The step's number in the README and the help: the one place step numbers come from."""
+    """The step's number in the README and the help: the one place step numbers come from.
+
+    Args:
+        step: a step of ``steps``.
+        steps: the chain.
+
+    Returns:
+        Its number, counting the download (step 1) before the chain.
+    """
     return DOWNLOAD_STEP + 1 + list(steps).index(step)
 
 
 def settings_from_options(options: Mapping[str, Any], steps: Sequence[Step] = CHAIN) -> Settings:
-    """Each configured step's config from option values by field name (defaults elsewhere)."""
+    """Each configured step's config from command-line option values.
+
+    Args:
+        options: option values by setting name; settings not given keep their defaults.
+        steps: the chain.
+
+    Returns:
+        The settings, one config per configured step.
+    """
     return Settings(
         *(
             step.config(
@@ -207,6 +296,13 @@ def settings_from_options(options: Mapping[str, Any], steps: Sequence[Step] = CH
 
 
 def bound_settings(settings: Settings, steps: Sequence[Step] = CHAIN) -> Settings:
-    """``settings`` with the config of every configured step of ``steps``, named by its step
-    (what ``curation.json`` records)."""
+    """The settings a run of ``steps`` records in ``curation.json``.
+
+    Args:
+        settings: the run's settings.
+        steps: the steps that run.
+
+    Returns:
+        ``settings`` with the config of every configured step of ``steps``, named by its step.
+    """
     return settings.for_steps((step.name, step.config) for step in steps if step.config)

@@ -213,6 +213,15 @@ def quiet_ray_init(ray: ModuleType) -> None:
 
 
 def executor_for(name: ExecutorName, workers: int = 0) -> Executor:
+    """The executor a run's ``--executor`` option names.
+
+    Args:
+        name: ``local`` (processes on this machine) or ``ray`` (a Ray cluster).
+        workers: how many workers; 0 for one per available core.
+
+    Returns:
+        The executor, not started yet: Ray is imported and joined only when it runs.
+    """
     return RayExecutor(workers) if name is ExecutorName.ray else LocalExecutor(workers)
 
 
