@@ -45,6 +45,7 @@ from curation.chain.chain import (
 )
 from curation.cli import publishing
 from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
+from curation.cli.splits_command import SPLITS_CONTEXT, splits_command
 from curation.cli.up_to_date import Force, run_unless_unchanged, skip_when_unchanged
 from curation.core.build_lock import holds_build_folder
 from curation.core.errors import (
@@ -354,6 +355,7 @@ for _command in (
     publishing.push_command,
 ):
     app.command(_command.__name__.removesuffix("_command"))(_command)
+app.command("splits", context_settings=SPLITS_CONTEXT)(splits_command)
 
 
 def main() -> None:
