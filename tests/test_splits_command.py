@@ -62,7 +62,12 @@ def test_one_command_writes_what_the_five_wrote(tmp_path: Path):
     written = _outputs(one)
     assert written == _outputs(five)
     assert {"curation.json", "manifest.parquet", "dataset/README.md"} <= set(written)
-    assert result.stdout.replace(str(one), "B") == printed_by_five.replace(str(five), "B")
+    assert _results(result.stdout, one) == _results(printed_by_five, five)
+
+
+def _results(stdout: str, build: Path) -> list[str]:
+    """What the commands printed on stdout, but the progress bars (their times vary)."""
+    return [line for line in stdout.replace(str(build), "B").splitlines() if "━" not in line]
 
 
 def test_a_rerun_does_nothing_and_the_single_commands_agree(tmp_path: Path):
