@@ -62,12 +62,13 @@ class Outcome:
 
     @property
     def rejected(self) -> int:
-        """Files the chain rejected (the films the curator rejected are decisions, not
-        faults of the source)."""
+        """Files the chain rejected: the films the curator rejected, and their annotations,
+        are decisions, not faults of the source."""
+        curator = {r.path for r in self.records if r.reason.startswith(CURATOR_REJECTED)}
         return sum(
             1
             for r in self.records
-            if r.fate is Fate.rejected and not r.reason.startswith(CURATOR_REJECTED)
+            if r.fate is Fate.rejected and r.path not in curator and r.related not in curator
         )
 
     def times_report(self) -> TimesReport:
