@@ -162,13 +162,12 @@ def download(
     force: Force = False,
 ) -> None:
     """Fetch the source into the build folder (its help, with its step number, is above)."""
-    from curation.source.download import fetch_source
+    from curation.api import fetch
 
     lock = lock_path(build, lock)
     if note := old_lock_note(lock):
         console.print(note)
-    fetched = fetch_source(source, build, lock)
-    fetched.save(_source_file(build))
+    fetched = fetch(source, build, lock)
     console.print(f"source ready at {fetched.root}")
 
 
