@@ -139,8 +139,10 @@ def test_two_films_joined_as_one_patient(build: Path):
     assert {(v["film"]["film_id"], v["other"]["film_id"]) for v in listed} >= {(train, test)}
     assert any(v.get("curator_reason") == "same patient" for v in listed)
 
-    _build(build)
+    rebuilt = _build(build)
 
+    assert f"build: {UP_TO_DATE}" not in rebuilt.stderr  # the decisions file is an input
+    assert f"build: {UP_TO_DATE}" in _build(build).stderr  # and only a changed one counts
     split_of = _splits(build)
     assert split_of[train] == split_of[test]  # one component, one split
     _shown(build, "same patient")

@@ -171,6 +171,9 @@ def download(
     console.print(f"source ready at {fetched.root}")
 
 
+app.command("splits", context_settings=SPLITS_CONTEXT)(splits_command)
+
+
 @app.command("next")
 def next_command(build: BuildDir = DEFAULT_BUILD) -> None:
     """What now: where the build's dataset, review page and card are; the audit and push."""
@@ -354,7 +357,6 @@ for _command in (
     publishing.push_command,
 ):
     app.command(_command.__name__.removesuffix("_command"))(_command)
-app.command("splits", context_settings=SPLITS_CONTEXT)(splits_command)
 
 
 def main() -> None:
