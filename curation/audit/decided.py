@@ -18,12 +18,12 @@ def apply_decisions(audit: Audit, folder: Path) -> None:
     decisions = read_decisions(folder)
     if decisions.sha256 is None:
         return
-    films, apart = audit.films, decisions.apart
+    films = audit.films
     reasons = {frozenset(d.films): d.reason for d in decisions.of("not_same_picture")}
 
     def set_aside(a: int, b: int, finding: str) -> bool:
         pair = frozenset((films[a].film_id, films[b].film_id))
-        if pair not in apart:
+        if pair not in reasons:
             return False
         audit.decision_notes.append(
             f"{films[a].film_id} ({films[a].split}) and {films[b].film_id} ({films[b].split}): "
