@@ -7,7 +7,7 @@ unexport VIRTUAL_ENV
 # Where `make uv` installs uv when none is found: a private venv (never the system Python,
 # which Debian and Ubuntu forbid pip to write to, PEP 668).
 UV_HOME ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/pericurate/uv
-# uv, found once: through a pyenv shim each call would cost ~0.1 s more (five calls per run).
+# uv, found once: through a pyenv shim each call would cost ~0.1 s more.
 ifeq ($(origin UV),undefined)
 UV := $(shell (pyenv which uv || command -v uv || command -v $(UV_HOME)/bin/uv) 2>/dev/null \
 	|| echo $(UV_HOME)/bin/uv)
@@ -52,22 +52,15 @@ $(SAMPLE_ZIP): | setup
 	$(PERICURATE) sample $(SAMPLE_ZIP)
 
 # The source lock (sha256 and size of the archive) lives in the build folder. The sample
-# plants bad files on purpose: their rejection is expected, not a failure. `next` ends with
-# what to look at and the commands that come next.
+# plants bad files on purpose: their rejection is expected, not a failure. `pericurate
+# splits` runs download, build, card, agreement and next in one process (a rerun with nothing
+# changed is mostly start-up), and ends with what to look at and the commands that come next.
 ifeq ($(SOURCE),)
 splits: setup $(SAMPLE_ZIP)
-	$(PERICURATE) download $(SAMPLE_ZIP) --build $(BUILD)
-	$(PERICURATE) build --build $(BUILD) --no-fail-on-rejected
-	$(PERICURATE) card --build $(BUILD)
-	$(PERICURATE) agreement --build $(BUILD)
-	@$(PERICURATE) next --build $(BUILD)
+	$(PERICURATE) splits $(SAMPLE_ZIP) --build $(BUILD) --no-fail-on-rejected
 else
 splits: setup
-	$(PERICURATE) download "$(SOURCE)" --build $(BUILD)
-	$(PERICURATE) build --build $(BUILD) $(BUILD_FLAGS)
-	$(PERICURATE) card --build $(BUILD)
-	$(PERICURATE) agreement --build $(BUILD)
-	@$(PERICURATE) next --build $(BUILD)
+	$(PERICURATE) splits "$(SOURCE)" --build $(BUILD) $(BUILD_FLAGS)
 endif
 
 # What CI runs (.ci/run is this target and nothing else). The review page's browser test needs

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench import lookalike_spread, report_rounds
+from bench import lookalike_spread, noop_bench, report_rounds
 from bench.report_cells import met
 from bench.splits_bench import COMMANDS
 from curation.core.atomic import write_bytes, write_json
@@ -389,6 +389,7 @@ def table(results: dict) -> str:
         ("checks_cost", report_rounds.checks_cost_rows),
         ("feature_cost", report_rounds.matching_rows),
         ("scale", report_rounds.scale_rows),
+        ("noop", noop_bench.report_rows),
     ):
         if part in results:
             rows += make_rows(results[part])

@@ -43,6 +43,7 @@ PARTS = (
     "checks_cost",
     "records_memory",
     "scale",
+    "noop",
 )
 BENCH_DIR = Path(__file__).parent
 ISSUE_22_BASELINE = "0020104"  # the commit issue 22 was filed on, before any feature check
@@ -273,6 +274,10 @@ def main(argv: list[str] | None = None) -> None:
 
         with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
             results["scale"] = scale.measure([1000, 4000, 16000], Path(scratch))
+    if "noop" in parts:  # `make splits` with nothing to do: one process, not five
+        from bench import noop_bench
+
+        results["noop"] = noop_bench.measure()
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"
     earlier = json.loads(results_path.read_text()) if results_path.exists() else {}

@@ -61,6 +61,7 @@ def run_audit(
         same_content,
         sorted_pairs,
     )
+    from curation.audit.decided import apply_decisions
     from curation.audit.identical import fill_pixels
     from curation.audit.referrals import associations, find_hints
     from curation.audit.target import (
@@ -81,7 +82,8 @@ def run_audit(
     if unknown:
         raise AuditError(f"Unknown hash method {unknown[0]!r}; choose from {', '.join(METHODS)}.")
     methods = tuple(m for m in METHODS if m in {"ahash", *methods})
-    shards = find_shards(resolve_target(target))
+    shards_folder = resolve_target(target)
+    shards = find_shards(shards_folder)
     names = resolve_columns(shards, columns)
     if on_start:
         on_start(count_rows(shards))
@@ -128,5 +130,6 @@ def run_audit(
         audit.visits, audit.visit_fits = cross_split_matches(
             films, features, splits, lambda index: audit.image_bytes(films[index]), map
         )
+    apply_decisions(audit, shards_folder)  # a build's decisions.toml, when it has one
     audit.findings = findings(audit)
     return audit

@@ -67,6 +67,8 @@ class Audit:
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
     visit_fits: dict[tuple[int, int], FeatureMatch] = field(default_factory=dict)
+    # Findings set aside by the curator's decisions (``curation.audit.decided``), one each.
+    decision_notes: list[str] = field(default_factory=list)
     # Images read back, by (shard, row): the visit check's pairs are read again for their
     # drawings, and each read costs a whole row group of the shard.
     _read_back: Callable[[int, int], bytes] = field(init=False, repr=False, compare=False)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -123,6 +124,7 @@ def report_json(audit: Audit) -> dict[str, Any]:
             "visits_of_one_patient": len(audit.patient_visits),
             "listed": visit_entries(audit.films, audit.visits),
         },
+        **({"set_aside_by_curator": audit.decision_notes} if audit.decision_notes else {}),
         "shards": [s.name for s in audit.shards],
         "columns": audit.columns,
         "hash_version": audit.hash_version,
@@ -300,12 +302,16 @@ def write_report(audit: Audit, out: Path) -> None:
 def print_summary(audit: Audit, out: Path, console: Console) -> None:
     for visit in audit.patient_visits:  # first: no hash distance shows these
         a, b = audit.films[visit.a], audit.films[visit.b]
+        how = f"{visit.inliers} matched features, share {visit.share}; {out / visit.drawing}"
+        if visit.decided:
+            how = f"the curator: {escape(visit.decided)}"
         console.print(
             f"[red]PATIENT[/red] visit of one patient across splits: {a.split} {a.film_id} / "
-            f"{b.split} {b.film_id} ({visit.inliers} matched features, share {visit.share}; "
-            f"{out / visit.drawing})",
+            f"{b.split} {b.film_id} ({how})",
             highlight=False,
         )
+    for note in audit.decision_notes:
+        console.print(f"note: {note}", highlight=False, markup=False)
     figures = split_figures(audit)
     table = Table(title="Splits")
     for column in ("split", "films", "lesions", "grades", "lesion-free", "nearest to train"):

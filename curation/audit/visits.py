@@ -57,6 +57,7 @@ class CrossSplitMatch:
     share: float
     same_picture: bool
     drawing: str = ""  # file name below the report's folder
+    decided: str = ""  # the curator's reason, for films declared one patient (no features)
 
 
 def _features(data: bytes) -> FilmFeatures:
@@ -164,6 +165,9 @@ def write_drawings(
     folder = out / VISITS_FOLDER
     named = []
     for number, found in enumerate(matches, 1):
+        if found.decided:  # the curator's word, not a feature match: nothing to draw
+            named.append(found)
+            continue
         name = f"{VISITS_FOLDER}/visit-{number:03d}.png"
         drawing = draw_match(image_of(found.a), image_of(found.b), fitted[(found.a, found.b)])
         write_bytes(out / name, drawing)
@@ -179,13 +183,18 @@ def visit_entries(films: list[Film], matches: list[CrossSplitMatch]) -> list[dic
     """The report's JSON entries, one per cross-split pair verified by features."""
     return [
         {
-            "kind": "same picture, reframed" if m.same_picture else "visit of one patient",
+            "kind": "same picture, reframed"
+            if m.same_picture
+            else "one patient, the curator's decision"
+            if m.decided
+            else "visit of one patient",
             "film": {"film_id": films[m.a].film_id, "split": films[m.a].split},
             "other": {"film_id": films[m.b].film_id, "split": films[m.b].split},
             "matches": m.matches,
             "inliers": m.inliers,
             "inlier_share": m.share,
             "drawing": m.drawing,
+            **({"curator_reason": m.decided} if m.decided else {}),
         }
         for m in matches
     ]

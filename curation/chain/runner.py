@@ -28,6 +28,7 @@ from curation.chain.settings import Settings
 from curation.core.atomic import write_json
 from curation.core.parallel import LocalMap, Tracker
 from curation.core.records import Fate, Kind, SourceRecord, write_records
+from curation.decisions import CURATOR_REJECTED
 from curation.publish.summary import Summary
 from curation.source.source import Source
 
@@ -61,7 +62,14 @@ class Outcome:
 
     @property
     def rejected(self) -> int:
-        return sum(1 for r in self.records if r.fate is Fate.rejected)
+        """Files the chain rejected: the films the curator rejected, and their annotations,
+        are decisions, not faults of the source."""
+        curator = {r.path for r in self.records if r.reason.startswith(CURATOR_REJECTED)}
+        return sum(
+            1
+            for r in self.records
+            if r.fate is Fate.rejected and r.path not in curator and r.related not in curator
+        )
 
     def times_report(self) -> TimesReport:
         """Each step's wall and CPU seconds, and CPU milliseconds per source image (the unit

@@ -10,7 +10,7 @@ import dataclasses
 import importlib.metadata
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from curation.core.build_origin import SAMPLE_COMMENT
 from curation.core.vocabulary import Reason, reason_text
@@ -43,7 +43,11 @@ VERSIONED_PACKAGES = (
 
 
 def index_files(run: Run) -> dict[str, object]:
-    """The archive members not extracted, then every file of the source folder."""
+    """The archive members not extracted, then every file of the source folder; the films
+    the curator rejected (``BUILD/decisions.toml``) settled with the curator's reason."""
+    from curation.core.records import Kind
+    from curation.decisions import read_decisions
+    from curation.decisions.apply import reject_by_curator
     from curation.index.index import index_source
 
     bar = run.track("index files", None)
@@ -54,7 +58,9 @@ def index_files(run: Run) -> dict[str, object]:
         cache_path=run.cache("index.parquet"),
         map=run.map,
     )
-    return {"records": records}
+    decisions = read_decisions(run.out)
+    decisions.check_films({r.film_id for r in records if r.kind is Kind.image})
+    return {"records": reject_by_curator(records, decisions)}
 
 
 def _skipped_records(source: Source) -> list[SourceRecord]:
@@ -97,7 +103,9 @@ def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[
 def drop_near_identical(
     run: Run, config: NearIdenticalConfig, records: list[SourceRecord], hashes: Hashes
 ) -> dict[str, object]:
-    """Same-picture candidates confirmed in pixels; one film kept per group."""
+    """Same-picture candidates confirmed in pixels; one film kept per group (never two films
+    the curator declared not the same picture)."""
+    from curation.decisions import read_decisions
     from curation.near_identical.pixel_cache import ComparisonCache
     from curation.near_identical.step import run_same_picture
 
@@ -112,6 +120,7 @@ def drop_near_identical(
         on_total=bar.total,
         on_progress=bar.advance,
         track=run.track,
+        apart=read_decisions(run.out).apart,
     )
     return {"records": same.records, "same_picture": same}
 
@@ -123,14 +132,17 @@ def join_lookalikes(
     hashes: Hashes,
     same_picture: SamePictureOutcome,
 ) -> dict[str, object]:
-    """The kept films joined into look-alike components."""
+    """The kept films joined into look-alike components, with the films the curator declared
+    one patient."""
     from curation.core.records import pending_images
+    from curation.decisions import read_decisions
     from curation.lookalikes.components import Link, lookalike_clusters
     from curation.lookalikes.visits import kept_film_visits
 
     films = {r.film_id: r for r in pending_images(records)}
     visits = kept_film_visits(films, same_picture.checked)
     links = [Link(a, b, "visit", inliers=v.inliers) for a, b, v in visits]
+    decided = [Link(a, b, "curator") for a, b, _ in read_decisions(run.out).patients]
     found = lookalike_clusters(
         films,
         hashes,
@@ -138,6 +150,7 @@ def join_lookalikes(
         config.lookalike_distance,
         links,
         config.link_visits,
+        decided,
     )
     return {"lookalikes": found}
 
@@ -179,6 +192,7 @@ def write_build(
     """The dataset with its referrals, and the files that account for it."""
     from curation.core.parallel import Beside
     from curation.core.records import Fate, Kind
+    from curation.decisions import read_decisions
     from curation.hashes.thumbnails import THUMBNAILS_CACHE
     from curation.publish import build
     from curation.publish.build_check import verify_build
@@ -202,6 +216,7 @@ def write_build(
     # first: a Ctrl-C inside an import another thread waits on can block that thread for good,
     # and an interrupted run never waits for the page (``Beside``).
     features()
+    decisions = read_decisions(out)
     review = Beside(
         write_review,
         out,
@@ -211,12 +226,14 @@ def write_build(
         clusters,
         lookalikes.links
         + lookalikes.patient_links
-        + (lookalikes.visit_links if lookalikes.visits_linked else []),
+        + (lookalikes.visit_links if lookalikes.visits_linked else [])
+        + lookalikes.decided_links,
         run.settings.of(LookalikeConfig).lookalike_distance,
         synthetic=run.source.comment == SAMPLE_COMMENT,
         thumbnail_cache=run.cache(THUMBNAILS_CACHE),
         workers=1,
         split_of=film_split,
+        decisions=decisions.sentences(),
     )
     try:
         published = build.write_dataset(out, root, kept, hashes, clusters, salt, bar.advance)
@@ -227,7 +244,7 @@ def write_build(
         review.wait()  # an ordinary error: the page's files are whole before it is told
         raise
     review.result()
-    summary = summarize(run, records, same_picture, lookalikes, kept)
+    summary = summarize(run, records, same_picture, lookalikes, kept, decisions.record())
     summary.save(out / "curation.json")
     verify_build(out)  # the outputs agree, or the build is not done (no fingerprint written)
     return {"summary": summary}
@@ -239,8 +256,10 @@ def summarize(
     same: SamePictureOutcome,
     lookalikes: Lookalikes,
     kept: dict[str, list[SourceRecord]],
+    decisions: dict[str, Any] | None = None,
 ) -> Summary:
-    """What ``curation.json`` records of the run."""
+    """What ``curation.json`` records of the run (``decisions``: the curator's, when the
+    build has a decisions file)."""
     from curation.core.records import fate_counts, reason_class
     from curation.hashes.hashing import AverageHash512
     from curation.publish.summary import Counts, ReasonCount, SourceFacts, Summary
@@ -288,6 +307,7 @@ def summarize(
         ),
         splits={split: _figures(films) for split, films in kept.items()},
         versions=_versions(),
+        decisions=decisions,
     )
 
 

@@ -45,6 +45,7 @@ from curation.chain.chain import (
 )
 from curation.cli import publishing
 from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
+from curation.cli.splits_command import SPLITS_CONTEXT, splits_command
 from curation.cli.up_to_date import Force, run_unless_unchanged, skip_when_unchanged
 from curation.core.build_lock import holds_build_folder
 from curation.core.errors import (
@@ -161,14 +162,16 @@ def download(
     force: Force = False,
 ) -> None:
     """Fetch the source into the build folder (its help, with its step number, is above)."""
-    from curation.source.download import fetch_source
+    from curation.api import fetch
 
     lock = lock_path(build, lock)
     if note := old_lock_note(lock):
         console.print(note)
-    fetched = fetch_source(source, build, lock)
-    fetched.save(_source_file(build))
+    fetched = fetch(source, build, lock)
     console.print(f"source ready at {fetched.root}")
+
+
+app.command("splits", context_settings=SPLITS_CONTEXT)(splits_command)
 
 
 @app.command("next")

@@ -13,7 +13,8 @@ commands' progress and summary tables are not (their figures stay in ``curation.
 - ``download``: inputs a local zip by stat, a folder by its names (two levels), a URL by
   itself; outputs ``work/source.json``, the lock, the extraction marker, a downloaded zip.
 - the steps and ``build``: inputs ``work/source.json``, an archive's extraction by the
-  archive's sha256 (in that record) and its names, a folder source by every file's stat;
+  archive's sha256 (in that record) and its names, a folder source by every file's stat,
+  and the curator's ``decisions.toml`` by its content;
   outputs ``work/NN-step.parquet``, and for ``build`` the dataset shards, manifest, clusters,
   agreement, ``curation.json`` and ``review/``.
 - ``card``: inputs ``curation.json``, ``agreement.parquet`` and the shards' footers; outputs
@@ -132,8 +133,11 @@ def step_plan(step: str, arguments: dict[str, Any]) -> Plan | None:
         return None
 
     def inputs() -> dict[str, Identity]:
+        from curation.decisions.decisions import DECISIONS_NAME
+
         tree = folder_names(root) if archive_sha256 else folder_stats(root)
-        return {"source.json": by_content(source_file), "source": tree}
+        decisions = by_content(build / DECISIONS_NAME)  # the curator's, beside the lock
+        return {"source.json": by_content(source_file), "source": tree, DECISIONS_NAME: decisions}
 
     def outputs() -> list[Path]:
         from curation.chain.chain import through

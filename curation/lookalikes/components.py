@@ -117,6 +117,7 @@ class Lookalikes:
     templated: int
     visit_links: list[Link] = field(default_factory=list)  # verified visits of kept films
     visits_linked: bool = False  # whether ``visit_links`` joined the clusters
+    decided_links: list[Link] = field(default_factory=list)  # the curator's: one patient
 
 
 def lookalike_clusters(
@@ -126,15 +127,18 @@ def lookalike_clusters(
     max_distance: int,
     visit_links: list[Link] | None = None,
     link_visits: bool = False,
+    decided_links: list[Link] | None = None,
 ) -> Lookalikes:
     """The look-alike components of ``films`` (film id -> record); the films dropped as copies
     (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on.
-    ``visit_links`` join the components only when ``link_visits``."""
+    ``visit_links`` join the components only when ``link_visits``; ``decided_links`` (films
+    the curator declared one patient) always do."""
     compared = hashes.subset(lambda film: film in films or film in kept_as)
     links = lookalike_links(compared, max_distance)
     numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
     patients, templated = patient_links(numbers)
     visits = visit_links or []
-    joined = links + patients + (visits if link_visits else [])
+    decided = decided_links or []
+    joined = links + patients + (visits if link_visits else []) + decided
     clusters = lookalike_components(sorted(films), joined, kept_as)
-    return Lookalikes(clusters, links, patients, templated, visits, link_visits)
+    return Lookalikes(clusters, links, patients, templated, visits, link_visits, decided)

@@ -8,12 +8,13 @@ I/O."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from curation.core.parallel import Mapper, Tracker
 from curation.core.records import Fate, Kind, SourceRecord, pending_images
+from curation.decisions.apply import keep_apart
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.index.originals import ORIGINALS_FOLDER
@@ -139,7 +140,10 @@ def run_same_picture(
     on_total: Callable[[int], None],
     on_progress: Callable[[int], None],
     track: Callable[[str, int | None], Tracker],
+    apart: Collection[frozenset[str]] = (),
 ) -> SamePictureOutcome:
+    """The same-picture groups of the films still in play; ``apart``: pairs of films the
+    curator declared not the same picture, never grouped (``curation.decisions``)."""
     films = {r.film_id: r for r in pending_images(records)}
     candidates = candidate_pairs(hashes.subset(films.__contains__), radius)
     on_total(len(candidates))
@@ -154,6 +158,7 @@ def run_same_picture(
     reframed = frame_pairs(root, films, hashes, pairs, frames, map, track)
     pairs.extend(reframed.same)
     frames.save()
+    pairs = keep_apart(pairs, apart)
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(records) if in_pairs else EncoderEvidence({})
     facts = keeper_facts(root, records, hashes, [(p.a, p.b) for p in pairs], encoders, radius, map)

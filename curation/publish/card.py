@@ -15,6 +15,7 @@ from cards.licenses import license_texts
 from curation.core.atomic import write_bytes
 from curation.core.errors import PericurateError
 from curation.core.vocabulary import Reason
+from curation.decisions import recorded_decisions
 from curation.publish.agreement import AGREEMENT_FILE, agreement, describe
 from curation.publish.schema import SPLITS, features, shard_name
 from curation.publish.summary import Summary, SummaryError
@@ -173,6 +174,8 @@ def card_values(summary: Summary, agreement_line: str, revision: str | None) -> 
         "referral_salt": code_span(params.referral_salt),
         "agreement": agreement_line,
         "revision": code_span(revision) if revision else "",
+        "decisions": [code_span(d.sentence()) for d in recorded_decisions(summary.decisions)],
+        "decisions_sha256": code_span((summary.decisions or {}).get("sha256", "")),
     }
 
 

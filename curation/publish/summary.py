@@ -103,6 +103,8 @@ class Summary:
     counts: Counts
     splits: dict[str, Figures]
     versions: dict[str, str]  # package -> version
+    # The curator's decisions (``curation.decisions``): written only when the build had them.
+    decisions: dict[str, Any] | None = None
 
     def flat_settings(self) -> types.SimpleNamespace:
         """Every recorded setting by its name (names are unique across steps)."""
@@ -111,7 +113,10 @@ class Summary:
         )
 
     def save(self, path: Path) -> None:
-        write_json(path, dataclasses.asdict(self))
+        recorded = dataclasses.asdict(self)
+        if recorded["decisions"] is None:
+            del recorded["decisions"]
+        write_json(path, recorded)
 
     @classmethod
     def load(cls, path: Path) -> Summary:
@@ -133,7 +138,13 @@ def _dataclass_from(kind: type[_D], value: Any) -> _D:
         raise TypeError(f"{kind.__name__} must be an object, not {type(value).__name__}")
     hints = get_type_hints(kind)
     fields = dataclasses.fields(kind)
-    return kind(**{f.name: _typed(hints[f.name], value[f.name]) for f in fields})
+    return kind(
+        **{
+            f.name: _typed(hints[f.name], value[f.name])
+            for f in fields
+            if f.name in value or f.default is dataclasses.MISSING
+        }
+    )
 
 
 def _typed(kind: Any, value: Any) -> Any:

@@ -313,6 +313,7 @@ def write_review_page(
     rules: RuleCounts | None = None,
     workers: int = 0,
     known: Callable[[list[str]], Mapping[str, Thumbnail]] = lambda films: {},
+    decisions: list[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html`` and its thumbnails; return the page's path.
 
@@ -323,7 +324,8 @@ def write_review_page(
     Thumbnails are written before the page and stale ones removed after it, each file
     atomically, so a reader never meets a page pointing at a missing thumbnail.
     ``known(film ids)`` gives the thumbnails already made (the hash step's, by film id); the
-    others are made here over ``workers`` processes (0: one per core)."""
+    others are made here over ``workers`` processes (0: one per core). ``decisions``: the
+    curator's (``BUILD/decisions.toml``), one sentence each, listed after the summary."""
     split_of = dict(split_of or {})
     groups = sorted(groups, key=lambda g: (-_group_ratio(g), g.kept))
     decided = [(c, _needed_links(c)) for c in clusters if len(c.film_ids) > 1]
@@ -358,6 +360,7 @@ def write_review_page(
         near=near,
         groups=group_views,
         clusters=cluster_views,
+        decisions=decisions or [],
     )
     index = out_dir / "index.html"
     write_bytes(index, page.encode("utf-8"))

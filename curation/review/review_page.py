@@ -59,6 +59,8 @@ def review_clusters(
         inherited = " (through a dropped copy)" if (a, b) != (link.first, link.second) else ""
         if link.method == "patient":
             reason = "same patient number"
+        elif link.method == "curator":  # BUILD/decisions.toml
+            reason = "one patient (the curator's decision)"
         elif link.method == "visit":  # --link-visits: verified by local features
             reason = f"visit of one patient ({link.inliers} matched features, --link-visits)"
         else:
@@ -92,10 +94,11 @@ def write_review(
     thumbnail_cache: Path,
     workers: int = 0,
     split_of: dict[str, str] | None = None,
+    decisions: list[str] | None = None,
 ) -> Path:
     """``out/review/index.html`` with thumbnails of every film it shows (those the hash step
     cached in ``thumbnail_cache``, the others made for the page over ``workers`` processes);
-    ``split_of`` maps each kept film to its split."""
+    ``split_of`` maps each kept film to its split; ``decisions``: the curator's, in words."""
     films = [r for r in records if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)]
     paths = {r.film_id: root / r.path for r in films}
     sha_of = {r.film_id: r.sha256 for r in films}
@@ -116,4 +119,5 @@ def write_review(
         rules=rule_counts(records, groups),
         workers=workers,
         known=known,
+        decisions=decisions or [],
     )
