@@ -23,7 +23,7 @@ from curation import (
     find_visits,
 )
 from curation.sample import write_sample_archive
-from tests.film_kit import film, save, scaled, turned
+from support.film_kit import film, save, scaled, turned
 from tests.hostile_films import film_bytes, voc, write_source
 from tests.test_decisions import _reencoded
 from tests.test_visits import visit_of
