@@ -1,0 +1,175 @@
+"""The audit's ``report.html``: the verdict first (clean, a leak, or visits of one patient
+across splits) with the counts per split and the findings; then each pair across splits once,
+as two thumbnails side by side that a click enlarges (the drawing of the matched features for
+a pair verified by features, the two films for a pair flagged by hash)."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import TYPE_CHECKING, Any
+
+from PIL import Image
+
+from curation.audit.visits import visit_entries, visit_rule
+from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
+from curation.review.pages import render_page
+
+if TYPE_CHECKING:
+    from curation.audit.checks import Audit, Pair
+
+SHOWN = 48  # flagged pairs shown in the HTML page
+THUMB = (360, 180)
+
+
+def _film(audit: Audit, index: int) -> dict[str, str]:
+    film = audit.films[index]
+    return {"film_id": film.film_id, "split": film.split}
+
+
+def _thumbnail(audit: Audit, index: int) -> str:
+    with Image.open(io.BytesIO(audit.image_bytes(audit.films[index]))) as image:
+        image.thumbnail(THUMB)  # a JPEG is decoded at the smallest draft scale that covers it
+        small = image.convert("RGB")
+    buffer = io.BytesIO()
+    small.save(buffer, format="JPEG", quality=85)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _view_film(audit: Audit, index: int, thumbs: dict[int, str]) -> dict[str, str]:
+    """A film as the page shows it, its thumbnail made once per page."""
+    if index not in thumbs:
+        thumbs[index] = _thumbnail(audit, index)
+    return {**_film(audit, index), "thumb": thumbs[index]}
+
+
+def _pair_rows(
+    audit: Audit, pairs: list[Pair], thumbs: dict[int, str], views: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The pairs as the template shows them, each with the enlarged view a click opens."""
+    rows = []
+    for pair in pairs:
+        films = [_view_film(audit, index, thumbs) for index in (pair.a, pair.b)]
+        flagged = pair.distance <= audit.thresholds[pair.method]
+        view = f"view-{len(views) + 1}"
+        caption = " | ".join(f"{f['split']} / {f['film_id']}" for f in films)
+        views.append(
+            {
+                "id": view,
+                "films": films,
+                "caption": f"{caption}: {pair.method} distance {pair.distance}",
+            }
+        )
+        rows.append(
+            {
+                "films": films,
+                "method": pair.method,
+                "distance": pair.distance,
+                "flagged": flagged,
+                "view": view,
+            }
+        )
+    return rows
+
+
+def _visit_cards(
+    audit: Audit, thumbs: dict[int, str], views: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each cross-split pair verified by features, with the hash distances the pair also has
+    (so it is shown once): both thumbnails, and a click opens the drawing of its matched
+    features (``visits/``)."""
+    hashed: dict[tuple[int, int], list[str]] = {}
+    for pair in [*audit.pairs, *audit.closest]:
+        flagged = " (flagged)" if pair.distance <= audit.thresholds[pair.method] else ""
+        note = f"{pair.method} distance {pair.distance}{flagged}"
+        if note not in hashed.setdefault((pair.a, pair.b), []):
+            hashed[(pair.a, pair.b)].append(note)
+    cards = []
+    for match, entry in zip(audit.visits, visit_entries(audit.films, audit.visits), strict=True):
+        view = f"view-{len(views) + 1}"
+        film, other = _view_film(audit, match.a, thumbs), _view_film(audit, match.b, thumbs)
+        caption = (
+            f"{entry['kind']}: {film['split']} / {film['film_id']} | {other['split']} / "
+            f"{other['film_id']}, {match.inliers} matched features of {match.matches}"
+        )
+        views.append({"id": view, "drawing": match.drawing, "caption": caption})
+        hashes = ", ".join(hashed.get((match.a, match.b), []))
+        cards.append({**entry, "film": film, "other": other, "view": view, "hashes": hashes})
+    return cards
+
+
+def _verdict(audit: Audit) -> dict[str, str]:
+    """The page's first line: clean, a leak, or visits of one patient across splits."""
+    visits = len(audit.patient_visits)
+    crossing = f"; {visits} visits of one patient cross splits as well" if visits else ""
+    if audit.findings:
+        count = len(audit.findings)
+        return {
+            "status": "leak",
+            "title": f"LEAK: {count} finding{'s' if count > 1 else ''}",
+            "detail": f"Films or hints cross the splits, as listed below{crossing}.",
+        }
+    if visits:
+        return {
+            "status": "visits",
+            "title": f"Not clean: {visits} visits of one patient cross splits",
+            "detail": "No hash-level leak or hint found; the visits are shown below.",
+        }
+    return {"status": "clean", "title": "Clean", "detail": "No leakage or hint found."}
+
+
+def _split_rows(figures: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The counts per split, as the terminal's table shows them."""
+    rows = []
+    for split, entry in figures.items():
+        nearest = entry.get("nearest_to_train")
+        grades = entry.get("grades") or entry.get("labels") or {}
+        rows.append(
+            {
+                "split": split,
+                "films": entry["films"],
+                "lesions": entry.get("lesions", ""),
+                "lesion_free": entry.get("lesion_free", ""),
+                "grades": ", ".join(f"{g}: {n}" for g, n in grades.items()),
+                "nearest": f"min {nearest['min']}, median {nearest['median']:g}" if nearest else "",
+            }
+        )
+    return rows
+
+
+def report_html(audit: Audit, figures: dict[str, dict[str, Any]], histogram: bytes) -> str:
+    """The page (``figures``: ``report.split_figures``; ``histogram``: ``nearest.png``'s
+    bytes), rendered by Jinja2 (``templates/audit.html``) with autoescaping: film ids,
+    splits, labels and findings come from the audited dataset. Each pair is shown once: a
+    pair verified by features with its hash distances, the flagged pairs without those, the
+    closest pairs without any flagged."""
+    thumbs: dict[int, str] = {}
+    views: list[dict[str, Any]] = []
+    visits = _visit_cards(audit, thumbs, views)
+    verified = {(m.a, m.b) for m in audit.visits}
+    flagged_pairs = [p for p in audit.pairs if (p.a, p.b) not in verified]
+    flagged = _pair_rows(audit, flagged_pairs[:SHOWN], thumbs, views)
+    shown = verified | {(p.a, p.b) for p in audit.pairs}
+    closest = [p for p in audit.closest if (p.a, p.b) not in shown]
+    return render_page(
+        "audit.html",
+        target=audit.target,
+        banner=SAMPLE_BANNER if is_synthetic(build_of(audit.target)) else "",
+        verdict=_verdict(audit),
+        splits=_split_rows(figures),
+        visit_count=len(audit.patient_visits),
+        visits=visits,
+        visit_rule=visit_rule(),
+        hash_version=audit.hash_version,
+        thresholds=audit.thresholds,
+        findings=audit.findings,
+        pair_count=len(audit.pairs),
+        flagged=flagged,
+        more=len(flagged_pairs) - len(flagged),
+        closest=_pair_rows(audit, closest, thumbs, views),
+        histogram=base64.b64encode(histogram).decode("ascii"),
+        permutations=audit.permutations,
+        seed=audit.seed,
+        associations=audit.associations,
+        views=views,
+    )
