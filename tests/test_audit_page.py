@@ -175,8 +175,9 @@ def test_a_clean_dataset_gets_a_green_verdict_first(clean_report: Path, screen, 
     assert found["verdict"] and found["film"], found
     assert found["status"] == "verdict clean" and found["title"] == "Clean"
     assert found["colour"] == "rgb(227, 246, 229)"
-    assert found["open"] and len(found["shown"]) == 2, found  # the pair, enlarged
-    assert all(width == 96 for _, width in found["shown"]), found["shown"]
+    # The pair, enlarged: both films at full size, from files beside the page.
+    assert found["open"] and len(found["shown"]) == 2, found
+    assert all(src.startswith("films/film-") and width == 96 for src, width in found["shown"])
 
 
 def test_the_verdict_names_the_counts_per_split_and_every_finding_once(leaky_report: Path):

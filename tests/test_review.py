@@ -201,7 +201,7 @@ def test_hostile_ids_and_evidence_are_escaped_and_thumbnails_stay_in_their_folde
     out = tmp_path / "out"
     html = _write(out, films, [ReviewGroup("f1", (evil,))], clusters)
     page = Page(html)
-    assert page.tags.count("script") == 1  # the page's own; the hostile id made none
+    assert page.tags.count("script") == 2  # the page's own two; the hostile id made none
     assert "b" not in page.tags and "i" not in page.tags
     assert [image["alt"] for image in page.images].count(HOSTILE) == 2
     assert all(not image["src"].startswith("x") for image in page.images)
@@ -217,7 +217,7 @@ def test_the_page_is_self_contained(tmp_path, films):
     html = _write(tmp_path / "out", films, groups, [])
     page = Page(html)
     assert "http:" not in html and "https:" not in html
-    assert page.tags.count("script") == 1 and "<script>" in html  # inline, no src
+    assert page.tags.count("script") == 2 and "<script src" not in html  # inline only
     assert all(image["src"].startswith("thumbs/") for image in page.images)
     assert all(href.startswith(("#", "films/")) for href in page.links)
     assert re.findall(r'<image href="([^"]+)"', html) == ["films/f1.jpg", "films/f2.jpg"]
@@ -392,7 +392,7 @@ def test_a_real_headless_browser_renders_the_groups_in_order_and_loads_every_thu
     rendered = Page(dom)
     assert rendered.body.get("data-probe") == "ran"
     assert "<title>t</title>" in dom  # the hostile id's script did not run
-    assert rendered.tags.count("script") == 2  # the page's and the probe; the id made none
+    assert rendered.tags.count("script") == 3  # the page's two and the probe; the id none
     assert rendered.order("group") == ["f3", "f1"]
     assert rendered.order("cluster") == ["f4"]
     assert "kept f3 in test" in rendered.of("f3") and "all in validation" in rendered.of("f4")

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
 from curation.audit.visits import visit_entries, visit_rule
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
+from curation.publish.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.review.pages import render_page
 
 if TYPE_CHECKING:
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 
 SHOWN = 48  # flagged pairs shown in the HTML page
 THUMB = (360, 180)
+FILMS_FOLDER = "films"
 
 
 def _film(audit: Audit, index: int) -> dict[str, str]:
@@ -36,20 +39,44 @@ def _thumbnail(audit: Audit, index: int) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _view_film(audit: Audit, index: int, thumbs: dict[int, str]) -> dict[str, str]:
+@dataclass
+class ReportPage:
+    """The page and the files beside it: each film a pair view opens, at full size, by name
+    below the report's folder (``films/film-NNNNNN.jpg``, numbered by the film's row in the
+    audit, never named after its id)."""
+
+    html: str = ""
+    films: dict[str, bytes] = field(default_factory=dict)
+    thumbs: dict[int, str] = field(default_factory=dict)
+
+
+def _full_film(audit: Audit, index: int, page: ReportPage) -> str:
+    """The film's file for the enlarged view: its JPEG as the build publishes films (nothing
+    that travels beside the picture); "" for a film in another format (its thumbnail shows)."""
+    name = f"{FILMS_FOLDER}/film-{index:06d}.jpg"
+    if name not in page.films:
+        try:
+            page.films[name] = publishable_jpeg(audit.image_bytes(audit.films[index]))
+        except UnpublishableJpeg:
+            return ""
+    return name
+
+
+def _view_film(audit: Audit, index: int, page: ReportPage, full: bool = False) -> dict[str, str]:
     """A film as the page shows it, its thumbnail made once per page."""
-    if index not in thumbs:
-        thumbs[index] = _thumbnail(audit, index)
-    return {**_film(audit, index), "thumb": thumbs[index]}
+    if index not in page.thumbs:
+        page.thumbs[index] = _thumbnail(audit, index)
+    shown = {**_film(audit, index), "thumb": page.thumbs[index]}
+    return {**shown, "full": _full_film(audit, index, page)} if full else shown
 
 
 def _pair_rows(
-    audit: Audit, pairs: list[Pair], thumbs: dict[int, str], views: list[dict[str, Any]]
+    audit: Audit, pairs: list[Pair], page: ReportPage, views: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The pairs as the template shows them, each with the enlarged view a click opens."""
     rows = []
     for pair in pairs:
-        films = [_view_film(audit, index, thumbs) for index in (pair.a, pair.b)]
+        films = [_view_film(audit, index, page, full=True) for index in (pair.a, pair.b)]
         flagged = pair.distance <= audit.thresholds[pair.method]
         view = f"view-{len(views) + 1}"
         caption = " | ".join(f"{f['split']} / {f['film_id']}" for f in films)
@@ -73,7 +100,7 @@ def _pair_rows(
 
 
 def _visit_cards(
-    audit: Audit, thumbs: dict[int, str], views: list[dict[str, Any]]
+    audit: Audit, page: ReportPage, views: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Each cross-split pair verified by features, with the hash distances the pair also has
     (so it is shown once): both thumbnails, and a click opens the drawing of its matched
@@ -87,7 +114,7 @@ def _visit_cards(
     cards = []
     for match, entry in zip(audit.visits, visit_entries(audit.films, audit.visits), strict=True):
         view = f"view-{len(views) + 1}"
-        film, other = _view_film(audit, match.a, thumbs), _view_film(audit, match.b, thumbs)
+        film, other = _view_film(audit, match.a, page), _view_film(audit, match.b, page)
         caption = (
             f"{entry['kind']}: {film['split']} / {film['film_id']} | {other['split']} / "
             f"{other['film_id']}, {match.inliers} matched features of {match.matches}"
@@ -137,21 +164,21 @@ def _split_rows(figures: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def report_html(audit: Audit, figures: dict[str, dict[str, Any]], histogram: bytes) -> str:
+def report_page(audit: Audit, figures: dict[str, dict[str, Any]], histogram: bytes) -> ReportPage:
     """The page (``figures``: ``report.split_figures``; ``histogram``: ``nearest.png``'s
     bytes), rendered by Jinja2 (``templates/audit.html``) with autoescaping: film ids,
     splits, labels and findings come from the audited dataset. Each pair is shown once: a
     pair verified by features with its hash distances, the flagged pairs without those, the
     closest pairs without any flagged."""
-    thumbs: dict[int, str] = {}
+    page = ReportPage()
     views: list[dict[str, Any]] = []
-    visits = _visit_cards(audit, thumbs, views)
+    visits = _visit_cards(audit, page, views)
     verified = {(m.a, m.b) for m in audit.visits}
     flagged_pairs = [p for p in audit.pairs if (p.a, p.b) not in verified]
-    flagged = _pair_rows(audit, flagged_pairs[:SHOWN], thumbs, views)
+    flagged = _pair_rows(audit, flagged_pairs[:SHOWN], page, views)
     shown = verified | {(p.a, p.b) for p in audit.pairs}
     closest = [p for p in audit.closest if (p.a, p.b) not in shown]
-    return render_page(
+    page.html = render_page(
         "audit.html",
         target=audit.target,
         banner=SAMPLE_BANNER if is_synthetic(build_of(audit.target)) else "",
@@ -166,10 +193,11 @@ def report_html(audit: Audit, figures: dict[str, dict[str, Any]], histogram: byt
         pair_count=len(audit.pairs),
         flagged=flagged,
         more=len(flagged_pairs) - len(flagged),
-        closest=_pair_rows(audit, closest, thumbs, views),
+        closest=_pair_rows(audit, closest, page, views),
         histogram=base64.b64encode(histogram).decode("ascii"),
         permutations=audit.permutations,
         seed=audit.seed,
         associations=audit.associations,
         views=views,
     )
+    return page

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from curation.audit.page import report_html
+from curation.audit.page import FILMS_FOLDER, report_page
 from curation.audit.visits import visit_entries, visit_rule, write_drawings
 from curation.core.atomic import write_bytes, write_json
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
@@ -233,16 +233,22 @@ def _png(image: Image.Image) -> bytes:
 
 def write_report(audit: Audit, out: Path) -> None:
     """``report.json``, ``report.html`` and ``nearest.png`` in ``out``, each written atomically,
-    and the drawing of each cross-split pair verified by features (``visits/``)."""
+    the drawing of each cross-split pair verified by features (``visits/``) and the films the
+    page's pair views open (``films/``; those of an earlier audit removed after the page)."""
     audit.visits = write_drawings(
         audit.visits, audit.visit_fits, lambda i: audit.image_bytes(audit.films[i]), out
     )
     write_json(out / "report.json", report_json(audit))
     histogram = nearest_png(audit)
     write_bytes(out / "nearest.png", histogram)
-    write_bytes(
-        out / "report.html", report_html(audit, split_figures(audit), histogram).encode("utf-8")
-    )
+    page = report_page(audit, split_figures(audit), histogram)
+    for name, data in page.films.items():
+        write_bytes(out / name, data)
+    write_bytes(out / "report.html", page.html.encode("utf-8"))
+    films = out / FILMS_FOLDER
+    for stale in sorted(films.iterdir()) if films.is_dir() else []:
+        if f"{FILMS_FOLDER}/{stale.name}" not in page.films:
+            stale.unlink()
 
 
 def print_summary(audit: Audit, out: Path, console: Console) -> None:

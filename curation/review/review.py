@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -63,6 +64,10 @@ def _remove_stale(folder: Path, kept: set[str]) -> None:
         for stale in sorted(folder.iterdir()):
             if stale.is_file() and stale.name not in kept:
                 stale.unlink()
+
+
+def _images_first(kind_count: tuple[str, int]) -> tuple[bool, str]:
+    return kind_count[0] != "image", kind_count[0]
 
 
 def write_review_page(
@@ -135,6 +140,7 @@ def write_review_page(
         groups=group_views,
         clusters=cluster_views,
         rejected=rejected_rows,
+        rejected_kinds=sorted(Counter(r["kind"] for r in rejected_rows).items(), key=_images_first),
         filters=filters(rows),
         views=list(view.views.values()),
     )
