@@ -595,3 +595,37 @@ def test_the_sample_builds_page_fits_the_screen_with_a_film_first_and_every_reje
     assert {(unescape(p), unescape(r)) for p, r in listed} == refused
     assert sum(kind == "image" for kind in [r["kind"] for r in rows if r["fate"] == "rejected"])
     assert len(found["rejected"]) == len(refused)
+
+
+def _views(html: str) -> dict[str, str]:
+    """Each enlarged view's markup, by its id."""
+    return dict(re.findall(r'<template id="(view-\d+)">(.*?)</template>', html, flags=re.DOTALL))
+
+
+def test_the_sample_builds_views_draw_each_films_boxes_and_the_framed_copies_features(
+    sample_build: Path,
+):
+    import pyarrow.parquet as pq
+
+    html = (sample_build / "review" / "index.html").read_text("utf-8")
+    views = _views(html)
+    lesions = {}
+    for shard in sorted((sample_build / "dataset" / "data").glob("*.parquet")):
+        for row in pq.read_table(shard, columns=["film_id", "lesions"]).to_pylist():
+            lesions[row["film_id"]] = len(row["lesions"])
+    # A cluster's film opens alone: one box per lesion its dataset row has.
+    singles = re.findall(r'data-view="(view-\d+)" title="enlarge ([^"]+)"', html)
+    alone = [(view, film) for view, film in singles if views[view].count("<image ") == 1]
+    for view, film in alone:
+        assert views[view].count('<rect class="lesion"') == lesions[film], film
+    assert alone and any(lesions[film] for _, film in alone)
+    # Copies under another frame open with their matched features drawn; whole-frame ones not.
+    members = re.findall(
+        r'<div class="member"[^>]* data-kind="([^"]+)"[^>]*><figure class="kept">'
+        r'<div class="thumb"><a class="open" href="[^"]*" data-view="(view-\d+)"',
+        html,
+    )
+    framed = {"cropped", "padded", "rotated", "re-toned"}
+    assert {kind for kind, _ in members} & framed
+    for kind, view in members:
+        assert ("<line " in views[view]) == (kind in framed), (kind, view)
