@@ -24,7 +24,7 @@ HOSTILE_ID = "<script>document.title='owned'</script>\"><b>bold</b>|\n[a](javasc
 HOSTILE_FIELD = '<i onmouseover="x">age</i>'
 PAGE_TAGS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "ul", "li"}
 PAGE_TAGS |= {"table", "tr", "th", "td", "img", "section", "div", "figure", "figcaption", "a"}
-PAGE_TAGS |= {"template", "dialog", "form", "button", "script"}
+PAGE_TAGS |= {"template", "dialog", "form", "button", "script", "svg", "image", "rect", "line"}
 
 
 class Page(HTMLParser):
@@ -132,15 +132,23 @@ READER = """
   found.film = onScreen(film) && film.naturalWidth > 0;
   found.pairs = [...document.querySelectorAll(".card")].map(
     (card) => [...card.querySelectorAll("img")].map((image) => image.alt).join(" | "));
-  film.click();
   const viewer = document.getElementById("viewer");
-  found.open = viewer.open;
-  found.shown = [];
-  for (const image of viewer.querySelectorAll("img")) {
-    found.shown.push([image.getAttribute("src").slice(0, 30), await loaded(image.src)]);
-  }
-  found.viewOnScreen = onScreen(viewer.querySelector("figure"));
-  found.scrollWidthOpen = document.scrollingElement.scrollWidth;
+  const enlarge = async (image) => {
+    image.click();
+    const shown = [];
+    for (const film of viewer.querySelectorAll("img, image")) {
+      const src = film.getAttribute("src") || film.getAttribute("href");
+      shown.push([src.slice(0, 30), await loaded(src)]);
+    }
+    const enlarged = {open: viewer.open, shown, onScreen: onScreen(viewer.querySelector("figure")),
+      boxes: viewer.querySelectorAll("rect.lesion").length,
+      scrollWidth: document.scrollingElement.scrollWidth};
+    viewer.close();
+    return enlarged;
+  };
+  found.first = await enlarge(film);
+  const pair = document.querySelector("#closest + .cards img");
+  if (pair) found.pair = await enlarge(pair);
 """
 
 
@@ -154,16 +162,21 @@ def test_a_leak_is_said_first_in_red_each_pair_once_and_a_click_shows_the_matche
     found = probe(leaky_report, screen, READER)
     assert found["innerWidth"] == screen[0]
     assert found["scrollWidth"] <= found["innerWidth"], found  # no sideways scroll
-    assert found["scrollWidthOpen"] <= found["innerWidth"], found
     assert found["verdict"] and found["film"], found  # both on the first screen
     assert found["status"] == "verdict leak" and found["title"].startswith("LEAK: ")
     assert found["colour"] == "rgb(253, 226, 225)"
     assert len(found["pairs"]) == len(set(found["pairs"])), found["pairs"]  # each pair once
     assert "train / 990001 | test / " in "\n".join(found["pairs"])
     # The first card is a pair verified by features: the click shows their matched features.
-    assert found["open"] and found["viewOnScreen"], found
-    [(src, width)] = found["shown"]
-    assert src == "visits/visit-001.png" and width > 500, found["shown"]
+    first = found["first"]
+    assert first["open"] and first["onScreen"], first
+    assert first["scrollWidth"] <= found["innerWidth"], first
+    [(src, width)] = first["shown"]
+    assert src == "visits/visit-001.png" and width > 500, first
+    # A pair found by hash opens both films at full size with their lesion boxes.
+    pair = found["pair"]
+    assert pair["open"] and pair["onScreen"] and pair["boxes"] > 0, pair
+    assert all(src.startswith("films/film-") and width > 1000 for src, width in pair["shown"])
 
 
 @needs_chromium
@@ -175,9 +188,10 @@ def test_a_clean_dataset_gets_a_green_verdict_first(clean_report: Path, screen, 
     assert found["verdict"] and found["film"], found
     assert found["status"] == "verdict clean" and found["title"] == "Clean"
     assert found["colour"] == "rgb(227, 246, 229)"
-    # The pair, enlarged: both films at full size, from files beside the page.
-    assert found["open"] and len(found["shown"]) == 2, found
-    assert all(src.startswith("films/film-") and width == 96 for src, width in found["shown"])
+    # The pair, enlarged: both films at full size, from files beside the page; no lesion list.
+    first = found["first"]
+    assert first["open"] and len(first["shown"]) == 2 and first["boxes"] == 0, first
+    assert all(src.startswith("films/film-") and width == 96 for src, width in first["shown"])
 
 
 def test_the_verdict_names_the_counts_per_split_and_every_finding_once(leaky_report: Path):

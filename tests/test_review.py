@@ -629,3 +629,15 @@ def test_the_sample_builds_views_draw_each_films_boxes_and_the_framed_copies_fea
     assert {kind for kind, _ in members} & framed
     for kind, view in members:
         assert ("<line " in views[view]) == (kind in framed), (kind, view)
+
+
+def test_a_visit_link_opens_both_films_and_says_when_their_features_do_not_agree(tmp_path, films):
+    # f6 and f7 are unrelated noise: the link claims a visit, the page matches them again and
+    # draws nothing rather than lines between unrelated points.
+    visit = ReviewLink("f6", "f7", "visit of one patient (90 matched features)", 20, 30, True)
+    html = _write(tmp_path / "out", films, [], [ReviewCluster("f6", ("f6", "f7"), (visit,))])
+    [view] = re.findall(r'<a href="#(view-\d+)" data-view="\1">matched features</a>', html)
+    drawn = _views(html)[view]
+    assert re.findall(r'<image href="([^"]+)"', drawn) == ["films/f6.jpg", "films/f7.jpg"]
+    assert "<line " not in drawn
+    assert "no matched features to draw (the two films&#39; features disagree)" in drawn

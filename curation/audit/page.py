@@ -10,11 +10,13 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import pyarrow.parquet as pq
 from PIL import Image
 
 from curation.audit.visits import visit_entries, visit_rule
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
-from curation.publish.jpeg_publish import UnpublishableJpeg, publishable_jpeg
+from curation.core.records import Lesion
+from curation.review.films import published_film, view_geometry
 from curation.review.pages import render_page
 
 if TYPE_CHECKING:
@@ -50,24 +52,59 @@ class ReportPage:
     thumbs: dict[int, str] = field(default_factory=dict)
 
 
-def _full_film(audit: Audit, index: int, page: ReportPage) -> str:
-    """The film's file for the enlarged view: its JPEG as the build publishes films (nothing
-    that travels beside the picture); "" for a film in another format (its thumbnail shows)."""
-    name = f"{FILMS_FOLDER}/film-{index:06d}.jpg"
-    if name not in page.films:
-        try:
-            page.films[name] = publishable_jpeg(audit.image_bytes(audit.films[index]))
-        except UnpublishableJpeg:
-            return ""
-    return name
-
-
-def _view_film(audit: Audit, index: int, page: ReportPage, full: bool = False) -> dict[str, str]:
+def _view_film(audit: Audit, index: int, page: ReportPage) -> dict[str, str]:
     """A film as the page shows it, its thumbnail made once per page."""
     if index not in page.thumbs:
         page.thumbs[index] = _thumbnail(audit, index)
-    shown = {**_film(audit, index), "thumb": page.thumbs[index]}
-    return {**shown, "full": _full_film(audit, index, page)} if full else shown
+    return {**_film(audit, index), "thumb": page.thumbs[index]}
+
+
+def _lesions(audit: Audit, index: int) -> tuple[Lesion, ...]:
+    """The film's lesion boxes, where its label column lists them (``box``: four fractions of
+    the film, top-left origin, as the build publishes them); none otherwise."""
+    film, column = audit.films[index], audit.columns.get("label")
+    if not column or not film.lesions:
+        return ()
+    reader = pq.ParquetFile(audit.shards[film.shard])
+    first = 0
+    for group in range(reader.num_row_groups):
+        rows = reader.metadata.row_group(group).num_rows
+        if film.row < first + rows:
+            table = reader.read_row_group(group, columns=[column])
+            value = table.column(0)[film.row - first].as_py()
+            break
+        first += rows
+    else:
+        return ()
+    boxes = []
+    for item in value if isinstance(value, list) else []:
+        box = item.get("box") if isinstance(item, dict) else None
+        if isinstance(box, list) and len(box) == 4 and all(isinstance(v, float) for v in box):
+            x0, y0, x1, y1 = box
+            if 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1:
+                boxes.append(Lesion((x0, y0, x1, y1), int(item.get("pai") or 0)))
+    return tuple(boxes)
+
+
+def _pair_view(audit: Audit, pair: Pair, page: ReportPage, view: str) -> dict[str, Any]:
+    """The two films at full size side by side, with their lesion boxes: the files beside the
+    page are their JPEGs as the build publishes films (nothing from beside the picture)."""
+    names = [f"{audit.films[i].split} / {audit.films[i].film_id}" for i in (pair.a, pair.b)]
+    entry: dict[str, Any] = {
+        "id": view,
+        "caption": f"{' | '.join(names)}: {pair.method} distance {pair.distance}",
+    }
+    placed = []
+    for index, name in zip((pair.a, pair.b), names, strict=True):
+        full = published_film(audit.image_bytes(audit.films[index]), name)
+        if isinstance(full, str):
+            return {**entry, "missing": f"full-size film unavailable: {full}"}
+        file = f"{FILMS_FOLDER}/film-{index:06d}.jpg"
+        page.films[file] = full.jpeg
+        placed.append((file, full.size, _lesions(audit, index)))
+    boxes = sum(len(lesions) for _, _, lesions in placed)
+    facts = f"{boxes} lesion box" if boxes == 1 else f"{boxes} lesion boxes"
+    return {**entry, "svg": view_geometry(placed), "facts": facts}
 
 
 def _pair_rows(
@@ -76,23 +113,14 @@ def _pair_rows(
     """The pairs as the template shows them, each with the enlarged view a click opens."""
     rows = []
     for pair in pairs:
-        films = [_view_film(audit, index, page, full=True) for index in (pair.a, pair.b)]
-        flagged = pair.distance <= audit.thresholds[pair.method]
         view = f"view-{len(views) + 1}"
-        caption = " | ".join(f"{f['split']} / {f['film_id']}" for f in films)
-        views.append(
-            {
-                "id": view,
-                "films": films,
-                "caption": f"{caption}: {pair.method} distance {pair.distance}",
-            }
-        )
+        views.append(_pair_view(audit, pair, page, view))
         rows.append(
             {
-                "films": films,
+                "films": [_view_film(audit, index, page) for index in (pair.a, pair.b)],
                 "method": pair.method,
                 "distance": pair.distance,
-                "flagged": flagged,
+                "flagged": pair.distance <= audit.thresholds[pair.method],
                 "view": view,
             }
         )

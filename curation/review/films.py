@@ -41,17 +41,23 @@ def full_film(source: Path) -> FullFilm | str:
         return f"{source.name} does not exist."
     except OSError:
         return f"{source.name} cannot be read."
+    return published_film(data, source.name)
+
+
+def published_film(data: bytes, name: str) -> FullFilm | str:
+    """The JPEG ``data`` (of the film called ``name``) as the build publishes films, or why
+    it cannot be shown."""
     try:
         published = publishable_jpeg(data)
     except UnpublishableJpeg as error:
-        return f"{source.name} is not a publishable JPEG ({error})."
+        return f"{name} is not a publishable JPEG ({error})."
     if problem := check_decodable(published):
-        return f"{source.name} is not a readable image ({problem})."
+        return f"{name} is not a readable image ({problem})."
     try:
         with Image.open(io.BytesIO(published)) as image:
             size = image.size
     except (OSError, ValueError, Image.DecompressionBombError):
-        return f"{source.name} is not a readable image."
+        return f"{name} is not a readable image."
     return FullFilm(published, size)
 
 

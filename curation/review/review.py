@@ -54,12 +54,14 @@ def _file_name(film_id: str) -> str:
 
 
 def _write_folder(folder: Path, files: Mapping[str, bytes]) -> None:
-    """``files`` (name -> bytes) into ``folder``, each atomically; other files there go after."""
+    """``files`` (name -> bytes) into ``folder``, each atomically (``_remove_stale`` clears
+    the others once the page is written)."""
     for name, data in files.items():
         write_bytes(folder / name, data)
 
 
 def _remove_stale(folder: Path, kept: set[str]) -> None:
+    """Every file in ``folder`` but ``kept``: an earlier page's, or a crashed write's."""
     if folder.is_dir():
         for stale in sorted(folder.iterdir()):
             if stale.is_file() and stale.name not in kept:
