@@ -42,6 +42,7 @@ from curation.review.films import MatchedPoints, full_film, matched_points
 from curation.review.pages import render_page
 from curation.review.view import FullFilms, PageView, Thumbs, filters, summary
 
+NEAR_NAMED = 12  # near-limit decisions named at the top; more would push the first film down
 # Ids that are already a harmless file name keep it, so a reviewer can find a film's files.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -139,6 +140,7 @@ def write_review_page(
         close=CLOSE,
         summary=summary(group_views, cluster_views, groups, split_of, rules, unavailable),
         near=near,
+        near_named=NEAR_NAMED,
         groups=group_views,
         clusters=cluster_views,
         rejected=rejected_rows,
