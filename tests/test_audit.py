@@ -124,7 +124,7 @@ def test_altered_test_film_copied_into_train_fails_and_is_named(
     assert all(a == copy_id for a, _ in named)  # only the copy (and its look-alikes) leak
     assert not report["clusters"]["consistent"]
     page = (tmp_path / "out" / "report.html").read_text()
-    flagged_rows = re.findall(r'<tr class="flagged">.*?</tr>', page, flags=re.DOTALL)
+    flagged_rows = re.findall(r'<div class="card flagged">.*?</p></div>', page, flags=re.DOTALL)
     assert any(
         f"train / {copy_id}" in row and f"test / {test_row['film_id']}" in row
         for row in flagged_rows

@@ -27,10 +27,10 @@ from curation.chain.runner import Settings, Source, curate
 from curation.cli.app import app
 from curation.core.atomic import atomic_path, remove_leftovers
 from curation.core.errors import PericurateError
+from curation.core.jpeg_publish import publishable_jpeg
 from curation.index.voc import AnnotationError, read_voc
 from curation.publish import build as build_module
 from curation.publish.build_check import BuildMismatch, verify_build
-from curation.publish.jpeg_publish import publishable_jpeg
 from tests.hostile_films import ANNOTS, BOX, FILMS, film_bytes, voc, write_source
 
 PATIENT = b"PN12345"

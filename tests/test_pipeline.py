@@ -19,9 +19,9 @@ from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
 from curation.cli.app import EXIT_REJECTED, app
 from curation.core.atomic import write_json
+from curation.core.jpeg_publish import publishable_jpeg
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.hashes.pairs import as_codes, range_pairs
-from curation.publish.jpeg_publish import publishable_jpeg
 from curation.publish.schema import SPLITS, features
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -13,15 +14,18 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from curation.review.review import (
+from curation.core.records import Lesion
+from curation.review.closeness import (
+    RejectedFile,
     ReviewCluster,
     ReviewError,
     ReviewGroup,
     ReviewLink,
     ReviewMember,
     RuleCounts,
-    write_review_page,
 )
+from curation.review.review import write_review_page
+from tests.browser import SCREENS, needs_chromium, probe, screenshot
 
 # A script that would not block the browser if it ran (an alert would hang headless Chromium).
 HOSTILE = "<script>document.title='owned'</script>../../escape"
@@ -42,11 +46,13 @@ class Page(HTMLParser):
         self.text: list[str] = []
         self.body: dict[str, str] = {}
         self._section: list[str] | None = None
+        self._code = False  # inside <script> or <style>: no text a reader sees
         self.feed(text)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name: value or "" for name, value in attrs}
         self.tags.append(tag)
+        self._code = tag in ("script", "style")
         if "id" in values:
             self.ids.add(values["id"])
         if tag == "section":
@@ -63,10 +69,13 @@ class Page(HTMLParser):
             self.members.append(values)
 
     def handle_endtag(self, tag: str) -> None:
+        self._code = False
         if tag == "section":
             self._section = None
 
     def handle_data(self, data: str) -> None:
+        if self._code:
+            return
         self.text.append(data)
         if self._section is not None:
             self._section.append(data)
@@ -192,7 +201,8 @@ def test_hostile_ids_and_evidence_are_escaped_and_thumbnails_stay_in_their_folde
     out = tmp_path / "out"
     html = _write(out, films, [ReviewGroup("f1", (evil,))], clusters)
     page = Page(html)
-    assert "script" not in page.tags and "b" not in page.tags and "i" not in page.tags
+    assert page.tags.count("script") == 2  # the page's own two; the hostile id made none
+    assert "b" not in page.tags and "i" not in page.tags
     assert [image["alt"] for image in page.images].count(HOSTILE) == 2
     assert all(not image["src"].startswith("x") for image in page.images)
     text = "".join(page.text)
@@ -205,8 +215,12 @@ def test_hostile_ids_and_evidence_are_escaped_and_thumbnails_stay_in_their_folde
 def test_the_page_is_self_contained(tmp_path, films):
     groups = [ReviewGroup("f1", (_member("f2", 1.0),))]
     html = _write(tmp_path / "out", films, groups, [])
-    assert "http:" not in html and "https:" not in html and "<script" not in html.lower()
-    assert all(image["src"].startswith("thumbs/") for image in Page(html).images)
+    page = Page(html)
+    assert "http:" not in html and "https:" not in html
+    assert page.tags.count("script") == 2 and "<script src" not in html  # inline only
+    assert all(image["src"].startswith("thumbs/") for image in page.images)
+    assert all(href.startswith(("#", "films/")) for href in page.links)
+    assert re.findall(r'<image href="([^"]+)"', html) == ["films/f1.jpg", "films/f2.jpg"]
 
 
 def test_same_inputs_give_identical_bytes_and_a_rerun_removes_stale_thumbnails(tmp_path, films):
@@ -222,11 +236,17 @@ def test_same_inputs_give_identical_bytes_and_a_rerun_removes_stale_thumbnails(t
     _write(tmp_path / "b", films, groups, clusters)
     first = files(tmp_path / "a")
     assert first == files(tmp_path / "b")
-    assert len(first) == 6  # the page and five thumbnails
+    assert len(first) == 11  # the page, five thumbnails and five full-size films
 
     (tmp_path / "a" / "thumbs" / ".f9.jpg.123.tmp").write_bytes(b"left by a crash")
     _write(tmp_path / "a", films, [ReviewGroup("f1", (_member("f2", 1.0),))], [])
-    assert sorted(files(tmp_path / "a")) == ["index.html", "thumbs/f1.jpg", "thumbs/f2.jpg"]
+    assert sorted(files(tmp_path / "a")) == [
+        "films/f1.jpg",
+        "films/f2.jpg",
+        "index.html",
+        "thumbs/f1.jpg",
+        "thumbs/f2.jpg",
+    ]
     assert files(tmp_path / "a")["thumbs/f1.jpg"] == first["thumbs/f1.jpg"]
 
 
@@ -257,7 +277,9 @@ def test_an_unreadable_film_is_shown_as_missing_with_the_reason(tmp_path, films)
     assert "thumbnail unavailable: broken.jpg is not a readable image." in text
     assert "thumbnail unavailable: gone.jpg does not exist." in text
     assert "thumbnails unavailable2" in text
-    assert [image["alt"] for image in page.images] == ["f1"]
+    assert {image["alt"] for image in page.images} == {"f1"}
+    assert "full-size film unavailable: broken: broken.jpg is not a publishable JPEG" in text
+    assert "gone: gone.jpg does not exist." in text
 
 
 @pytest.mark.parametrize(
@@ -370,7 +392,7 @@ def test_a_real_headless_browser_renders_the_groups_in_order_and_loads_every_thu
     rendered = Page(dom)
     assert rendered.body.get("data-probe") == "ran"
     assert "<title>t</title>" in dom  # the hostile id's script did not run
-    assert rendered.tags.count("script") == 1  # the probe; the hostile id made no element
+    assert rendered.tags.count("script") == 3  # the page's two and the probe; the id none
     assert rendered.order("group") == ["f3", "f1"]
     assert rendered.order("cluster") == ["f4"]
     assert "kept f3 in test" in rendered.of("f3") and "all in validation" in rendered.of("f4")
@@ -428,9 +450,10 @@ def test_every_group_and_cluster_says_its_split_and_each_rule_its_count(tmp_path
     assert "rejected as bad files7" in text
     assert "hash distance1 bit" in text and "1 bits" not in text
     # Near-limit decisions first (cluster f5 at 97%, group f1 at 92%), each a working link.
-    assert page.links[3:5] == ["#cluster-1", "#group-1"]
-    assert all(link.removeprefix("#") in page.ids for link in page.links)
-    assert {"#group-2", "#cluster-2"} <= set(page.links)  # every decision has a jump link
+    assert page.links[:2] == ["#cluster-1", "#group-1"]
+    anchors = [link for link in page.links if link.startswith("#")]
+    assert all(link.removeprefix("#") in page.ids for link in anchors)
+    assert {"group-1", "group-2", "cluster-1", "cluster-2"} <= page.ids  # each once, anchored
 
 
 def test_the_sample_builds_page_says_each_groups_and_clusters_split(sample_build: Path):
@@ -454,3 +477,167 @@ def test_the_sample_builds_page_says_each_groups_and_clusters_split(sample_build
     folder = int(re.search(r"dropped by the folder rule \(augmented copies\)(\d+)", text)[1])
     same = int(re.search(r"dropped as the same picture as a kept film(\d+)", text)[1])
     assert folder + same == dropped and folder > 0 and same > 0
+
+
+# The first screen, a click on the first film and the filters, as a reader meets them.
+READER = """
+  found.summary = onScreen(document.getElementById("summary"));
+  const film = document.querySelector(".member img");
+  found.film = onScreen(film) && film.naturalWidth > 0;
+  film.click();
+  const viewer = document.getElementById("viewer");
+  found.open = viewer.open;
+  found.shown = [];
+  for (const image of viewer.querySelectorAll("image")) {
+    const href = image.getAttribute("href");
+    found.shown.push([href, await loaded(href)]);
+  }
+  found.boxes = viewer.querySelectorAll("rect.lesion").length;
+  found.viewOnScreen = onScreen(viewer.querySelector("svg"));
+  found.scrollWidthOpen = document.scrollingElement.scrollWidth;
+  viewer.close();
+  const visible = () => [...document.querySelectorAll("[data-reason]")]
+    .filter((row) => row.getClientRects().length > 0)
+    .map((row) => `${row.dataset.split}/${row.dataset.kind}/${row.dataset.reason}`);
+  const choose = (name, value) => {
+    const select = document.querySelector(`#filters select[name=${name}]`);
+    select.value = value;
+    select.dispatchEvent(new Event("change"));
+  };
+  found.all = visible();
+  choose("kind", "noised");
+  found.noised = visible();
+  found.groups = [...document.querySelectorAll("section.group")]
+    .filter((group) => group.getClientRects().length > 0).map((group) => group.dataset.kept);
+  choose("kind", "");
+  choose("split", "not in the dataset");
+  found.rejected = visible();
+  found.counter = document.getElementById("shown").value;
+"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}px")
+def test_at_two_widths_a_film_on_the_first_screen_opens_with_its_boxes_and_filters_hide_rows(
+    tmp_path, films, screen
+):
+    groups = [
+        ReviewGroup("f1", (_member("f2", 2.0), _member("f3", 1.0, kind="noised"))),
+        ReviewGroup("f4", (_member("f5", 1.0, kind="noised"),)),
+    ]
+    clusters = [ReviewCluster("f6", ("f6", "f7"), (_link("f6", "f7", 12),))]
+    lesions = {
+        "f1": (Lesion((0.1, 0.2, 0.3, 0.4), 4), Lesion((0.6, 0.5, 0.7, 0.9), 5)),
+        "f2": (Lesion((0.2, 0.2, 0.4, 0.5), 3),),
+    }
+    rejected = [
+        RejectedFile("films/bad.jpg", "image", "not a JPEG: PNG data"),
+        RejectedFile("notes/bad.xml", "annotation", "annotation without an image"),
+    ]
+    split_of = {"f1": "train", "f4": "test", "f6": "validation", "f7": "validation"}
+    index = write_review_page(
+        tmp_path / "out",
+        groups,
+        clusters,
+        films.__getitem__,
+        title="t",
+        synthetic=True,
+        split_of=split_of,
+        rules=RuleCounts(folder_rule=3, same_picture=3, bad_file=1),
+        lesions_of=lesions,
+        rejected=rejected,
+    )
+    screenshot(index, screen, tmp_path / f"review-{screen[0]}.png")
+    screenshot(index, screen, tmp_path / f"review-{screen[0]}-view.png", "view-1")
+    found = probe(index, screen, READER)
+
+    assert found["innerWidth"] == screen[0]
+    assert found["scrollWidth"] <= found["innerWidth"], found  # no sideways scroll
+    assert found["scrollWidthOpen"] <= found["innerWidth"], found
+    assert found["summary"] and found["film"], found  # both on the first screen
+    # The first pair (kept f1 | dropped f2, the closest call) opens at full size, boxes drawn.
+    assert found["open"] and found["viewOnScreen"], found
+    assert found["shown"] == [["films/f1.jpg", 480], ["films/f2.jpg", 480]]
+    assert found["boxes"] == 3
+    assert found["all"] == [
+        "train/mirror/same picture as a kept film",
+        "train/noised/same picture as a kept film",
+        "test/noised/same picture as a kept film",
+        "validation/look-alike cluster/look-alike by hash",
+        "not in the dataset/image/not a JPEG",
+        "not in the dataset/annotation/annotation without an image",
+    ]
+    assert found["noised"] == [found["all"][1], found["all"][2]]
+    assert found["groups"] == ["f1", "f4"]
+    assert found["rejected"] == found["all"][4:]
+    assert found["counter"] == "showing 2 of 6 rows"
+
+
+@needs_chromium
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}px")
+def test_the_sample_builds_page_fits_the_screen_with_a_film_first_and_every_rejected_file(
+    sample_build: Path, screen, tmp_path
+):
+    import pyarrow.parquet as pq
+
+    page = sample_build / "review" / "index.html"
+    found = probe(page, screen, READER)
+    screenshot(page, screen, tmp_path / f"sample-review-{screen[0]}.png")
+    assert found["scrollWidth"] <= found["innerWidth"] == screen[0], found
+    assert found["summary"] and found["film"] and found["open"], found
+    assert all(width > 1000 for _, width in found["shown"]), found["shown"]
+    rows = pq.read_table(sample_build / "manifest.parquet").to_pylist()
+    refused = {(r["path"], r["reason"]) for r in rows if r["fate"] == "rejected"}
+    listed = re.findall(
+        r'<tr data-split="not in the dataset"[^>]*><td>(.*?)</td><td>\w+</td><td>(.*?)</td>',
+        page.read_text("utf-8"),
+    )
+    assert {(unescape(p), unescape(r)) for p, r in listed} == refused
+    assert sum(kind == "image" for kind in [r["kind"] for r in rows if r["fate"] == "rejected"])
+    assert len(found["rejected"]) == len(refused)
+
+
+def _views(html: str) -> dict[str, str]:
+    """Each enlarged view's markup, by its id."""
+    return dict(re.findall(r'<template id="(view-\d+)">(.*?)</template>', html, flags=re.DOTALL))
+
+
+def test_the_sample_builds_views_draw_each_films_boxes_and_the_framed_copies_features(
+    sample_build: Path,
+):
+    import pyarrow.parquet as pq
+
+    html = (sample_build / "review" / "index.html").read_text("utf-8")
+    views = _views(html)
+    lesions = {}
+    for shard in sorted((sample_build / "dataset" / "data").glob("*.parquet")):
+        for row in pq.read_table(shard, columns=["film_id", "lesions"]).to_pylist():
+            lesions[row["film_id"]] = len(row["lesions"])
+    # A cluster's film opens alone: one box per lesion its dataset row has.
+    singles = re.findall(r'data-view="(view-\d+)" title="enlarge ([^"]+)"', html)
+    alone = [(view, film) for view, film in singles if views[view].count("<image ") == 1]
+    for view, film in alone:
+        assert views[view].count('<rect class="lesion"') == lesions[film], film
+    assert alone and any(lesions[film] for _, film in alone)
+    # Copies under another frame open with their matched features drawn; whole-frame ones not.
+    members = re.findall(
+        r'<div class="member"[^>]* data-kind="([^"]+)"[^>]*><figure class="kept">'
+        r'<div class="thumb"><a class="open" href="[^"]*" data-view="(view-\d+)"',
+        html,
+    )
+    framed = {"cropped", "padded", "rotated", "re-toned"}
+    assert {kind for kind, _ in members} & framed
+    for kind, view in members:
+        assert ("<line " in views[view]) == (kind in framed), (kind, view)
+
+
+def test_a_visit_link_opens_both_films_and_says_when_their_features_do_not_agree(tmp_path, films):
+    # f6 and f7 are unrelated noise: the link claims a visit, the page matches them again and
+    # draws nothing rather than lines between unrelated points.
+    visit = ReviewLink("f6", "f7", "visit of one patient (90 matched features)", 20, 30, True)
+    html = _write(tmp_path / "out", films, [], [ReviewCluster("f6", ("f6", "f7"), (visit,))])
+    [view] = re.findall(r'<a href="#(view-\d+)" data-view="\1">matched features</a>', html)
+    drawn = _views(html)[view]
+    assert re.findall(r'<image href="([^"]+)"', drawn) == ["films/f6.jpg", "films/f7.jpg"]
+    assert "<line " not in drawn
+    assert "no matched features to draw (the two films&#39; features disagree)" in drawn

@@ -1,11 +1,10 @@
-"""What ``pericurate audit`` shows: a terminal summary, ``report.json``, ``report.html`` (the
-closest cross-split pairs side by side, thumbnails inline) and ``nearest.png`` (a histogram of
-each film's nearest distance to train, drawn with Pillow). No timestamps and no absolute
-cache paths, so the same data gives the same bytes."""
+"""What ``pericurate audit`` shows: a terminal summary, ``report.json``, ``report.html``
+(``curation.audit.page``) and ``nearest.png`` (a histogram of each film's nearest distance to
+train, drawn with Pillow). No timestamps and no absolute cache paths, so the same data gives
+the same bytes."""
 
 from __future__ import annotations
 
-import base64
 import io
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -20,18 +19,16 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from curation.audit.page import FILMS_FOLDER, report_page
 from curation.audit.visits import visit_entries, visit_rule, write_drawings
 from curation.core.atomic import write_bytes, write_json
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
-from curation.review.pages import render_page
 
 if TYPE_CHECKING:
     from curation.audit.checks import Audit, Pair
     from curation.audit.target import Film
 
 LISTED = 1000  # pairs and hints listed in report.json (all are counted)
-SHOWN = 48  # flagged pairs shown in the HTML page
-THUMB = (360, 180)
 BIN = 8
 PLOT = (720, 360)
 MARGIN = (60, 30, 20, 50)  # left, top, right, bottom
@@ -236,67 +233,24 @@ def _png(image: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-def _thumbnail(audit: Audit, index: int) -> str:
-    with Image.open(io.BytesIO(audit.image_bytes(audit.films[index]))) as image:
-        image.thumbnail(THUMB)  # a JPEG is decoded at the smallest draft scale that covers it
-        small = image.convert("RGB")
-    buffer = io.BytesIO()
-    small.save(buffer, format="JPEG", quality=85)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _pair_rows(audit: Audit, pairs: list[Pair], thumbs: dict[int, str]) -> list[dict[str, Any]]:
-    """The pairs as the template shows them, each film's thumbnail made once per page."""
-    rows = []
-    for pair in pairs:
-        films = []
-        for index in (pair.a, pair.b):
-            if index not in thumbs:
-                thumbs[index] = _thumbnail(audit, index)
-            films.append({**_film(audit, index), "thumb": thumbs[index]})
-        flagged = pair.distance <= audit.thresholds[pair.method]
-        rows.append(
-            {"films": films, "method": pair.method, "distance": pair.distance, "flagged": flagged}
-        )
-    return rows
-
-
-def report_html(audit: Audit) -> str:
-    """The page, rendered by Jinja2 (``templates/audit.html``) with autoescaping: film ids,
-    splits, labels and findings come from the audited dataset."""
-    thumbs: dict[int, str] = {}
-    flagged = _pair_rows(audit, audit.pairs[:SHOWN], thumbs)
-    return render_page(
-        "audit.html",
-        target=audit.target,
-        banner=SAMPLE_BANNER if is_synthetic(build_of(audit.target)) else "",
-        visit_count=sum(not m.same_picture for m in audit.visits),
-        visits=visit_entries(audit.films, audit.visits),
-        visit_rule=visit_rule(),
-        hash_version=audit.hash_version,
-        thresholds=audit.thresholds,
-        findings=audit.findings,
-        patient_visits=bool(audit.patient_visits),
-        pair_count=len(audit.pairs),
-        flagged=flagged,
-        more=len(audit.pairs) - len(flagged),
-        closest=_pair_rows(audit, audit.closest, thumbs),
-        histogram=base64.b64encode(nearest_png(audit)).decode("ascii"),
-        permutations=audit.permutations,
-        seed=audit.seed,
-        associations=audit.associations,
-    )
-
-
 def write_report(audit: Audit, out: Path) -> None:
     """``report.json``, ``report.html`` and ``nearest.png`` in ``out``, each written atomically,
-    and the drawing of each cross-split pair verified by features (``visits/``)."""
+    the drawing of each cross-split pair verified by features (``visits/``) and the films the
+    page's pair views open (``films/``; those of an earlier audit removed after the page)."""
     audit.visits = write_drawings(
         audit.visits, audit.visit_fits, lambda i: audit.image_bytes(audit.films[i]), out
     )
     write_json(out / "report.json", report_json(audit))
-    write_bytes(out / "nearest.png", nearest_png(audit))
-    write_bytes(out / "report.html", report_html(audit).encode("utf-8"))
+    histogram = nearest_png(audit)
+    write_bytes(out / "nearest.png", histogram)
+    page = report_page(audit, split_figures(audit), histogram)
+    for name, data in page.films.items():
+        write_bytes(out / name, data)
+    write_bytes(out / "report.html", page.html.encode("utf-8"))
+    films = out / FILMS_FOLDER
+    for stale in sorted(films.iterdir()) if films.is_dir() else []:
+        if f"{FILMS_FOLDER}/{stale.name}" not in page.films:
+            stale.unlink()
 
 
 def print_summary(audit: Audit, out: Path, console: Console) -> None:

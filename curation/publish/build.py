@@ -5,7 +5,7 @@ in ``curation.publish.schema``), ``manifest.parquet`` (every source file, its fa
 ``clusters.parquet``, ``agreement.parquet`` and ``curation.json`` (source, parameters, hash
 version, counts, package versions; no timestamps, so equal inputs give equal bytes).
 Images are the source JPEG's segments, never re-encoded, without what it carries beside the
-picture (``curation.publish.jpeg_publish``); each source film is read again here and refused unless
+picture (``curation.core.jpeg_publish``); each source film is read again here and refused unless
 its sha256 is the one the index recorded (and the hash and pixel steps keyed their work by),
 so a film rewritten during the build never enters a shard. The manifest records each kept
 film's ``published_sha256``, and ``curation.publish.build_check`` verifies the written outputs
@@ -30,13 +30,13 @@ import pyarrow as pa
 from curation.core.atomic import write_json
 from curation.core.atomic_parquet import parquet_writer, write_parquet
 from curation.core.errors import PericurateError
+from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import LESION_STRUCT, Fate, Kind, Lesion, SourceRecord
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.lookalikes.components import Cluster
 from curation.near_identical.settle import AgreementPair
 from curation.publish import schema as schema_module
-from curation.publish.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.publish.referrals import referral_for
 from curation.publish.schema import SPLITS, features, shard_name
 from splits.assign import empty_splits_problem

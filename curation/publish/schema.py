@@ -5,7 +5,7 @@ A row is one original film:
 
 - ``film_id``: the source stem as a string (``"00011"``, ``"016094"``; leading zeros kept).
 - ``image``: ``{"bytes": <the source JPEG's segments without its text>, "path": "<film_id>.jpg"}``
-  (``curation.publish.jpeg_publish``).
+  (``curation.core.jpeg_publish``).
 - ``width``, ``height``: the true pixel size, read from the image (never from the XML).
 - ``lesions``: ``[{"box": [x1, y1, x2, y2], "pai": 3 | 4 | 5}]``; box corners are fractions of
   the image width and height measured from the top-left corner, ``x1 < x2`` and ``y1 < y2``.

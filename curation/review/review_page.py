@@ -1,6 +1,6 @@
 """The build's review page: the chain's same-picture groups and look-alike clusters, turned
 into ``curation.review.review``'s plain records, so a curator can check every decision at a
-glance."""
+glance: every rejected file with its reason, every film with its lesion boxes."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from curation.hashes.thumbnails import Thumbnail, read_thumbnails
 from curation.lookalikes.components import Cluster, Link
 from curation.near_identical.candidates import SamePictureGroup
 from curation.near_identical.pixels import SAME_PICTURE_LIMIT
-from curation.review.review import (
+from curation.review.closeness import (
+    RejectedFile,
     ReviewCluster,
     ReviewGroup,
     ReviewLink,
     ReviewMember,
     RuleCounts,
-    write_review_page,
 )
+from curation.review.review import write_review_page
 
 
 def review_groups(groups: list[SamePictureGroup]) -> list[ReviewGroup]:
@@ -35,6 +36,7 @@ def review_groups(groups: list[SamePictureGroup]) -> list[ReviewGroup]:
                     d.difference,
                     SAME_PICTURE_LIMIT,
                     d.evidence,
+                    framed=bool(d.frame),
                 )
                 for d in g.dropped
             ),
@@ -65,7 +67,8 @@ def review_clusters(
             reason = f"visit of one patient ({link.inliers} matched features, --link-visits)"
         else:
             reason = f"hash distance {link.distance} ({link.view}){inherited}"
-        joined[cluster_of[a]].append(ReviewLink(a, b, reason, link.distance, limit))
+        visit = link.method == "visit"
+        joined[cluster_of[a]].append(ReviewLink(a, b, reason, link.distance, limit, visit))
     return [
         ReviewCluster(c.cluster_id, c.film_ids, tuple(joined[c.cluster_id]))
         for c in clusters
@@ -108,6 +111,9 @@ def write_review(
         return {film: by_sha[sha_of[film]] for film in shown if sha_of[film] in by_sha}
 
     kept_as = {d.film_id: g.kept for g in groups for d in g.dropped}
+    rejected = [
+        RejectedFile(r.path, r.kind.value, r.reason) for r in records if r.fate is Fate.rejected
+    ]
     return write_review_page(
         out / "review",
         review_groups(groups),
@@ -120,4 +126,6 @@ def write_review(
         workers=workers,
         known=known,
         decisions=decisions or [],
+        lesions_of={r.film_id: r.lesions for r in films},
+        rejected=rejected,
     )
