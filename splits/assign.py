@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from splits import check_fractions
 from splits.figures import SPLITS, STAT_NAMES, Figures
 
 STAT_WEIGHTS = np.array([4.0, 1.0, 1.0, 1.0, 1.0, 1.0])
@@ -39,10 +40,7 @@ class Group(Figures, _Named):
 
 def target_counts(n_films: int, fractions: tuple[float, float, float]) -> dict[str, int]:
     """Film targets: validation and test rounded, train takes the rest."""
-    if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
-        raise ValueError(
-            f"fractions must be three non-negative numbers summing to 1, got {fractions}"
-        )
+    check_fractions(fractions)
     validation = round(n_films * fractions[1])
     test = round(n_films * fractions[2])
     return dict(zip(SPLITS, (n_films - validation - test, validation, test), strict=True))

@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from splits import assign
+from splits import AssignConfig, assign
 from splits.assign import Group, assign_groups, target_counts
 
 
@@ -75,5 +75,17 @@ def test_a_group_over_the_small_share_goes_to_train_and_one_at_it_may_not(monkey
 
 
 def test_bad_fractions_are_refused():
-    with pytest.raises(ValueError, match="summing to 1"):
+    with pytest.raises(ValueError, match="sum to 1"):
         target_counts(10, (0.5, 0.5, 0.5))
+
+
+@pytest.mark.parametrize(
+    "fractions", [(float("nan"), 0.5, 0.5), (1.0, 0.0, 0.0), (-0.2, 0.6, 0.6), (0.5, 0.5, 0.5)]
+)
+def test_the_config_refuses_shares_that_leave_a_split_empty_or_are_not_numbers(fractions):
+    """``nan`` passed every comparison of the old check (``nan < 0`` and ``abs(nan) > x`` are
+    false), and a zero share left a split empty."""
+    with pytest.raises(ValueError):
+        AssignConfig(fractions=fractions)
+    with pytest.raises(ValueError):
+        target_counts(40, fractions)

@@ -23,9 +23,10 @@ from curation.core.errors import interrupts_end_in_one_line
 sys.excepthook = interrupts_end_in_one_line  # first: a Ctrl-C while the rest is imported
 
 import dataclasses
+import difflib
 import enum
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
 
@@ -80,6 +81,18 @@ class Commands(TyperGroup):
         after = typed.index("next") + 1 if "next" in typed else len(typed)
         return [*typed[:after], *(step.name for step in CHAIN), *typed[after:]]
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command named by ``args[0]``; an unknown name is a usage error suggesting the
+        one closest command name, if any is close (``difflib``)."""
+        if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            names = self.list_commands(ctx)
+            close = difflib.get_close_matches(args[0], names, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            ctx.fail(f"No such command '{args[0]}'.{hint}")
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         step = next((s for s in CHAIN if s.name == cmd_name), None)
         return step_command(step) if step else super().get_command(ctx, cmd_name)
@@ -132,16 +145,19 @@ def _source_file(build: Path) -> Path:
 
 @app.command()
 def sample(
-    dest: Annotated[Path, typer.Argument(help="Zip to write.")] = Path(
+    dest: Annotated[Path, typer.Argument(help="Zip to write.", dir_okay=False)] = Path(
         "build/sample/periapical-sample.zip"
     ),
-    seed: Annotated[int, typer.Option(help="Seed of the synthetic films.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic films.", min=0)] = 0,
     films: Annotated[int, typer.Option(help="Number of original films.")] = 200,
+    force: Annotated[bool, typer.Option("--force", help="Write over an existing DEST.")] = False,
 ) -> None:
     """Write the synthetic sample source (real layout and quirks; NOT real data) to the zip
     DEST."""
     from curation.sample import write_sample_archive
 
+    if dest.exists() and not force:
+        raise PericurateError(f"{dest}: already exists; pass --force to write over it.")
     truth = write_sample_archive(dest, seed=seed, films=films, progress=True)
     console.print(f"wrote {dest} (synthetic sample, seed {seed}; {len(truth.originals)} originals)")
 
@@ -179,40 +195,53 @@ def next_command(build: BuildDir = DEFAULT_BUILD) -> None:
     print(next_table(build))
 
 
-def _setting_option(field: dataclasses.Field[Any], kind: Any) -> click.Option:
-    """A step setting as an option: its name, type, default and help come from its config."""
+def _setting_option(config: type, field: dataclasses.Field[Any], kind: Any) -> click.Option:
+    """A step setting as an option: its name, type, range, default and help come from its
+    config, and a value the config refuses is a usage error (one sentence, exit 2)."""
     flag, help = f"--{field.name.replace('_', '-')}", field.metadata.get("help", "")
+    convert: Callable[[Any], Any] = lambda value: value  # noqa: E731
+    shape: dict[str, Any] = {"type": kind}
     if kind is bool:
         return click.Option([f"{flag}/--no-{flag[2:]}"], default=field.default, help=help)
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        choice = click.Choice([member.value for member in kind])
-        return click.Option(
-            [flag],
-            type=choice,
-            default=field.default.value,
-            show_default=True,
-            help=help,
-            callback=lambda _ctx, _param, value: kind(value),
-        )
-    if get_origin(kind) is tuple:
+        shape = {"type": click.Choice([member.value for member in kind])}
+        convert = kind
+    elif get_origin(kind) is tuple:
         items = get_args(kind)
-        return click.Option(
-            [flag],
-            type=items[0],
-            nargs=len(items),
-            default=field.default,
-            show_default=True,
-            help=help,
-        )
-    return click.Option([flag], type=kind, default=field.default, show_default=True, help=help)
+        shape = {"type": _ranged(items[0], field), "nargs": len(items)}
+    else:
+        shape = {"type": _ranged(kind, field)}
+
+    def checked(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        value = convert(value)
+        try:
+            config(**{field.name: value})
+        except ValueError as error:
+            raise click.BadParameter(str(error)) from None
+        return value
+
+    default = field.default.value if isinstance(field.default, enum.Enum) else field.default
+    return click.Option(
+        [flag], default=default, show_default=True, help=help, callback=checked, **shape
+    )
+
+
+def _ranged(kind: type, field: dataclasses.Field[Any]) -> Any:
+    """``kind``, within the range the field's metadata declares (``min``, ``max``), if any."""
+    bounds = {k: field.metadata[k] for k in ("min", "max") if k in field.metadata}
+    if not bounds:
+        return kind
+    return click.FloatRange(**bounds) if kind is float else click.IntRange(**bounds)
 
 
 def _options_of(step: Step, steps: Sequence[Step]) -> list[click.Option]:
     """The options of every setting of the steps a step command runs, in chain order."""
     options = []
     for done in through(step.name, steps):
-        hints = get_type_hints(done.config) if done.config else {}
-        options += [_setting_option(f, hints[f.name]) for f in step_settings(done)]
+        if done.config is None:
+            continue
+        hints = get_type_hints(done.config)
+        options += [_setting_option(done.config, f, hints[f.name]) for f in step_settings(done)]
     return options
 
 
@@ -221,7 +250,7 @@ def step_command(step: Step, steps: Sequence[Step] = CHAIN) -> click.Command:
     params: list[click.Parameter] = [
         click.Option(
             ["--build"],
-            type=click.Path(path_type=Path),
+            type=click.Path(file_okay=False, path_type=Path),
             default=DEFAULT_BUILD,
             show_default=True,
             help="Build folder.",
@@ -236,7 +265,7 @@ def step_command(step: Step, steps: Sequence[Step] = CHAIN) -> click.Command:
         ),
         click.Option(
             ["--workers"],
-            type=int,
+            type=click.IntRange(min=0),
             default=0,
             show_default=True,
             help="Local worker processes for per-file work (0 = all cores).",
