@@ -10,7 +10,8 @@ Errors: every command raises ``curation.core.errors.PericurateError`` for a prob
 cause; ``Commands.invoke`` is the one handler, printing its message as one plain line
 (never read as markup: file names and reasons come from hostile sources) and exiting with
 its code (2 for usage and source errors). A Ctrl-C anywhere ends the command with one line
-and exit 130 (``curation.core.errors.exit_interrupted``); a full disk with one line naming the file.
+and exit 130 (``curation.core.errors.exit_interrupted``); a full disk, or a file the user may
+not write (a read-only folder), with one line naming the file.
 """
 # ruff: noqa: E402  (the excepthook is set before the imports it guards)
 
@@ -47,9 +48,10 @@ from curation.chain.chain import (
 from curation.cli import publishing
 from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
 from curation.cli.up_to_date import Force, run_unless_unchanged, skip_when_unchanged
-from curation.core.build_lock import holds_build_folder
+from curation.core.build_lock import NOT_WRITABLE, holds_build_folder, unwritable_message
 from curation.core.errors import (
     EXIT_FAILED,
+    EXIT_USAGE,
     PericurateError,
     exit_interrupted,
     full_disk_message,
@@ -106,12 +108,17 @@ class Commands(TyperGroup):
             raise click.exceptions.Exit(error.exit_code) from None
         except KeyboardInterrupt:  # after the unwinding: temporary files gone, locks freed
             exit_interrupted()
-        except OSError as error:  # a full disk where no writer named the file
-            if not is_disk_full(error):
-                raise
-            message = full_disk_message(error.filename, "every output is a whole file")
-            click.echo(one_line(message), err=True)
-            raise click.exceptions.Exit(EXIT_FAILED) from None
+        except (
+            OSError
+        ) as error:  # a full disk or a file not ours to write, where no writer named it
+            if is_disk_full(error):
+                message = full_disk_message(error.filename, "every output is a whole file")
+                click.echo(one_line(message), err=True)
+                raise click.exceptions.Exit(EXIT_FAILED) from None
+            if error.errno in NOT_WRITABLE and error.filename:
+                click.echo(one_line(unwritable_message(error)), err=True)
+                raise click.exceptions.Exit(EXIT_USAGE) from None
+            raise
 
     def make_context(
         self,

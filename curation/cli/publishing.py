@@ -26,7 +26,7 @@ from curation.publish.push import PROJECT_ROOT
 from curation.source.source import lock_path
 
 
-@holds_build_folder("audit", "target", builds_only=True)
+@holds_build_folder("audit", "target", builds_only=True, writes=False)
 def audit_command(
     target: Annotated[
         str, typer.Argument(help="Build folder, folder of parquet files, or OWNER/NAME@REVISION.")
@@ -90,6 +90,7 @@ def audit_command(
 
     console = Console(stderr=True)
     out = out or audit_folder(target, DEFAULT_BUILD)
+    out.mkdir(parents=True, exist_ok=True)  # an unwritable folder is told before the hashing
     columns = Columns(
         image_column,
         split_column,
