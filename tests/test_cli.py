@@ -190,3 +190,21 @@ def test_a_mistyped_command_gets_one_suggestion(typed, suggested):
 def test_a_command_far_from_every_name_gets_no_suggestion():
     result = CliRunner().invoke(app, ["xyzzy"])
     assert _lines(result.output)[-1] == "Error: No such command 'xyzzy'."
+
+
+def test_a_file_url_of_a_source_folder_reads_that_folder(tmp_path):
+    root = write_source(tmp_path / "films of 2024", {"00011": (film_bytes(1), voc("00011"))})
+    build = str(tmp_path / "build")
+    result = CliRunner().invoke(app, ["download", root.as_uri(), "--build", build])
+    assert result.exit_code == 0, result.output
+    assert _lines(result.output) == [f"source ready at {root}"]
+
+
+def test_a_file_url_on_another_host_is_one_sentence(tmp_path):
+    url = "file://archive-server/films.zip"
+    result = CliRunner().invoke(app, ["download", url, "--build", str(tmp_path / "b")])
+    assert result.exit_code == 2
+    assert _lines(result.output) == [
+        f"{url}: a file URL on another host (archive-server) cannot be read; give a local "
+        "path or an http(s) URL."
+    ]
