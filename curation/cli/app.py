@@ -27,7 +27,7 @@ import dataclasses
 import difflib
 import enum
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
 
@@ -206,13 +206,11 @@ def _setting_option(config: type, field: dataclasses.Field[Any], kind: Any) -> c
     """A step setting as an option: its name, type, range, default and help come from its
     config, and a value the config refuses is a usage error (one sentence, exit 2)."""
     flag, help = f"--{field.name.replace('_', '-')}", field.metadata.get("help", "")
-    convert: Callable[[Any], Any] = lambda value: value  # noqa: E731
-    shape: dict[str, Any] = {"type": kind}
     if kind is bool:
         return click.Option([f"{flag}/--no-{flag[2:]}"], default=field.default, help=help)
-    if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        shape = {"type": click.Choice([member.value for member in kind])}
-        convert = kind
+    is_enum = isinstance(kind, type) and issubclass(kind, enum.Enum)
+    if is_enum:
+        shape: dict[str, Any] = {"type": click.Choice([member.value for member in kind])}
     elif get_origin(kind) is tuple:
         items = get_args(kind)
         shape = {"type": _ranged(items[0], field), "nargs": len(items)}
@@ -220,7 +218,7 @@ def _setting_option(config: type, field: dataclasses.Field[Any], kind: Any) -> c
         shape = {"type": _ranged(kind, field)}
 
     def checked(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
-        value = convert(value)
+        value = kind(value) if is_enum else value
         try:
             config(**{field.name: value})
         except ValueError as error:
