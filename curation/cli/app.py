@@ -23,13 +23,11 @@ from curation.core.errors import interrupts_end_in_one_line
 
 sys.excepthook = interrupts_end_in_one_line  # first: a Ctrl-C while the rest is imported
 
-import dataclasses
 import difflib
-import enum
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import click
 import typer
@@ -46,7 +44,7 @@ from curation.chain.chain import (
     through,
 )
 from curation.cli import publishing
-from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
+from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock, setting_option
 from curation.cli.up_to_date import Force, run_unless_unchanged, skip_when_unchanged
 from curation.core.build_lock import NOT_WRITABLE, holds_build_folder, unwritable_message
 from curation.core.errors import (
@@ -202,43 +200,6 @@ def next_command(build: BuildDir = DEFAULT_BUILD) -> None:
     print(next_table(build))
 
 
-def _setting_option(config: type, field: dataclasses.Field[Any], kind: Any) -> click.Option:
-    """A step setting as an option: its name, type, range, default and help come from its
-    config, and a value the config refuses is a usage error (one sentence, exit 2)."""
-    flag, help = f"--{field.name.replace('_', '-')}", field.metadata.get("help", "")
-    if kind is bool:
-        return click.Option([f"{flag}/--no-{flag[2:]}"], default=field.default, help=help)
-    is_enum = isinstance(kind, type) and issubclass(kind, enum.Enum)
-    if is_enum:
-        shape: dict[str, Any] = {"type": click.Choice([member.value for member in kind])}
-    elif get_origin(kind) is tuple:
-        items = get_args(kind)
-        shape = {"type": _ranged(items[0], field), "nargs": len(items)}
-    else:
-        shape = {"type": _ranged(kind, field)}
-
-    def checked(_ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
-        value = kind(value) if is_enum else value
-        try:
-            config(**{field.name: value})
-        except ValueError as error:
-            raise click.BadParameter(str(error)) from None
-        return value
-
-    default = field.default.value if isinstance(field.default, enum.Enum) else field.default
-    return click.Option(
-        [flag], default=default, show_default=True, help=help, callback=checked, **shape
-    )
-
-
-def _ranged(kind: type, field: dataclasses.Field[Any]) -> Any:
-    """``kind``, within the range the field's metadata declares (``min``, ``max``), if any."""
-    bounds = {k: field.metadata[k] for k in ("min", "max") if k in field.metadata}
-    if not bounds:
-        return kind
-    return click.FloatRange(**bounds) if kind is float else click.IntRange(**bounds)
-
-
 def _options_of(step: Step, steps: Sequence[Step]) -> list[click.Option]:
     """The options of every setting of the steps a step command runs, in chain order."""
     options = []
@@ -246,7 +207,7 @@ def _options_of(step: Step, steps: Sequence[Step]) -> list[click.Option]:
         if done.config is None:
             continue
         hints = get_type_hints(done.config)
-        options += [_setting_option(done.config, f, hints[f.name]) for f in step_settings(done)]
+        options += [setting_option(done.config, f, hints[f.name]) for f in step_settings(done)]
     return options
 
 
