@@ -13,7 +13,9 @@ import filelock
 import pytest
 from typer.testing import CliRunner
 
+from curation.audit import target
 from curation.cli.app import app
+from curation.core import build_lock
 from tests.test_audit import write_generic
 
 
@@ -52,16 +54,36 @@ def test_an_audit_of_a_read_only_build_writing_elsewhere_runs(tmp_path, read_onl
     assert json.loads((out / "report.json").read_text())["splits"]["train"]["films"] == 6
 
 
-def test_an_audit_whose_report_folder_cannot_be_written_names_it(tmp_path, monkeypatch):
+def test_an_audit_whose_report_folder_cannot_be_written_names_it_before_hashing(
+    tmp_path, monkeypatch
+):
     build = write_generic(tmp_path / "build")
     out = tmp_path / "report"
 
-    def refuse(self: Path, *args: object, **kwargs: object) -> None:
-        raise OSError(errno.EROFS, "Read-only file system", str(self))
+    def refuse(*args: object, dir: Path, **kwargs: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(dir / "probe"))
 
-    monkeypatch.setattr(Path, "mkdir", refuse)
+    monkeypatch.setattr(build_lock.tempfile, "TemporaryFile", refuse)
+    monkeypatch.setattr(target, "hash_film", lambda *args, **kwargs: pytest.fail("hashed"))
     result = CliRunner().invoke(app, ["audit", str(build), "--out", str(out), "--workers", "1"])
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.output.splitlines()[-1] == (
         f"{out}: cannot be written (Read-only file system); choose a place you can write to."
     )
+    assert not out.exists()
+
+
+def test_a_refused_write_no_writer_named_is_one_line_naming_the_file(tmp_path, monkeypatch):
+    """The command line's last word on a write the file system refuses: the file, the reason."""
+    from curation.source import download
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(tmp_path / "b" / "digests"))
+
+    monkeypatch.setattr(download, "fetch_source", refuse)
+    result = CliRunner().invoke(app, ["download", str(tmp_path), "--build", str(tmp_path / "b")])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert result.output.splitlines() == [
+        f"{tmp_path / 'b' / 'digests'}: cannot be written (Read-only file system); choose a "
+        "place you can write to."
+    ]

@@ -20,7 +20,7 @@ from curation.cli.options import (
     Workers,
 )
 from curation.cli.up_to_date import Force, skip_when_unchanged
-from curation.core.build_lock import holds_build_folder
+from curation.core.build_lock import check_writable, holds_build_folder
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, ExecutorName
 from curation.publish.push import PROJECT_ROOT
 from curation.source.source import lock_path
@@ -90,7 +90,7 @@ def audit_command(
 
     console = Console(stderr=True)
     out = out or audit_folder(target, DEFAULT_BUILD)
-    out.mkdir(parents=True, exist_ok=True)  # an unwritable folder is told before the hashing
+    check_writable(out)  # before the hashing
     columns = Columns(
         image_column,
         split_column,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,11 +74,31 @@ def holding_build_folder(folder: Path, command: str, *, writes: bool = True) -> 
         lock.release()
 
 
-def unwritable_message(error: OSError) -> str:
-    """One sentence for a write refused by the file system, naming the file."""
+def unwritable_message(error: OSError, path: Path | str | None = None) -> str:
+    """One sentence for a write refused by the file system, naming the file (``path``, else
+    the error's own)."""
     return (
-        f"{error.filename}: cannot be written ({error.strerror}); choose a place you can write to."
+        f"{path or error.filename}: cannot be written ({error.strerror}); choose a place you "
+        "can write to."
     )
+
+
+class FolderNotWritable(PericurateError):
+    """An output folder is on a read-only file system or not ours to write."""
+
+
+def check_writable(folder: Path) -> None:
+    """Refuse ``folder`` in one sentence when nothing can be written there, before any work:
+    a probe file is made and removed in the nearest folder that exists (nothing is left, not
+    even ``folder``)."""
+    existing = next((p for p in (folder, *folder.parents) if p.is_dir()), Path("."))
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        if error.errno not in NOT_WRITABLE:
+            raise
+        raise FolderNotWritable(unwritable_message(error, folder)) from None
 
 
 def is_build_folder(folder: Path) -> bool:
