@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from splits import check_fractions
 from splits.figures import SPLITS, STAT_NAMES, Figures
 
 STAT_WEIGHTS = np.array([4.0, 1.0, 1.0, 1.0, 1.0, 1.0])
@@ -39,10 +40,7 @@ class Group(Figures, _Named):
 
 def target_counts(n_films: int, fractions: tuple[float, float, float]) -> dict[str, int]:
     """Film targets: validation and test rounded, train takes the rest."""
-    if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-9:
-        raise ValueError(
-            f"fractions must be three non-negative numbers summing to 1, got {fractions}"
-        )
+    check_fractions(fractions)
     validation = round(n_films * fractions[1])
     test = round(n_films * fractions[2])
     return dict(zip(SPLITS, (n_films - validation - test, validation, test), strict=True))
@@ -65,12 +63,51 @@ def empty_splits_problem(films: dict[str, int], fractions: tuple[float, ...]) ->
     if not empty:
         return None
     total = sum(films.values())
+    return (
+        f"{_would_be_empty(films, empty)}, too few for the splits: a look-alike group may "
+        f"fill at most {MAX_SMALL_SHARE:.0%} of a small split's target, so about "
+        f"{smallest_source(fractions)} films or more are needed."
+        if total < smallest_source(fractions)
+        else f"{_would_be_empty(films, empty)}."
+    )
+
+
+def assignment_problem(
+    groups: list[Group], assignment: dict[str, str], fractions: tuple[float, float, float]
+) -> str | None:
+    """Why ``assignment`` cannot be published, naming the cause, or None. A split is left
+    empty either because the source has too few films (``empty_splits_problem``) or, with
+    enough films, because they sit in look-alike groups too large for the small splits,
+    which go to train whole (a large look-alike distance, or visits joined into one)."""
+    films = {split: 0 for split in SPLITS}
+    for group in groups:
+        films[assignment[group.group_id]] += group.films
+    empty = [split for split in SPLITS if not films[split]]
+    total = sum(films.values())
+    if not empty or total < smallest_source(fractions):
+        return empty_splits_problem(films, fractions)
+    small = [split for split in empty if split != "train"]
+    targets = target_counts(total, fractions)
+    cap = min((math.floor(MAX_SMALL_SHARE * targets[split]) for split in small), default=0)
+    large = sorted((g for g in groups if g.films > cap), key=lambda g: (-g.films, g.group_id))
+    if not small or not large:
+        return empty_splits_problem(films, fractions)
+    held = sum(g.films for g in large)
+    return (
+        f"{_would_be_empty(films, empty)}: {held} of them are in look-alike groups of more "
+        f"than {cap} {'film' if cap == 1 else 'films'}, the most a group may put in "
+        f"{' or '.join(small)} ({MAX_SMALL_SHARE:.0%} of its target), so they go to train "
+        f"whole (the largest, group {large[0].group_id}, holds {large[0].films} films; groups join "
+        "films within the look-alike distance and, with --link-visits, every visit of one "
+        "patient)."
+    )
+
+
+def _would_be_empty(films: dict[str, int], empty: list[str]) -> str:
     counts = ", ".join(f"{split} {films.get(split, 0)}" for split in SPLITS)
     return (
-        f"the source keeps {total} films, too few for the splits: {' and '.join(empty)} "
-        f"would be empty ({counts}); a look-alike group may fill at most "
-        f"{MAX_SMALL_SHARE:.0%} of a small split's target, so about "
-        f"{smallest_source(fractions)} films or more are needed."
+        f"the source keeps {sum(films.values())} films, but {' and '.join(empty)} would be "
+        f"empty ({counts})"
     )
 
 

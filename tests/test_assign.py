@@ -3,7 +3,7 @@ from collections import Counter
 
 import pytest
 
-from splits import assign
+from splits import AssignConfig, assign
 from splits.assign import Group, assign_groups, target_counts
 
 
@@ -75,5 +75,36 @@ def test_a_group_over_the_small_share_goes_to_train_and_one_at_it_may_not(monkey
 
 
 def test_bad_fractions_are_refused():
-    with pytest.raises(ValueError, match="summing to 1"):
+    with pytest.raises(ValueError, match="sum to 1"):
         target_counts(10, (0.5, 0.5, 0.5))
+
+
+@pytest.mark.parametrize(
+    "fractions", [(float("nan"), 0.5, 0.5), (1.0, 0.0, 0.0), (-0.2, 0.6, 0.6), (0.5, 0.5, 0.5)]
+)
+def test_the_config_refuses_shares_that_leave_a_split_empty_or_are_not_numbers(fractions):
+    """``nan`` passed every comparison of the old check (``nan < 0`` and ``abs(nan) > x`` are
+    false), and a zero share left a split empty."""
+    with pytest.raises(ValueError):
+        AssignConfig(fractions=fractions)
+    with pytest.raises(ValueError):
+        target_counts(40, fractions)
+
+
+def test_a_visit_group_filling_train_is_named_as_the_cause():
+    """38 films are more than the fewest the splits need (35), so "too few films" is not why
+    validation and test stay empty: one group of 38 linked visits can only go to train."""
+    groups = [Group("visits-of-PN1", 38, 0, 0, 0, 0, 38)]
+    split_of = assign_groups(groups)
+    problem = assign.assignment_problem(groups, split_of, (0.8, 0.1, 0.1))
+    assert problem is not None and "too few" not in problem
+    assert "38 of them are in look-alike groups of more than 1 film" in problem
+    assert "group visits-of-PN1, holds 38 films" in problem and "--link-visits" in problem
+
+
+def test_a_source_below_the_fewest_films_is_told_the_number_needed():
+    groups = [Group(f"g{i}", 1, 0, 0, 0, 0, 1) for i in range(12)]
+    problem = assign.assignment_problem(groups, assign_groups(groups), (0.8, 0.1, 0.1))
+    assert problem is not None and "too few for the splits" in problem and "35 films" in problem
+    enough = [Group(f"g{i}", 1, 0, 0, 0, 0, 1) for i in range(40)]
+    assert assign.assignment_problem(enough, assign_groups(enough), (0.8, 0.1, 0.1)) is None

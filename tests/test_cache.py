@@ -28,6 +28,7 @@ def test_a_cache_is_read_back_only_for_its_version_and_schema(tmp_path, caplog):
     assert cache.read_cache(path, "v1", SCHEMA).to_pylist() == _table(3).to_pylist()
     with caplog.at_level(logging.WARNING, "pericurate"):
         assert cache.read_cache(path, "v2", SCHEMA) is None
+        cache.write_cache(path, "v1", _table(3))
         other = pa.schema([("key", pa.string())])
         assert cache.read_cache(path, "v1", other) is None
     assert [r.getMessage() for r in caplog.records] == [
@@ -72,3 +73,20 @@ def test_truncated_index_and_hash_caches_are_rebuilt(tmp_path, caplog):
     }
     assert cache.read_cache(index_cache, index.FACTS_VERSION, index._FACTS_SCHEMA) is not None
     assert [r.kind for r in again].count(Kind.image) == 2
+
+
+def test_a_bad_cache_is_removed_so_a_run_storing_nothing_new_is_not_warned_again(tmp_path, caplog):
+    """The pixel check's caches are written only when something new was measured: a bad file
+    left in place was "discarded and rebuilt" on every later run."""
+    from curation.near_identical.pixel_cache import ComparisonCache, _grain_path
+
+    path = tmp_path / "pixels.parquet"
+    path.write_bytes(b"PAR1 not parquet")
+    _grain_path(path).write_bytes(b"")
+    with caplog.at_level(logging.WARNING, "pericurate"):
+        ComparisonCache(path).save()  # nothing measured: nothing written
+        assert len(caplog.records) == 2
+        caplog.clear()
+        second = ComparisonCache(path)
+    assert not caplog.records and not path.exists() and not _grain_path(path).exists()
+    assert second.comparisons == {} and second.grains == {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from curation.cli.app import app
@@ -107,3 +108,103 @@ def test_every_commands_help_imports_nothing_heavy():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+OUT_OF_RANGE = [
+    (
+        ["build", "--build", "{build}", "--fractions", "0.5", "0.5", "0.5"],
+        "--fractions",
+        "must sum to 1",
+    ),
+    (
+        ["build", "--build", "{build}", "--fractions", "-0.2", "0.6", "0.6"],
+        "--fractions",
+        "not in the range",
+    ),
+    (["build", "--build", "{build}", "--fractions", "1", "0", "0"], "--fractions", "empty split"),
+    (
+        ["build", "--build", "{build}", "--fractions", "nan", "0.5", "0.5"],
+        "--fractions",
+        "three numbers",
+    ),
+    (["build", "--build", "{build}", "--workers", "-1"], "--workers", "not in the range"),
+    (
+        ["lookalikes", "--build", "{build}", "--lookalike-distance", "-1"],
+        "--lookalike-distance",
+        "not in the range",
+    ),
+    (
+        ["build", "--build", "{build}", "--lookalike-distance", "600"],
+        "--lookalike-distance",
+        "not in the range",
+    ),
+    (
+        ["build", "--build", "{build}", "--same-picture-distance", "513"],
+        "--same-picture-distance",
+        "not in the range",
+    ),
+    (["audit", "{build}", "--threshold", "-3"], "--threshold", "not in the range"),
+    (["audit", "{build}", "--workers", "-1"], "--workers", "not in the range"),
+    (["audit", "{build}", "--out", "{file}"], "--out", "is a file"),
+    (["download", "{build}", "--build", "{file}"], "--build", "is a file"),
+    (["build", "--build", "{file}"], "--build", "is a file"),
+    (["sample", "{build}", "--films", "30"], "DEST", "is a directory"),
+    (["sample", "{build}/s.zip", "--seed", "-7"], "--seed", "not in the range"),
+]
+
+
+@pytest.mark.parametrize(("args", "option", "problem"), OUT_OF_RANGE)
+def test_a_value_out_of_its_range_is_one_usage_error(tmp_path, args, option, problem):
+    """Ranges are declared on the configs (and the commands' own options): a value outside
+    one is refused by the command line, naming the option, before anything runs."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "file").write_text("x")
+    names = {"build": str(tmp_path), "file": str(tmp_path / "file")}
+    result = CliRunner().invoke(app, [arg.format(**names) for arg in args])
+    assert result.exit_code == 2, (result.output, result.exception)
+    error = _lines(result.output)[-1]
+    assert error.startswith("Error: Invalid value for") and option in error and problem in error
+    assert not (tmp_path / "s.zip").exists()
+
+
+def test_sample_does_not_write_over_an_existing_file_unless_forced(tmp_path):
+    dest = tmp_path / "mine.zip"
+    dest.write_bytes(b"someone's archive")
+    result = CliRunner().invoke(app, ["sample", str(dest), "--films", "30"])
+    assert result.exit_code == 2
+    assert _lines(result.output) == [f"{dest}: already exists; pass --force to write over it."]
+    assert dest.read_bytes() == b"someone's archive"
+
+
+@pytest.mark.parametrize(
+    ("typed", "suggested"), [("audti", "audit"), ("biuld", "build"), ("hsah", "hash")]
+)
+def test_a_mistyped_command_gets_one_suggestion(typed, suggested):
+    result = CliRunner().invoke(app, [typed])
+    assert result.exit_code == 2
+    assert _lines(result.output)[-1] == (
+        f"Error: No such command '{typed}'. Did you mean '{suggested}'?"
+    )
+
+
+def test_a_command_far_from_every_name_gets_no_suggestion():
+    result = CliRunner().invoke(app, ["xyzzy"])
+    assert _lines(result.output)[-1] == "Error: No such command 'xyzzy'."
+
+
+def test_a_file_url_of_a_source_folder_reads_that_folder(tmp_path):
+    root = write_source(tmp_path / "films of 2024", {"00011": (film_bytes(1), voc("00011"))})
+    build = str(tmp_path / "build")
+    result = CliRunner().invoke(app, ["download", root.as_uri(), "--build", build])
+    assert result.exit_code == 0, result.output
+    assert _lines(result.output) == [f"source ready at {root}"]
+
+
+def test_a_file_url_on_another_host_is_one_sentence(tmp_path):
+    url = "file://archive-server/films.zip"
+    result = CliRunner().invoke(app, ["download", url, "--build", str(tmp_path / "b")])
+    assert result.exit_code == 2
+    assert _lines(result.output) == [
+        f"{url}: a file URL on another host (archive-server) cannot be read; give a local "
+        "path or an http(s) URL."
+    ]

@@ -29,6 +29,7 @@ from curation.core.atomic import atomic_path, remove_leftovers
 from curation.core.errors import PericurateError
 from curation.core.jpeg_publish import publishable_jpeg
 from curation.index.voc import AnnotationError, read_voc
+from curation.lookalikes import LookalikeConfig
 from curation.publish import build as build_module
 from curation.publish.build_check import BuildMismatch, verify_build
 from tests.hostile_films import ANNOTS, BOX, FILMS, film_bytes, voc, write_source
@@ -184,6 +185,21 @@ def test_a_source_too_small_for_the_splits_is_refused_with_the_numbers(tmp_path)
     assert "keeps 12 films" in message and "validation and test would be empty" in message
     assert "35 films" in message
     assert not list((build / "dataset" / "data").glob("*.parquet"))
+
+
+def test_films_in_one_look_alike_group_are_refused_naming_the_group_not_the_count(tmp_path):
+    """40 films are enough for the splits; joined into one group (every film within the
+    largest look-alike distance) they can only go to train, and the refusal says so."""
+    root = write_source(tmp_path / "source", good_films(40))
+    build = tmp_path / "build"
+    settings = Settings(LookalikeConfig(lookalike_distance=512))
+    with pytest.raises(PericurateError) as refused:
+        curate(Source(root, str(root)), build, settings, executor=LocalExecutor(1))
+    message = str(refused.value)
+    assert "keeps 40 films" in message and "too few" not in message
+    assert "40 of them are in look-alike groups of more than 1 film" in message
+    assert "holds 40 films" in message
+    assert not (build / "dataset").exists()
 
 
 def test_a_film_rewritten_during_the_build_is_refused_by_name(tmp_path, monkeypatch):

@@ -14,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from xml.etree import ElementTree
 
+import numpy as np
 import pytest
 from PIL import Image, UnidentifiedImageError
 
@@ -227,6 +228,8 @@ def test_planted_bad_inputs_fail_as_described(small_sample):
         with pytest.raises(Image.DecompressionBombError):
             open_image(bomb.reason)
         assert open_image("CMYK JPEG").mode == "CMYK"
+        blank = np.asarray(open_image("blank film (no radiographic content)").convert("L"))
+        assert blank.shape == (1280, 2400) and blank.max() - blank.min() <= 2 and blank.max() < 16
         sixteen = open_image("16-bit grayscale (png data, mode I;16, under a .jpg name)")
         assert (sixteen.format, sixteen.mode) == ("PNG", "I;16")
         with pytest.raises(ElementTree.ParseError):

@@ -21,7 +21,7 @@ import simplejpeg
 from huggingface_hub import snapshot_download
 from PIL import Image
 
-from curation.core.jpeg_check import check_decodable
+from curation.core.jpeg_check import check_decodable, decode_failure
 from curation.core.parallel import LocalMap, Mapper
 from curation.hashes.hashing import AverageHash512, View, short_hashes
 
@@ -238,7 +238,9 @@ def read_images(
         try:
             done.append(work(data))
         except (OSError, ValueError, Image.DecompressionBombError) as error:
-            raise AuditError(f"{where}: the image cannot be decoded ({error}).") from None
+            raise AuditError(
+                f"{where}: the image cannot be decoded ({decode_failure(error)})."
+            ) from None
     return done
 
 

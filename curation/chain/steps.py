@@ -163,8 +163,9 @@ def assign_splits(
     run: Run, config: AssignConfig, records: list[SourceRecord], lookalikes: Lookalikes
 ) -> dict[str, object]:
     """Whole components to splits; the films kept, their annotations settled."""
+    from curation.core.errors import SplitsError
     from curation.core.records import Fate, pending_images, settle_annotations, settle_many
-    from splits.assign import Group, assign_groups
+    from splits.assign import Group, assign_groups, assignment_problem
 
     films = {r.film_id: r for r in pending_images(records)}
     groups = [
@@ -172,6 +173,8 @@ def assign_splits(
         for c in lookalikes.clusters
     ]
     split_of = assign_groups(groups, config.fractions, config.seed)
+    if problem := assignment_problem(groups, split_of, config.fractions):
+        raise SplitsError(problem)  # before anything is written, naming the cause
     decisions = {
         films[f].path: (Fate.kept, reason_text(Reason.kept, split_of[c.cluster_id]), "")
         for c in lookalikes.clusters

@@ -10,7 +10,8 @@ Errors: every command raises ``curation.core.errors.PericurateError`` for a prob
 cause; ``Commands.invoke`` is the one handler, printing its message as one plain line
 (never read as markup: file names and reasons come from hostile sources) and exiting with
 its code (2 for usage and source errors). A Ctrl-C anywhere ends the command with one line
-and exit 130 (``curation.core.errors.exit_interrupted``); a full disk with one line naming the file.
+and exit 130 (``curation.core.errors.exit_interrupted``); a full disk, or a file the user may
+not write (a read-only folder), with one line naming the file.
 """
 # ruff: noqa: E402  (the excepthook is set before the imports it guards)
 
@@ -22,12 +23,11 @@ from curation.core.errors import interrupts_end_in_one_line
 
 sys.excepthook = interrupts_end_in_one_line  # first: a Ctrl-C while the rest is imported
 
-import dataclasses
-import enum
+import difflib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import click
 import typer
@@ -44,12 +44,13 @@ from curation.chain.chain import (
     through,
 )
 from curation.cli import publishing
-from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
+from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock, setting_option
 from curation.cli.splits_command import SPLITS_CONTEXT, splits_command
 from curation.cli.up_to_date import Force, run_unless_unchanged, skip_when_unchanged
-from curation.core.build_lock import holds_build_folder
+from curation.core.build_lock import NOT_WRITABLE, holds_build_folder, unwritable_message
 from curation.core.errors import (
     EXIT_FAILED,
+    EXIT_USAGE,
     PericurateError,
     exit_interrupted,
     full_disk_message,
@@ -81,6 +82,18 @@ class Commands(TyperGroup):
         after = typed.index("next") + 1 if "next" in typed else len(typed)
         return [*typed[:after], *(step.name for step in CHAIN), *typed[after:]]
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command named by ``args[0]``; an unknown name is a usage error suggesting the
+        one closest command name, if any is close (``difflib``)."""
+        if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            names = self.list_commands(ctx)
+            close = difflib.get_close_matches(args[0], names, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            ctx.fail(f"No such command '{args[0]}'.{hint}")
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         step = next((s for s in CHAIN if s.name == cmd_name), None)
         return step_command(step) if step else super().get_command(ctx, cmd_name)
@@ -94,12 +107,17 @@ class Commands(TyperGroup):
             raise click.exceptions.Exit(error.exit_code) from None
         except KeyboardInterrupt:  # after the unwinding: temporary files gone, locks freed
             exit_interrupted()
-        except OSError as error:  # a full disk where no writer named the file
-            if not is_disk_full(error):
-                raise
-            message = full_disk_message(error.filename, "every output is a whole file")
-            click.echo(one_line(message), err=True)
-            raise click.exceptions.Exit(EXIT_FAILED) from None
+        except (
+            OSError
+        ) as error:  # a full disk or a file not ours to write, where no writer named it
+            if is_disk_full(error):
+                message = full_disk_message(error.filename, "every output is a whole file")
+                click.echo(one_line(message), err=True)
+                raise click.exceptions.Exit(EXIT_FAILED) from None
+            if error.errno in NOT_WRITABLE and error.filename:
+                click.echo(one_line(unwritable_message(error)), err=True)
+                raise click.exceptions.Exit(EXIT_USAGE) from None
+            raise
 
     def make_context(
         self,
@@ -133,16 +151,19 @@ def _source_file(build: Path) -> Path:
 
 @app.command()
 def sample(
-    dest: Annotated[Path, typer.Argument(help="Zip to write.")] = Path(
+    dest: Annotated[Path, typer.Argument(help="Zip to write.", dir_okay=False)] = Path(
         "build/sample/periapical-sample.zip"
     ),
-    seed: Annotated[int, typer.Option(help="Seed of the synthetic films.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the synthetic films.", min=0)] = 0,
     films: Annotated[int, typer.Option(help="Number of original films.")] = 200,
+    force: Annotated[bool, typer.Option("--force", help="Write over an existing DEST.")] = False,
 ) -> None:
     """Write the synthetic sample source (real layout and quirks; NOT real data) to the zip
     DEST."""
     from curation.sample import write_sample_archive
 
+    if dest.exists() and not force:
+        raise PericurateError(f"{dest}: already exists; pass --force to write over it.")
     truth = write_sample_archive(dest, seed=seed, films=films, progress=True)
     console.print(f"wrote {dest} (synthetic sample, seed {seed}; {len(truth.originals)} originals)")
 
@@ -182,40 +203,14 @@ def next_command(build: BuildDir = DEFAULT_BUILD) -> None:
     print(next_table(build))
 
 
-def _setting_option(field: dataclasses.Field[Any], kind: Any) -> click.Option:
-    """A step setting as an option: its name, type, default and help come from its config."""
-    flag, help = f"--{field.name.replace('_', '-')}", field.metadata.get("help", "")
-    if kind is bool:
-        return click.Option([f"{flag}/--no-{flag[2:]}"], default=field.default, help=help)
-    if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        choice = click.Choice([member.value for member in kind])
-        return click.Option(
-            [flag],
-            type=choice,
-            default=field.default.value,
-            show_default=True,
-            help=help,
-            callback=lambda _ctx, _param, value: kind(value),
-        )
-    if get_origin(kind) is tuple:
-        items = get_args(kind)
-        return click.Option(
-            [flag],
-            type=items[0],
-            nargs=len(items),
-            default=field.default,
-            show_default=True,
-            help=help,
-        )
-    return click.Option([flag], type=kind, default=field.default, show_default=True, help=help)
-
-
 def _options_of(step: Step, steps: Sequence[Step]) -> list[click.Option]:
     """The options of every setting of the steps a step command runs, in chain order."""
     options = []
     for done in through(step.name, steps):
-        hints = get_type_hints(done.config) if done.config else {}
-        options += [_setting_option(f, hints[f.name]) for f in step_settings(done)]
+        if done.config is None:
+            continue
+        hints = get_type_hints(done.config)
+        options += [setting_option(done.config, f, hints[f.name]) for f in step_settings(done)]
     return options
 
 
@@ -224,7 +219,7 @@ def step_command(step: Step, steps: Sequence[Step] = CHAIN) -> click.Command:
     params: list[click.Parameter] = [
         click.Option(
             ["--build"],
-            type=click.Path(path_type=Path),
+            type=click.Path(file_okay=False, path_type=Path),
             default=DEFAULT_BUILD,
             show_default=True,
             help="Build folder.",
@@ -239,7 +234,7 @@ def step_command(step: Step, steps: Sequence[Step] = CHAIN) -> click.Command:
         ),
         click.Option(
             ["--workers"],
-            type=int,
+            type=click.IntRange(min=0),
             default=0,
             show_default=True,
             help="Local worker processes for per-file work (0 = all cores).",

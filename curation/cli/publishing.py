@@ -12,15 +12,21 @@ import typer
 from rich.console import Console
 
 from curation.audit.audit import DEFAULT_PERMUTATIONS
-from curation.cli.options import DEFAULT_BUILD, BuildDir, SourceLock
+from curation.cli.options import (
+    DEFAULT_BUILD,
+    BuildDir,
+    LookalikeThreshold,
+    SourceLock,
+    Workers,
+)
 from curation.cli.up_to_date import Force, skip_when_unchanged
-from curation.core.build_lock import holds_build_folder
+from curation.core.build_lock import check_writable, holds_build_folder
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, ExecutorName
 from curation.publish.push import PROJECT_ROOT
 from curation.source.source import lock_path
 
 
-@holds_build_folder("audit", "target", builds_only=True)
+@holds_build_folder("audit", "target", builds_only=True, writes=False)
 def audit_command(
     target: Annotated[
         str, typer.Argument(help="Build folder, folder of parquet files, or OWNER/NAME@REVISION.")
@@ -44,9 +50,7 @@ def audit_command(
     referral_column: Annotated[
         str | None, typer.Option(help="Referral struct or text (default: 'referral').")
     ] = None,
-    threshold: Annotated[
-        int, typer.Option(help="Look-alike distance in bits of 512 (scaled for 64-bit hashes).")
-    ] = LOOKALIKE_DISTANCE,
+    threshold: LookalikeThreshold = LOOKALIKE_DISTANCE,
     method: Annotated[
         list[str] | None, typer.Option(help="Also flag pairs by ahash, phash or dhash.")
     ] = None,
@@ -57,6 +61,7 @@ def audit_command(
             help="Folder for report.json, report.html, nearest.png [default: the audit folder "
             "of the target's build, else build/audit].",
             show_default=False,
+            file_okay=False,
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the permutation tests.")] = 0,
@@ -71,9 +76,7 @@ def audit_command(
         ExecutorName,
         typer.Option(help="Where per-file work runs: this machine, or a Ray cluster."),
     ] = ExecutorName.local,
-    workers: Annotated[
-        int, typer.Option(help="Local worker processes for per-file work (0 = all cores).")
-    ] = 0,
+    workers: Workers = 0,
 ) -> None:
     """Audit published splits for look-alike leakage and referral hints (exit 1 if found;
     cross-split visits of one patient are listed first, and give exit 1 with
@@ -87,6 +90,7 @@ def audit_command(
 
     console = Console(stderr=True)
     out = out or audit_folder(target, DEFAULT_BUILD)
+    check_writable(out)  # before the hashing
     columns = Columns(
         image_column,
         split_column,

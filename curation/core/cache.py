@@ -3,7 +3,9 @@
 A cache is a parquet file whose schema metadata names the version of what it remembers.
 ``read_cache`` hands back its table only when the file is whole, was written for this
 version and has the expected columns; a truncated, corrupt, foreign or other-version file is
-discarded with a one-line warning (logger ``pericurate``) and the caller rebuilds it.
+discarded with a one-line warning (logger ``pericurate``) and removed, and the caller rebuilds
+it: a caller that finds nothing new to store writes no cache, and a bad file left in place
+would be warned about on every run.
 ``write_cache`` writes atomically, so a reader never sees half a cache.
 
 Use: ``table = read_cache(path, VERSION, SCHEMA)`` (``None``: start empty), then
@@ -13,6 +15,7 @@ Use: ``table = read_cache(path, VERSION, SCHEMA)`` (``None``: start empty), then
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 from pathlib import Path
 
 import pyarrow as pa
@@ -42,6 +45,8 @@ def read_cache(path: Path | None, version: str, schema: pa.Schema) -> pa.Table |
         else:
             return table
     log.warning("%s: cache discarded and rebuilt: %s.", path, problem)
+    with suppress(OSError):  # a cache we may not remove is only warned about again
+        path.unlink()
     return None
 
 

@@ -43,6 +43,11 @@ class DamagedArchiveError(SourceError):
     """The archive's data does not match its own checksums (a broken or spliced download)."""
 
 
+class SplitsError(PericurateError):
+    """The kept films cannot fill every split; the message names why (too few films, or
+    look-alike groups too large for the small splits)."""
+
+
 class DiskFullError(PericurateError):
     """No space (or quota) left while writing a file; the message names the file."""
 

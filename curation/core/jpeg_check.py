@@ -12,6 +12,8 @@ sizes and sampling factors. Lossless, hierarchical and arithmetic-coded processe
 ``check_decodable(data)`` is the one entry: the index step records its answer as the film's
 rejection, and the hash step asks again before its decode (a cached index may predate it);
 any new code that gives bytes to simplejpeg, Pillow or ``cv2.imdecode`` calls it first.
+``decode_failure(error)`` says what a failed decode of bytes in memory found, for a message
+that names the file itself.
 """
 
 from __future__ import annotations
@@ -125,3 +127,14 @@ def _scan_problem(payload: bytes, frame: tuple[int, ...] | None) -> str | None:
     if any(payload[1 + 2 * k] not in frame for k in range(payload[0])):
         return "JPEG scan names a component its frame does not have"
     return None
+
+
+def decode_failure(error: Exception) -> str:
+    """What a failed decode found, in words fit for a message naming the file: Pillow's
+    "cannot identify image file" names the in-memory buffer it was given
+    (``<_io.BytesIO object at 0x...>``), which says nothing to the reader."""
+    from PIL import UnidentifiedImageError  # only on the failure path
+
+    if isinstance(error, UnidentifiedImageError):
+        return "no image format recognises its bytes"
+    return f"{type(error).__name__}: {error}"

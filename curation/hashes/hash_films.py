@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from curation.core import cache as cache_file
+from curation.core.jpeg_check import decode_failure
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, SourceRecord, pending_images
 from curation.core.vocabulary import Decode
@@ -89,7 +90,7 @@ def _hash_one(job: HashJob) -> Hashed:
     except CorruptJpeg as error:
         return None, None, str(error)
     except Exception as error:  # any decode failure is a property of the file: record it
-        return None, None, f"image does not decode: {type(error).__name__}: {error}"
+        return None, None, f"image does not decode: {decode_failure(error)}"
 
 
 def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:

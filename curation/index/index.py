@@ -1,9 +1,11 @@
 """The index step: one record per source file, with the problems that settle its fate early.
 
-Images are checked from their header (format, mode, size, EXIF orientation); their data is
-decoded, strictly, by the hash step, the first that needs the pixels. Annotations are Pascal VOC
-XML read with ``defusedxml``; their ``<filename>`` only gives the patient number it may carry,
-held in memory and never written anywhere. Boxes become fractions of the true image size, read
+Images are checked from their header (format, mode, size, EXIF orientation), then, once the
+header check has cleared them, for content at libjpeg's smallest scale: a blank, near-black
+or uniform film is rejected (``curation.index.content``). Their data is decoded at the hash's
+scale, strictly, by the hash step. Annotations are Pascal VOC XML read with ``defusedxml``;
+their ``<filename>`` only gives the patient number it may carry, held in memory and never
+written anywhere. Boxes become fractions of the true image size, read
 from the image and never from the XML. The limits (film size, boxes per film, duplicate
 boxes) are constants below, listed in the README ("What it refuses and why").
 
@@ -38,6 +40,7 @@ from curation.core.cache import read_cache, write_cache
 from curation.core.jpeg_check import check_decodable
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, Kind, Lesion, SourceRecord
+from curation.index.content import content_problem
 from curation.index.originals import named_original
 from curation.index.provenance import UNREADABLE, encoder_signature
 from curation.index.voc import GRADES, AnnotationError, RawBox, read_voc
@@ -50,7 +53,7 @@ MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a
 # The hash and the pixel check look at a film at 256 x 128; a smaller one is not a film.
 MIN_FILM_WIDTH, MIN_FILM_HEIGHT = 256, 128
 EXIF_ORIENTATION = 0x0112
-FACTS_VERSION = "facts-v5"  # bump when what is read from one file changes
+FACTS_VERSION = "facts-v6"  # bump when what is read from one file changes
 CHUNK = 64
 
 
@@ -158,6 +161,7 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
     if kind is Kind.image:
         problem, width, height, encoder = read_image_header(io.BytesIO(data))
         problem = problem or check_decodable(data) or ""  # never decode what it refuses
+        problem = problem or content_problem(data)  # blank, near-black, uniform
         return FileFacts(sha256, size, problem, width, height, encoder=encoder)
     try:
         voc = read_voc(io.BytesIO(data))

@@ -15,7 +15,11 @@ class LookalikeConfig:
 
     lookalike_distance: int = field(
         default=LOOKALIKE_DISTANCE,
-        metadata={"help": "Look-alike films within this Hamming distance (512-bit hash)."},
+        metadata={
+            "help": "Look-alike films within this Hamming distance (512-bit hash).",
+            "min": 0,
+            "max": 512,
+        },
     )
     link_visits: bool = field(
         default=False,

@@ -15,5 +15,9 @@ class NearIdenticalConfig:
 
     same_picture_distance: int = field(
         default=SAME_PICTURE_RADIUS,
-        metadata={"help": "Same-picture candidates within this many bits (confirmed in pixels)."},
+        metadata={
+            "help": "Same-picture candidates within this many bits (confirmed in pixels).",
+            "min": 0,
+            "max": 512,
+        },
     )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import io
+
+from PIL import Image
+
 import curation.sample.anatomy as anatomy
 import curation.sample.encoders as encoders
 from curation.sample.annotations import Annotation, objects_of
@@ -63,6 +67,17 @@ def _loose(planner: Planner, reason: str, data: bytes, size: tuple[int, int]) ->
     planner.bad.append(BadInput(f"{ORIGINAL_DIR}/{stem}.jpg", stem, reason))
 
 
+BLANK_FILM_SIZE = (2400, 1280)
+BLANK_FILM_LEVEL = 6  # an unexposed film: near-black, the same grey everywhere
+
+
+def blank_film_jpeg() -> bytes:
+    """A film with no radiographic content: near-black and uniform, at an archive size."""
+    buffer = io.BytesIO()
+    Image.new("L", BLANK_FILM_SIZE, BLANK_FILM_LEVEL).save(buffer, "JPEG", quality=90)
+    return buffer.getvalue()
+
+
 def plan_bad_inputs(planner: Planner) -> None:
     """Plant every bad input once (the duplicate-stem cases name both of their files)."""
     stem = planner.next_stem()
@@ -78,6 +93,7 @@ def plan_bad_inputs(planner: Planner) -> None:
     )
     _loose(planner, "not an image", b"<html><body>Not found</body></html>\n", (2400, 1280))
     _loose(planner, "decompression bomb (header claims 240 MP)", encoders.bomb_jpeg(), BOMB_SIZE)
+    _loose(planner, "blank film (no radiographic content)", blank_film_jpeg(), BLANK_FILM_SIZE)
     _bad_annotation(planner, "malformed XML", malformed=True)
     _bad_annotation(planner, "unknown grade '7'", objects=[("7", "300", "400", "380", "470")])
     _bad_annotation(

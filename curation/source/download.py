@@ -1,6 +1,7 @@
 """``download``: fetch the pinned source archive, pin its sha256, extract it safely.
 
-The source is an http(s) URL, a local ``.zip`` or an already extracted folder. Archives are
+The source is an http(s) URL, a local ``.zip`` or an already extracted folder (a ``file://``
+URL is read as the local path it names). Archives are
 checked against ``source.lock.json`` (sha256 and size per origin): the first fetch records
 them, every later fetch must match, so a silently changed upstream file can never slip into
 a benchmark. Downloads resume with a ``Range`` request because the real archive is ~8.9 GB,
@@ -48,6 +49,7 @@ def fetch_source(source: str, work_dir: Path, lock_path: Path, *, progress: bool
     An archive is fetched and extracted under ``work_dir``, which one run holds at a time."""
     from filelock import FileLock, Timeout  # only when there is work to do
 
+    source = local_path_of(source)
     remote = urlsplit(source).scheme in ("http", "https")
     if not remote and Path(source).is_dir():
         return Source(find_dataset_root(Path(source), source), source, None, None, ())
@@ -62,6 +64,22 @@ def fetch_source(source: str, work_dir: Path, lock_path: Path, *, progress: bool
             f"{work_dir}: another pericurate download is using this build folder; "
             "wait for it to finish or use another --build."
         ) from None
+
+
+def local_path_of(source: str) -> str:
+    """A ``file://`` URL as the local path it names (percent-escapes decoded); any other
+    source as it is. A ``file`` URL naming another host is refused."""
+    from urllib.request import url2pathname
+
+    parts = urlsplit(source)
+    if parts.scheme.lower() != "file":
+        return source
+    if parts.netloc not in ("", "localhost"):
+        raise SourceError(
+            f"{source}: a file URL on another host ({parts.netloc}) cannot be read; "
+            "give a local path or an http(s) URL."
+        )
+    return url2pathname(parts.path)
 
 
 def _fetch_archive(

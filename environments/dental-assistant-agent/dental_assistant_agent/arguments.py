@@ -1,7 +1,8 @@
 """Parsing `clinic_action` arguments, which are hostile input: bounded before and after.
 
 The agent controls every byte of `action` and `arguments`. Before parsing, the text is
-capped in length; the JSON decoder then refuses duplicate keys and non-finite numbers, and
+capped in length; the JSON decoder then refuses duplicate keys and non-finite numbers (the
+constants `NaN` and `Infinity`, and literals such as `1e999` that overflow to infinity), and
 its own failures (huge integers, nesting deep enough to exhaust the stack) become tool
 errors. After parsing, values nested deeper than any action needs are refused, so nothing
 stored in the audit log can break copying, serialising or scoring later. Values quoted
@@ -11,6 +12,7 @@ back in messages are shortened, so a reply never echoes a huge input.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 MAX_ARGUMENTS_CHARS = 8_000
@@ -46,6 +48,15 @@ def _no_constant(name: str) -> None:
     raise ToolError(f"{name} is not a valid JSON value")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it overflows to infinity (`1e999`): what the
+    audit log stores must stay strict JSON (`json.dumps(..., allow_nan=False)`)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ToolError(f"{shown(text)} is too large a number")
+    return value
+
+
 def _depth_exceeds(value: Any, limit: int) -> bool:
     """Whether `value` nests deeper than `limit`; stops descending once it does."""
     if not isinstance(value, dict | list):
@@ -67,7 +78,10 @@ def parse_object(arguments: object) -> dict[str, Any]:
         )
     try:
         parsed = json.loads(
-            arguments, object_pairs_hook=_no_duplicates, parse_constant=_no_constant
+            arguments,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
         )
     except json.JSONDecodeError as error:
         raise ToolError(f"arguments must be a JSON-encoded object: {error.msg}") from None

@@ -72,7 +72,9 @@ def _reply(status: str, **payload: Any) -> str:
     return json.dumps({"status": status, **payload}, sort_keys=True)
 
 
-def _parse(action: str, arguments: str) -> dict[str, Any]:
+def _parse(action: object, arguments: object) -> dict[str, Any]:
+    if not isinstance(action, str):
+        raise ToolError(f"action must be a string, one of: {', '.join(ACTIONS)}")
     if action not in FIELDS:
         raise ToolError(f"unknown action {shown(action)}; use one of: {', '.join(ACTIONS)}")
     parsed = parse_object(arguments)
@@ -108,7 +110,7 @@ def apply_action(
     try:
         parsed = _parse(action, arguments)
     except ToolError as error:
-        named = action if action in FIELDS else shown(action)
+        named = action if isinstance(action, str) and action in FIELDS else shown(action)
         entry = AuditEntry(action=named, arguments=None, outcome="error", error=str(error))
         record.audit.append(entry)
         return record, _reply("error", message=entry.error)

@@ -35,6 +35,10 @@ HOSTILE = {
     "duplicate field": ("ask_patient", '{"question": "reason", "question": "identity"}'),
     "NaN": ("ask_patient", '{"question": NaN}'),
     "lone surrogate": ("ask_patient", '{"question": "\\ud800"}'),
+    "number overflowing to infinity": ("ask_patient", '{"question": 1e999}'),
+    "number overflowing in a list": ("give_guidance", '{"codes": [-1e999]}'),
+    "action given as a list": (["ask_patient"], '{"question": "reason"}'),
+    "action given as an object": ({"name": "ask_patient"}, '{"question": "reason"}'),
 }
 
 
@@ -50,6 +54,7 @@ def test_malformed_call_gets_a_short_error_and_is_audited(name):
     entry = record.audit[0]
     assert entry.outcome == "error" and entry.error, name
     assert len(entry.model_dump_json()) <= 2 * SHORT, name
+    json.dumps(record.model_dump(), allow_nan=False)  # the log stays strict JSON
     # the record stays usable: copyable, serialisable and scorable
     record, reply = apply_action(case, record, "ask_patient", '{"question": "reason"}')
     assert json.loads(reply)["status"] == "ok"
