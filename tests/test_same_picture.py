@@ -395,3 +395,19 @@ def test_reduced_scale_cells_are_those_of_pillows_own_draft_decode(kit_films):
             grey = image.convert("L")
         resized = grey.convert("F").resize((256, 128), Image.Resampling.BOX, box=box)
         assert np.array_equal(pixels.reduced(path, (256, 128), draft=True), np.asarray(resized))
+
+
+@pytest.mark.parametrize("size", [(256, 128), (300, 146), (263, 128), (520, 254)])
+def test_a_downscale_of_any_size_is_the_same_picture(tmp_path, size):
+    """A downscale near the grid's size (256 x 128, the smallest film the index accepts) is the
+    same picture: the larger film is resampled to the smaller's size first, as a script
+    downscales, instead of boxing two sizes whose ratios to the grid differ."""
+    picture = kit.film(11, (2943, 1435))
+    original = kit.save(picture, tmp_path / "original.jpg")
+    small = Image.fromarray(np.clip(picture, 0, 255).astype(np.uint8)).resize(
+        size, Image.Resampling.BOX
+    )
+    copy = kit.save(np.asarray(small, np.float64), tmp_path / "small.jpg")
+    result = compare(original, copy, View.identity, ((2943, 1435), size))
+    assert result.same_picture, (size, result)
+    assert not result.same_size

@@ -138,6 +138,7 @@ def join_lookalikes(
         config.lookalike_distance,
         links,
         config.link_visits,
+        same_picture.reframed,
     )
     return {"lookalikes": found}
 
