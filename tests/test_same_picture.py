@@ -411,3 +411,25 @@ def test_a_downscale_of_any_size_is_the_same_picture(tmp_path, size):
     result = compare(original, copy, View.identity, ((2943, 1435), size))
     assert result.same_picture, (size, result)
     assert not result.same_size
+
+
+def test_a_negative_is_a_candidate_confirmed_in_pixels_and_named(tmp_path):
+    """A negative's upright hash is its film's inverted (far in every orientation): it is a
+    candidate by its inverted hash, the exposure fit maps it by a negative gain, and the
+    dropped film is named a negative, not a re-filing."""
+    picture = kit.film(13, (2000, 1000))
+    paths = {
+        "0101": kit.save(picture, tmp_path / "0101.jpg"),
+        "0701": kit.save(255 - picture, tmp_path / "0701.jpg"),
+        "0201": kit.save(kit.film(14, (2000, 1000)), tmp_path / "0201.jpg"),
+    }
+    hasher = AverageHash512()
+    hashes = {film: hasher.hash_views(path) for film, path in paths.items()}
+    found = [(a, b, view) for a, b, view, _ in candidate_pairs(hashes, SAME_PICTURE_RADIUS)]
+    assert found == [("0101", "0701", View.identity)]
+    result = compare(paths["0101"], paths["0701"])
+    assert result.same_picture and result.exposure is not None and result.exposure.gain < 0
+    pair = SamePicture("0101", "0701", View.identity, 2, result)
+    facts = {f: FilmFacts(2000, 1000, (), 0.0) for f in ("0101", "0701")}
+    [group] = same_picture_groups([pair], facts)
+    assert [d.kind for d in group.dropped] == ["negative"]
