@@ -7,6 +7,7 @@ the real archive's range; copies are made as a script or a re-export would make 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from PIL import Image
 
 from curation.core.parallel import ordered_map
-from curation.core.records import Lesion
+from curation.core.records import Kind, Lesion, SourceRecord
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.near_identical import pixels
@@ -29,6 +30,7 @@ from curation.near_identical.candidates import (
 )
 from curation.near_identical.pixel_cache import ComparisonCache
 from curation.near_identical.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
+from curation.near_identical.settle import settle_same_picture
 from curation.near_identical.step import ComponentJob, confirm_job
 from tests import film_kit as kit
 
@@ -433,3 +435,27 @@ def test_a_negative_is_a_candidate_confirmed_in_pixels_and_named(tmp_path):
     facts = {f: FilmFacts(2000, 1000, (), 0.0) for f in ("0101", "0701")}
     [group] = same_picture_groups([pair], facts)
     assert [d.kind for d in group.dropped] == ["negative"]
+
+
+def test_one_frame_with_one_more_lesion_is_a_re_filing_whatever_rule_keeps_the_other():
+    """The same film with one more lesion drawn and annotated: a copy would carry its source's
+    boxes, so this is a re-filing with disagreeing labels, and both annotations go to the
+    agreement table; never a copy dropped with its lesion."""
+    lesion = Lesion((0.1, 0.2, 0.3, 0.4), 4)
+    more = (lesion, Lesion((0.6, 0.5, 0.7, 0.6), 3))
+    scripted = _facts(**{"0101": {"lesions": (lesion,)}, "0701": {"share": 0.97, "lesions": more}})
+    [group] = same_picture_groups([_pair("0101", "0701")], scripted)
+    assert [(d.film_id, d.kind) for d in group.dropped] == [("0701", "re-filing")]
+    retoned = replace(_pair("0101", "0701"), frame_kinds=("re-toned", "re-toned"))
+    [group] = same_picture_groups([retoned], scripted)
+    assert [(d.film_id, d.kind) for d in group.dropped] == [("0701", "re-filing")]
+    records = [
+        SourceRecord(f"{f}.jpg", Kind.image, f, lesions=scripted[f].lesions) for f in scripted
+    ]
+    _, agreement = settle_same_picture(records, [group])
+    assert [(p.film_id, p.other_film_id, len(p.other_lesions)) for p in agreement] == [
+        ("0101", "0701", 2)
+    ]
+    copied = _facts(**{"0101": {"lesions": more}, "0701": {"share": 0.97, "lesions": more}})
+    [group] = same_picture_groups([retoned], copied)
+    assert [(d.film_id, d.kind) for d in group.dropped] == [("0701", "re-toned")]

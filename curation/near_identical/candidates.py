@@ -176,8 +176,15 @@ def pairs_to_reencode(
 
 
 def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str, film: str) -> str:
+    """What the dropped ``film`` is to the other film of ``pair``. Two films of one frame
+    (upright at one size, or re-toned only) whose annotations differ are a re-filing with
+    disagreeing labels, whatever rule kept the other: a copy carries its source's boxes, so
+    a lesion one of them lacks is an annotator's, and it goes to the agreement table."""
+    a, b = facts[pair.a], facts[pair.b]
+    labels_differ = a.lesions != b.lesions
     if pair.frame_kinds:
-        return pair.frame_kinds[pair.a == film]
+        kind = pair.frame_kinds[pair.a == film]
+        return "re-filing" if kind == "re-toned" and labels_differ else kind
     if pair.comparison.exposure is not None and pair.comparison.exposure.gain < 0:
         return "negative"
     if pair.view is View.mirror:
@@ -186,9 +193,9 @@ def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str, fi
         return "rotation"
     if not pair.comparison.same_size:
         return "rescaled"
-    a, b = facts[pair.a], facts[pair.b]
-    copied_boxes = bool(a.lesions) and a.lesions == b.lesions
-    if copied_boxes or decided_by in COPY_RULES:
+    if labels_differ:
+        return "re-filing"
+    if a.lesions or decided_by in COPY_RULES:  # its source's boxes, copied
         return "noised"
     return "re-filing"
 
