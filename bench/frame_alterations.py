@@ -1,6 +1,6 @@
-"""The alterations of issue 22's table and a simulated visit, made from a real film (grey
-uint8): what ``bench.frames`` measures the frame check on. Nothing here is the project's
-detection code."""
+"""The alterations a reviewer tries on real films, and a simulated visit, made from a real film
+(grey uint8): what ``bench.frames`` measures the same-picture checks on. Nothing here is the
+project's detection code."""
 
 from __future__ import annotations
 
@@ -60,6 +60,24 @@ def _label(grey: np.ndarray) -> np.ndarray:
     return np.asarray(image)
 
 
+def _keep_centre(grey: np.ndarray, share: float) -> np.ndarray:
+    """The centre ``share`` of each side (a crop to 60 % keeps 36 % of the area)."""
+    return _crop(grey, (1 - share) / 2)
+
+
+def _longest_side(grey: np.ndarray, side: int) -> np.ndarray:
+    height, width = grey.shape
+    factor = side / max(height, width)
+    size = (round(width * factor), round(height * factor))
+    return cv2.resize(grey, size, interpolation=cv2.INTER_AREA)
+
+
+def _resize(grey: np.ndarray, factor: float) -> np.ndarray:
+    height, width = grey.shape
+    size = (round(width * factor), round(height * factor))
+    return cv2.resize(grey, size, interpolation=cv2.INTER_CUBIC)
+
+
 def _resize_width(grey: np.ndarray, factor: float) -> np.ndarray:
     height, width = grey.shape
     return cv2.resize(grey, (round(width * factor), height), interpolation=cv2.INTER_AREA)
@@ -72,7 +90,7 @@ def _plain(change: Callable[[np.ndarray], np.ndarray], quality: int = QUALITY) -
     return lambda grey: (change(grey), quality, "L")
 
 
-# Issue 22's table, each at strengths 1 / 2 / 3 (the ones without a strength once).
+# The alterations' table, each at strengths 1 / 2 / 3 (the ones without a strength once).
 ALTERATIONS: dict[tuple[str, int], Alteration] = {
     ("JPEG re-encode", 1): _plain(lambda g: g, 80),
     ("JPEG re-encode", 2): _plain(lambda g: g, 60),
@@ -105,6 +123,12 @@ ALTERATIONS: dict[tuple[str, int], Alteration] = {
     ("width-only resize", 1): _plain(lambda g: _resize_width(g, 0.93)),
     ("width-only resize", 2): _plain(lambda g: _resize_width(g, 0.90)),
     ("burned-in label", 1): _plain(_label),
+    # What reviewers tried on held-out films beyond that table.
+    ("crop to 60% of each side", 1): _plain(lambda g: _keep_centre(g, 0.6)),
+    ("downscale to 256 px", 1): _plain(lambda g: _longest_side(g, 256)),
+    ("negative", 1): _plain(lambda g: 255 - g),
+    ("grey re-saved as RGB q95", 1): lambda g: (g, 95, "RGB"),
+    ("upscale 1.15", 1): _plain(lambda g: _resize(g, 1.15)),
 }
 
 

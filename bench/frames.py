@@ -1,15 +1,16 @@
 """``python -m bench.frames``: same picture under another frame, measured on real radiographs.
 
 Reads the 120 real panoramic radiographs of ``../shared/realfilms-dev/films`` (512 x 512 RGB
-JPEG, squashed from their wider frames; never copied into the repository) and skips with one
-sentence when that folder is absent. From each film it makes every alteration of issue 22's
-table (``ALTERATIONS``) and one simulated visit of the same patient, both at the films' own
-size and, for a subset (``--upscaled``), upscaled to real archive sizes (2,440-2,950 x
-1,270-1,435, grey). Each copy is then put through what the near-identical step does:
+JPEG, squashed from their wider frames) and the 25 grey archive-sized ones of
+``films-native`` (2,943 x 1,435), never copied into the repository, and skips with one
+sentence when that folder is absent. From each film it makes every alteration of the table
+(``ALTERATIONS``) and one simulated visit of the same patient, at the films' own size, for a
+subset (``--upscaled``) upscaled to real archive sizes (2,440-2,950 x 1,270-1,435, grey), and
+on the archive-sized films (``--archive``). Each copy is then put through what the
+near-identical step does:
 
 - the whole-frame check (``curation.near_identical.pixels``) for every orientation whose hash lies
-within
-  ``SAME_PICTURE_RADIUS`` bits;
+  within ``SAME_PICTURE_RADIUS`` bits, and upright when the inverted hash does (a negative);
 - the feature shortlist (``curation.features.shortlist``, over the originals and that alteration's
   copies) and the aligned frame check (``curation.near_identical.frame_check``) of the shortlisted
   pairs.
@@ -17,11 +18,15 @@ within
 A copy is *dropped* when either check confirms it, *linked* when not but its hash lies within
 the look-alike distance (same component), else *kept apart*. The distinct side is every pair
 of distinct real films (7,140; and the upscaled subset's pairs) and each film against its
-simulated visit: none may be confirmed. The figures (distributions, margins, outcome counts)
-go to ``bench/frames.json`` and, from ``bench.run``, to ``bench/results.json``.
+simulated visit: none may be confirmed; nor may two distinct films be joined as look-alikes
+through a dropped copy's hash (``joined_through_a_copy``: the copies the whole-frame check
+drops keep their hash in the look-alike search, those dropped under another frame do not).
+Every figure is given for the whole set and for each half of the films (even-numbered: where
+limits are chosen; odd-numbered: held out). The figures (distributions, margins, outcome
+counts) go to ``bench/frames.json`` and, from ``bench.run``, to ``bench/results.json``.
 
     uv run --frozen python -m bench.frames          # about 20 minutes on a loaded 2-core machine
-    uv run --frozen python -m bench.frames --films 24 --upscaled 8   # a quick look
+    uv run --frozen python -m bench.frames --films 24 --upscaled 8 --archive 6   # a quick look
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ import numpy as np
 from PIL import Image
 
 from bench.frame_alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
+from bench.frame_halves import half, joined_through_a_copy
 from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
@@ -50,6 +56,7 @@ from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.near_identical import frame_check, pixels
 
 RESULTS = Path(__file__).with_name("frames.json")
+ARCHIVE_FILMS = REAL_FILMS.parent / "films-native"  # grey, at an archive's size
 MARGIN = 0.25
 
 
@@ -101,15 +108,20 @@ def _frame(a: Film, b: Film) -> frame_check.FrameComparison:
 
 def _whole_frame(a: Film, b: Film, folder: Path) -> tuple[int, bool]:
     """Best hash distance, and whether the whole-frame check confirms the pair in any
-    orientation within the same-picture radius (as the step's candidates are)."""
+    orientation within the same-picture radius, or upright when A's inverted hash lies
+    within it (a negative), as the step's candidates are."""
     distances = {view: hamming(a.hashes[view], b.hashes[View.identity]) for view in View}
+    inverted = bytes(255 - byte for byte in a.hashes[View.identity])
+    views = {view for view in View if distances[view] <= SAME_PICTURE_RADIUS}
+    if hamming(inverted, b.hashes[View.identity]) <= SAME_PICTURE_RADIUS:
+        views.add(View.identity)
     path_a, path_b = folder / f"{a.name}.jpg", folder / f"{b.name}.jpg"
     path_a.write_bytes(a.data)
     path_b.write_bytes(b.data)
     confirmed = any(
         pixels.compare(path_a, path_b, view, (a.size, b.size)).same_picture
         for view in View
-        if distances[view] <= SAME_PICTURE_RADIUS
+        if view in views
     )
     return min(distances.values()), confirmed
 
@@ -163,6 +175,7 @@ class FilmJob:
     index: int
     path: str
     upscale: bool
+    prefix: str = "film"
 
 
 def measure_film(job: FilmJob) -> tuple[list[PairFigures], Film, dict[tuple[str, int], Film]]:
@@ -172,7 +185,7 @@ def measure_film(job: FilmJob) -> tuple[list[PairFigures], Film, dict[tuple[str,
     if job.upscale:
         grey = upscaled(grey, job.index)
         data = jpeg(grey, 92)
-    name = f"{'up' if job.upscale else 'film'}{job.index:03d}"
+    name = f"{'up' if job.upscale else job.prefix}{job.index:03d}"
     original = _film(name, data)
     copies = {}
     rows = []
@@ -363,17 +376,22 @@ def summarise(rows: list[PairFigures]) -> dict:
     }
 
 
-def measure(films: int = 120, upscaled_films: int = 12, workers: int = 2) -> dict:
-    """Both sides at the films' own size and upscaled; see the module docstring."""
+def measure(
+    films: int = 120, upscaled_films: int = 12, archive_films: int = 25, workers: int = 2
+) -> dict:
+    """Both sides at the films' own size, upscaled and on archive-sized films; see the module
+    docstring."""
     if not REAL_FILMS.is_dir():
         return {"measured": False, "why": f"skipped: no real films in {REAL_FILMS}"}
     paths = sorted(REAL_FILMS.glob("*.jpg"))[:films]
+    archive = sorted(ARCHIVE_FILMS.glob("*.jpg"))[:archive_films]
     found: dict = {"measured": True, "source": str(REAL_FILMS), "films": len(paths)}
-    for label, count, upscale in (
-        ("native", len(paths), False),
-        ("upscaled", upscaled_films, True),
+    for label, chosen, upscale, prefix in (
+        ("native", paths, False, "film"),
+        ("upscaled", paths[:upscaled_films], True, "film"),
+        ("archive-sized", archive, False, "arch"),
     ):
-        jobs = [FilmJob(i, str(p), upscale) for i, p in enumerate(paths[:count])]
+        jobs = [FilmJob(i, str(p), upscale, prefix) for i, p in enumerate(chosen)]
         rows: list[PairFigures] = []
         originals: list[Film] = []
         copies: list[dict] = []
@@ -385,7 +403,19 @@ def measure(films: int = 120, upscaled_films: int = 12, workers: int = 2) -> dic
         _ORIGINALS[:] = originals
         pairs = list(combinations(range(len(originals)), 2))
         rows.extend(ordered_map(_distinct, pairs, workers, 64))
-        found[label] = {"films": len(jobs), **summarise(rows)}
+        found[label] = {
+            "films": len(jobs),
+            **summarise(rows),
+            "halves": {
+                name: {
+                    k: v
+                    for k, v in summarise(half(rows, parity)).items()
+                    if k in ("outcomes", "distinct_confirmed", "margins")
+                }
+                for name, parity in (("even (chosen on)", 0), ("odd (held out)", 1))
+            },
+            "joined_through_a_copy": joined_through_a_copy(originals, copies, rows),
+        }
     return found
 
 
@@ -393,9 +423,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.frames", description=__doc__)
     parser.add_argument("--films", type=int, default=120, help="real films at their own size")
     parser.add_argument("--upscaled", type=int, default=12, help="of them, upscaled too")
+    parser.add_argument("--archive", type=int, default=25, help="archive-sized grey films")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    found = measure(args.films, args.upscaled, args.workers)
+    found = measure(args.films, args.upscaled, args.archive, args.workers)
     if not found["measured"]:
         print(found["why"])
         return

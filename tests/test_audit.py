@@ -279,3 +279,32 @@ def test_permutation_p_value_is_smallest_possible_for_perfect_dependence():
     _, unrelated, p_unrelated = permutation_test(["F", "M"] * 20, [0, 0, 1, 1] * 10, 199, [0])
     assert unrelated == pytest.approx(0.0)
     assert p_unrelated == 1.0
+
+
+def test_a_negative_of_a_test_film_added_to_train_fails_and_is_named(
+    sample_dataset_dir: Path, tmp_path: Path
+):
+    """A negative (grey levels inverted) is far from its film in every orientation; its
+    inverted hash is near, and the pixel check maps grey levels by a negative gain."""
+    build = copy_dataset(sample_dataset_dir, tmp_path)
+    test_row = pq.read_table(shard(build, "test")).to_pylist()[0]
+    pixels = np.asarray(Image.open(io.BytesIO(test_row["image"]["bytes"])).convert("L"))
+    copy_id = "990003"
+    negative = {
+        **test_row,
+        "film_id": copy_id,
+        "image": {"bytes": jpeg(255 - pixels), "path": "x.jpg"},
+        "cluster_id": copy_id,
+    }
+    rewrite(shard(build, "train"), [*pq.read_table(shard(build, "train")).to_pylist(), negative])
+
+    result = run(build, "--out", tmp_path / "out", *FAST)
+
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    named = {
+        (frozenset((p["film"]["film_id"], p["other"]["film_id"])), p["view"])
+        for p in report["same_picture_turned"]
+    }
+    assert named == {(frozenset((copy_id, test_row["film_id"])), "negative")}
+    assert any("grey levels inverted" in finding for finding in report["findings"])

@@ -87,3 +87,28 @@ def test_visit_links_join_components_only_with_link_visits():
     joined = lookalike_clusters(films, hashes, {}, LOOKALIKE_DISTANCE, visit, link_visits=True)
     assert [c.film_ids for c in joined.clusters] == [("a", "c"), ("b",)]
     assert joined.visits_linked
+
+
+def test_copies_dropped_under_another_frame_join_no_films_by_their_own_hash():
+    """Four distinct films, each with a padded copy dropped in its favour: the copies' hashes
+    are alike (the black border dominates), the films' are not. Components come from what
+    the kept films look like; a copy of the same frame still passes its links on."""
+    rng = np.random.default_rng(4)
+    kept = ("a", "b", "c", "d", "x")
+    border = _random_code(rng)
+    hashes = {f: {v: _random_code(rng) for v in View} for f in (*kept, "pa", "pb", "pc", "pd")}
+    for n, padded in enumerate(("pa", "pb", "pc", "pd")):
+        hashes[padded][View.identity] = _flip(border, 3 * n)
+    hashes["n"] = {v: _random_code(rng) for v in View}
+    hashes["n"][View.identity] = _flip(hashes["x"][View.identity], LOOKALIKE_DISTANCE)
+    films = {f: SourceRecord(f"{f}.jpg", Kind.image, f) for f in kept}
+    kept_as = {"pa": "a", "pb": "b", "pc": "c", "pd": "d", "n": "x"}
+    padded = frozenset({"pa", "pb", "pc", "pd"})
+    every = Hashes.from_views(hashes)
+    joined = lookalike_clusters(films, every, kept_as, LOOKALIKE_DISTANCE)
+    assert joined.clusters[0].film_ids == ("a", "b", "c", "d")  # what the old rule did
+    found = lookalike_clusters(films, every, kept_as, LOOKALIKE_DISTANCE, reframed=padded)
+    assert [c.film_ids for c in found.clusters] == [("a",), ("b",), ("c",), ("d",), ("x",)]
+    assert not any({link.first, link.second} & padded for link in found.links)
+    # A same-frame copy's hash is the picture's: "n" links to "x", kept in its place anyway.
+    assert any({link.first, link.second} == {"n", "x"} for link in found.links)

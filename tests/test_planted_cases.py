@@ -93,7 +93,7 @@ def test_no_copy_is_read_as_a_re_filing(decided):
 
 def test_no_distinct_film_is_dropped(decided):
     truth, images, _, _, _ = decided
-    copies = {c.stem for c in truth.augmented + truth.augmented_among_originals}
+    copies = {c.stem for c in truth.augmented + truth.augmented_among_originals + truth.held_out}
     refiled = {f for pair in truth.double_annotated for f in (pair.first, pair.second)}
     dropped = {f for f, r in images.items() if r["fate"] == "dropped"}
     assert dropped <= copies | refiled
@@ -124,3 +124,35 @@ def test_the_review_page_shows_every_same_picture_group(decided, sample_build):
     for film, row in images.items():
         if row["fate"] == "dropped" and row["reason"].startswith(("augmented copy among", "near")):
             assert film in page and row["related"] in page
+
+
+# Held-out cases (``curation.sample.copies.plan_held_out_cases``) and how the chain names them.
+HELD_OUT = {
+    "negative": "augmented copy among originals: negative of",
+    "scaling": "augmented copy among originals: rescaled of",
+    "drawn lesion": "near-identical: the same radiograph as",
+    "mirror": "augmented copy among originals: mirror of",
+}
+
+
+def test_each_held_out_case_is_dropped_into_its_films_group_naming_a_film_of_the_source(
+    decided,
+):
+    """A negative, a 256-pixel downscale, a re-filing with one more lesion drawn and a
+    mirrored copy found only in the augmentation folder: each dropped with ``related`` naming
+    its film, which is kept."""
+    truth, images, kept, _, _ = decided
+    assert {c.kind for c in truth.held_out} == set(HELD_OUT)
+    for copy in truth.held_out:
+        row = images[copy.stem]
+        assert row["fate"] == "dropped" and row["related"] == copy.source, (copy, row)
+        assert copy.source in kept and row["reason"].startswith(HELD_OUT[copy.kind]), row
+
+
+def test_a_re_filing_with_one_more_lesion_drawn_keeps_both_annotations(decided, sample_build):
+    truth, _, _, _, _ = decided
+    drawn = next(c for c in truth.held_out if c.kind == "drawn lesion")
+    rows = pq.read_table(sample_build / "agreement.parquet").to_pylist()
+    [row] = [r for r in rows if {r["film_id"], r["other_film_id"]} == {drawn.stem, drawn.source}]
+    of = {row["film_id"]: row["lesions"], row["other_film_id"]: row["other_lesions"]}
+    assert len(of[drawn.stem]) == len(of[drawn.source]) + 1

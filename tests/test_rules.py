@@ -145,8 +145,8 @@ FRAME_LIMITS = {
     "inlier_share": 0.45,  # at least (distinct <= 0.366, copies >= 0.887)
     "difference": 0.5,  # at most (copies <= 0.372)
     "shift": 0.9,  # at most (copies <= 0.692)
-    "anatomy": 0.9,  # at least (copies >= 0.938)
-    "overlap": 0.5,  # at least, of either film
+    "anatomy": 0.8,  # at least (copies >= 0.8956: CLAHE clip 4 on archive-sized real films)
+    "overlap": 0.25,  # at least, of either film: a crop keeping half of each side
 }
 FRAME_STEP = 1e-6  # the check's figures are recorded to 6 decimals
 # A copy that clears every gate by far: unturned, the same frame, the same pixels.

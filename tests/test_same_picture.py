@@ -7,6 +7,7 @@ the real archive's range; copies are made as a script or a re-export would make 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from PIL import Image
 
 from curation.core.parallel import ordered_map
-from curation.core.records import Lesion
+from curation.core.records import Kind, Lesion, SourceRecord
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.near_identical import pixels
@@ -29,6 +30,7 @@ from curation.near_identical.candidates import (
 )
 from curation.near_identical.pixel_cache import ComparisonCache
 from curation.near_identical.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
+from curation.near_identical.settle import settle_same_picture
 from curation.near_identical.step import ComponentJob, confirm_job
 from support import film_kit as kit
 from support.same_picture_cases import COPIES, DISTINCT, SEEDS, make_case
@@ -353,3 +355,65 @@ def test_reduced_scale_cells_are_those_of_pillows_own_draft_decode(kit_films):
             grey = image.convert("L")
         resized = grey.convert("F").resize((256, 128), Image.Resampling.BOX, box=box)
         assert np.array_equal(pixels.reduced(path, (256, 128), draft=True), np.asarray(resized))
+
+
+@pytest.mark.parametrize("size", [(256, 128), (300, 146), (263, 128), (520, 254)])
+def test_a_downscale_of_any_size_is_the_same_picture(tmp_path, size):
+    """A downscale near the grid's size (256 x 128, the smallest film the index accepts) is the
+    same picture: the larger film is resampled to the smaller's size first, as a script
+    downscales, instead of boxing two sizes whose ratios to the grid differ."""
+    picture = kit.film(11, (2943, 1435))
+    original = kit.save(picture, tmp_path / "original.jpg")
+    small = Image.fromarray(np.clip(picture, 0, 255).astype(np.uint8)).resize(
+        size, Image.Resampling.BOX
+    )
+    copy = kit.save(np.asarray(small, np.float64), tmp_path / "small.jpg")
+    result = compare(original, copy, View.identity, ((2943, 1435), size))
+    assert result.same_picture, (size, result)
+    assert not result.same_size
+
+
+def test_a_negative_is_a_candidate_confirmed_in_pixels_and_named(tmp_path):
+    """A negative's upright hash is its film's inverted (far in every orientation): it is a
+    candidate by its inverted hash, the exposure fit maps it by a negative gain, and the
+    dropped film is named a negative, not a re-filing."""
+    picture = kit.film(13, (2000, 1000))
+    paths = {
+        "0101": kit.save(picture, tmp_path / "0101.jpg"),
+        "0701": kit.save(255 - picture, tmp_path / "0701.jpg"),
+        "0201": kit.save(kit.film(14, (2000, 1000)), tmp_path / "0201.jpg"),
+    }
+    hasher = AverageHash512()
+    hashes = {film: hasher.hash_views(path) for film, path in paths.items()}
+    found = [(a, b, view) for a, b, view, _ in candidate_pairs(hashes, SAME_PICTURE_RADIUS)]
+    assert found == [("0101", "0701", View.identity)]
+    result = compare(paths["0101"], paths["0701"])
+    assert result.same_picture and result.exposure is not None and result.exposure.gain < 0
+    pair = SamePicture("0101", "0701", View.identity, 2, result)
+    facts = {f: FilmFacts(2000, 1000, (), 0.0) for f in ("0101", "0701")}
+    [group] = same_picture_groups([pair], facts)
+    assert [d.kind for d in group.dropped] == ["negative"]
+
+
+def test_one_frame_with_one_more_lesion_is_a_re_filing_whatever_rule_keeps_the_other():
+    """The same film with one more lesion drawn and annotated: a copy would carry its source's
+    boxes, so this is a re-filing with disagreeing labels, and both annotations go to the
+    agreement table; never a copy dropped with its lesion."""
+    lesion = Lesion((0.1, 0.2, 0.3, 0.4), 4)
+    more = (lesion, Lesion((0.6, 0.5, 0.7, 0.6), 3))
+    scripted = _facts(**{"0101": {"lesions": (lesion,)}, "0701": {"share": 0.97, "lesions": more}})
+    [group] = same_picture_groups([_pair("0101", "0701")], scripted)
+    assert [(d.film_id, d.kind) for d in group.dropped] == [("0701", "re-filing")]
+    retoned = replace(_pair("0101", "0701"), frame_kinds=("re-toned", "re-toned"))
+    [group] = same_picture_groups([retoned], scripted)
+    assert [(d.film_id, d.kind) for d in group.dropped] == [("0701", "re-filing")]
+    records = [
+        SourceRecord(f"{f}.jpg", Kind.image, f, lesions=scripted[f].lesions) for f in scripted
+    ]
+    _, agreement = settle_same_picture(records, [group])
+    assert [(p.film_id, p.other_film_id, len(p.other_lesions)) for p in agreement] == [
+        ("0101", "0701", 2)
+    ]
+    copied = _facts(**{"0101": {"lesions": more}, "0701": {"share": 0.97, "lesions": more}})
+    [group] = same_picture_groups([retoned], copied)
+    assert [(d.film_id, d.kind) for d in group.dropped] == [("0701", "re-toned")]

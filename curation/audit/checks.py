@@ -279,10 +279,16 @@ def findings(audit: Audit) -> list[str]:
             f"{reframed} cross-split pairs are the same picture under another frame (cropped, "
             "padded, turned a few degrees or re-toned; feature- and pixel-confirmed)."
         )
-    if audit.turned:
+    negatives = sum(p.negative for p in audit.turned)
+    if len(audit.turned) > negatives:
         found.append(
-            f"{len(audit.turned)} cross-split pairs are the same picture mirrored or turned "
-            "(pixel-confirmed)."
+            f"{len(audit.turned) - negatives} cross-split pairs are the same picture mirrored "
+            "or turned (pixel-confirmed)."
+        )
+    if negatives:
+        found.append(
+            f"{negatives} cross-split pairs are the same picture with its grey levels inverted "
+            "(a negative; pixel-confirmed)."
         )
     for kind, groups in (("bytes", audit.same_bytes), ("decoded pixels", audit.same_pixels)):
         crossing = sum(spans_splits(audit.films, g) for g in groups)

@@ -140,7 +140,7 @@ def report_json(audit: Audit) -> dict[str, Any]:
             {
                 "film": _film(audit, p.a),
                 "other": _film(audit, p.b),
-                "view": p.view.value,
+                "view": "negative" if p.negative else p.view.value,
                 "hash_distance": p.distance,
                 "pixel_difference": p.difference,
             }

@@ -4,7 +4,8 @@ The most common augmentation leak is a test film mirrored or turned and filed in
 its own id and cluster: its upright hash is far from the original's, so an upright-only
 search (and the usual near-duplicate tools) never sees it. Here every film's mirrored and
 turned hashes are searched against the other splits' upright hashes, and each candidate is
-confirmed with the chain's own pixel check (``curation.near_identical.pixels``).
+confirmed with the chain's own pixel check (``curation.near_identical.pixels``). A negative
+(grey levels inverted) is searched the same way, by its inverted upright hash.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import View
-from curation.hashes.orientations import pairs_in_any_orientation
+from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
 from curation.near_identical.pixels import compare
 
@@ -34,6 +35,7 @@ class TurnedPair:
     view: View
     distance: int
     difference: float
+    negative: bool = False  # film ``a``'s grey levels inverted (compared upright)
 
 
 def turned_same_picture(
@@ -57,6 +59,11 @@ def turned_same_picture(
         for a, b, distance in rows.tolist()
         if splits_of[a] != splits_of[b]
     ]
+    candidates += [
+        (a, b, View.identity, distance)  # a negative, the only upright candidate here
+        for a, b, distance in negative_pairs(codes_in(View.identity), radius).tolist()
+        if splits_of[a] != splits_of[b]
+    ]
     found: dict[tuple[int, int], TurnedPair] = {}
     with tempfile.TemporaryDirectory(prefix="pericurate-audit-") as folder:
 
@@ -72,5 +79,6 @@ def turned_same_picture(
                 continue
             result = compare(path(a), path(b), view)
             if result.same_picture:
-                found[key] = TurnedPair(a, b, view, distance, round(result.difference, 4))
+                negative = view is View.identity
+                found[key] = TurnedPair(a, b, view, distance, round(result.difference, 4), negative)
     return sorted(found.values(), key=lambda p: (p.distance, p.a, p.b))

@@ -150,7 +150,8 @@ def join_lookalikes(
         config.lookalike_distance,
         links,
         config.link_visits,
-        decided,
+        decided_links=decided,
+        reframed=same_picture.reframed,
     )
     return {"lookalikes": found}
 

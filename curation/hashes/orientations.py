@@ -16,6 +16,8 @@ import numpy as np
 from curation.hashes.hashing import View
 from curation.hashes.pairs import range_pairs, self_pairs
 
+NEGATIVE_PAIRS = np.zeros((0, 3), np.int64)
+
 
 def pairs_in_any_orientation(
     codes_in: Callable[[View], np.ndarray], max_distance: int, views: Iterable[View] = View
@@ -36,3 +38,15 @@ def pairs_in_any_orientation(
             continue
         for block in range_pairs(upright, codes_in(view), max_distance):
             yield view, block[block[:, 0] != block[:, 1]]
+
+
+def negative_pairs(upright: np.ndarray, max_distance: int) -> np.ndarray:
+    """Rows ``[a, b, distance]``, ``a < b``: film ``a``'s upright hash with every bit inverted
+    lies within ``max_distance`` bits of film ``b``'s. A negative (grey levels inverted) turns
+    every pixel to the other side of the film's mean, so its average hash is the original's
+    inverted but for the few cells at the mean: far from it upright, near it inverted."""
+    blocks = [
+        block[block[:, 0] < block[:, 1]]
+        for block in range_pairs(upright, np.bitwise_not(upright), max_distance)
+    ]
+    return np.concatenate(blocks) if blocks else NEGATIVE_PAIRS

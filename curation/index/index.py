@@ -41,7 +41,7 @@ from curation.core.jpeg_check import check_decodable
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, Kind, Lesion, SourceRecord
 from curation.index.content import content_problem
-from curation.index.originals import named_original
+from curation.index.originals import original_named, original_stems
 from curation.index.provenance import UNREADABLE, encoder_signature
 from curation.index.voc import GRADES, AnnotationError, RawBox, read_voc
 
@@ -283,7 +283,11 @@ def _reject_duplicate_stems(records: list[SourceRecord], kind: Kind) -> list[Sou
 
 
 def _check_film(
-    film: SourceRecord, facts: FileFacts, xml: SourceRecord | None, xml_facts: FileFacts | None
+    film: SourceRecord,
+    facts: FileFacts,
+    xml: SourceRecord | None,
+    xml_facts: FileFacts | None,
+    originals: frozenset[str],
 ) -> SourceRecord:
     film = replace(film, width=facts.width, height=facts.height)
     if facts.problem:
@@ -295,8 +299,8 @@ def _check_film(
         return film.settle(Fate.rejected, f"annotation rejected: {xml.path} ({xml.reason})")
     if xml_facts.problem:
         return film.settle(Fate.rejected, f"bad annotation: {xml_facts.problem} in {xml.path}")
-    if not named_original(film.folder, film.stem):
-        return film  # augmented copies are dropped next; their boxes are never used
+    if original_named(film.folder, film.stem, originals):
+        return film  # copies of the source's films are dropped next; their boxes never used
     try:
         return replace(film, lesions=to_lesions(list(xml_facts.boxes), facts.width, facts.height))
     except AnnotationError as error:
@@ -366,12 +370,13 @@ def index_source(
     records = _reject_duplicate_stems(records, Kind.annotation)
     xml_by_stem = {r.stem: r for r in records if r.kind is Kind.annotation}
     image_stems = {r.stem for r in records if r.kind is Kind.image}
+    originals = original_stems(records)
     out = []
     for record in records:
         if record.fate is Fate.pending and record.kind is Kind.image:
             xml = xml_by_stem.get(record.stem)
             xml_facts = facts_by_path.get(xml.path) if xml else None
-            record = _check_film(record, facts_by_path[record.path], xml, xml_facts)
+            record = _check_film(record, facts_by_path[record.path], xml, xml_facts, originals)
         elif record.fate is Fate.pending and record.stem not in image_stems:
             record = record.settle(Fate.rejected, "annotation without an image")
         out.append(record)

@@ -4,7 +4,10 @@ of one patient's films) can cross a split.
 Two films are linked when one of them, in any orientation (``View``), is within Hamming
 distance 30 of 512 of the other: a superset of "within 30 bits", so that even a turned copy
 the pixel check missed stays with its original. Films dropped as
-copies of a kept film pass their links on to it. Films whose annotations name the same patient
+copies of a kept film pass their links on to it, except copies under another frame (cropped,
+padded, turned or re-toned): their hash is the reframing's (four distinct real films, 44 bits
+and more apart, were joined by their padded copies' hashes, black borders dominating), so only
+their same-picture group holds them. Films whose annotations name the same patient
 number are linked, unless implausibly many films share that number (``MAX_FILMS_PER_PATIENT``:
 a copied template, not a patient). With ``--link-visits``, visits of one patient verified by
 local features (``curation.lookalikes.visits``) are linked too; without it they are only counted
@@ -128,12 +131,15 @@ def lookalike_clusters(
     visit_links: list[Link] | None = None,
     link_visits: bool = False,
     decided_links: list[Link] | None = None,
+    reframed: frozenset[str] = frozenset(),
 ) -> Lookalikes:
     """The look-alike components of ``films`` (film id -> record); the films dropped as copies
-    (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on.
+    (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on, but
+    for those dropped under another frame (``reframed``), whose hash is not the picture's.
     ``visit_links`` join the components only when ``link_visits``; ``decided_links`` (films
     the curator declared one patient) always do."""
-    compared = hashes.subset(lambda film: film in films or film in kept_as)
+    hashed = {film for film in kept_as if film not in reframed}
+    compared = hashes.subset(lambda film: film in films or film in hashed)
     links = lookalike_links(compared, max_distance)
     numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
     patients, templated = patient_links(numbers)

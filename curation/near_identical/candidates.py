@@ -14,7 +14,8 @@ JPEG quality, an unusual encoder, black corners, grain among script copies, and 
 the lower number, compared as a number).
 
 A dropped film's kind says how it relates to the film it was confirmed against: ``mirror``,
-``rotation``, ``rescaled``, ``noised`` (same frame, a copy) or ``re-filing`` (the same
+``rotation``, ``rescaled``, ``noised`` (same frame, a copy), ``negative`` (grey levels
+inverted) or ``re-filing`` (the same
 radiograph filed twice with its own annotation: inter-annotator evidence); a pair the frame
 check confirmed (``curation.near_identical.frame_step``) is ``cropped``, ``padded``, ``rotated``,
 ``rescaled`` or ``re-toned``.
@@ -29,7 +30,7 @@ import networkx as nx
 
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, turned_back
-from curation.hashes.orientations import pairs_in_any_orientation
+from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
 from curation.near_identical.keeper import (
     COPY_RULES,
@@ -84,15 +85,20 @@ class SamePictureGroup:
 
 def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
     """Every ``(a, b, view, distance)`` where film A turned by ``view`` is within
-    ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b)."""
+    ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b).
+    Then the negatives: film A's upright hash inverted within ``max_distance`` bits of film
+    B's, compared upright (the exposure fit maps grey levels by a negative gain)."""
     ids = sorted(hashes)
-    return [
+    turned = [
         (ids[a], ids[b], view, distance)
         for view, rows in pairs_in_any_orientation(
             lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
         )
         for a, b, distance in rows.tolist()
     ]
+    upright = as_codes([hashes[i][View.identity] for i in ids])
+    negatives = negative_pairs(upright, max_distance).tolist()
+    return turned + [(ids[a], ids[b], View.identity, distance) for a, b, distance in negatives]
 
 
 def candidate_components(candidates: list[Candidate]) -> list[list[Candidate]]:
@@ -170,17 +176,26 @@ def pairs_to_reencode(
 
 
 def _kind(pair: SamePicture, facts: Mapping[str, FilmFacts], decided_by: str, film: str) -> str:
+    """What the dropped ``film`` is to the other film of ``pair``. Two films of one frame
+    (upright at one size, or re-toned only) whose annotations differ are a re-filing with
+    disagreeing labels, whatever rule kept the other: a copy carries its source's boxes, so
+    a lesion one of them lacks is an annotator's, and it goes to the agreement table."""
+    a, b = facts[pair.a], facts[pair.b]
+    labels_differ = a.lesions != b.lesions
     if pair.frame_kinds:
-        return pair.frame_kinds[pair.a == film]
+        kind = pair.frame_kinds[pair.a == film]
+        return "re-filing" if kind == "re-toned" and labels_differ else kind
+    if pair.comparison.exposure is not None and pair.comparison.exposure.gain < 0:
+        return "negative"
     if pair.view is View.mirror:
         return "mirror"
     if pair.view is not View.identity:
         return "rotation"
     if not pair.comparison.same_size:
         return "rescaled"
-    a, b = facts[pair.a], facts[pair.b]
-    copied_boxes = bool(a.lesions) and a.lesions == b.lesions
-    if copied_boxes or decided_by in COPY_RULES:
+    if labels_differ:
+        return "re-filing"
+    if a.lesions or decided_by in COPY_RULES:  # its source's boxes, copied
         return "noised"
     return "re-filing"
 

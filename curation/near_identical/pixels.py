@@ -9,6 +9,11 @@ hash alone. The check is built so that it holds at real film sizes and exposures
   grids coincide, and Pillow's draft box covers a partial last block exactly); a turned or
   rescaled pair is decoded at full size, since its block grids do not coincide when a side
   is not a multiple of 8 (on test films the half-turn difference fell from ~1.9 to ~0.14).
+- **One resampling for a rescaled pair.** Films of two sizes are first brought to the smaller
+  one's pixel size (area resampling, as a script downscales), then both to the grid: boxed
+  straight from sizes whose ratio to the grid is not whole, a downscale near the grid's size
+  differs from its original by up to 2.3 grey levels, by 0.36 at most once resampled alike
+  (docs/design.md, "Same picture under another frame").
 - **Exposure removed.** Before the difference is measured, A's grey levels are mapped onto
   B's by the best offset, gain and gamma (``b ~ offset + gain * 255 * (a / 255) ** gamma``,
   least squares over a gamma grid), so a re-export at another exposure is the same picture,
@@ -27,6 +32,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 import simplejpeg
 from PIL import Image, ImageChops, ImageFilter
@@ -35,7 +41,7 @@ from curation.hashes.hashing import TRANSPOSES, View
 
 SAME_PICTURE_LIMIT = 0.65  # mean absolute grey-level difference after exposure correction
 PIXEL_CHECK_VERSION = (
-    "pixels-v5/256x128-box-turn-after-full-unless-aligned-exact-sums/"
+    "pixels-v6/256x128-box-turn-after-full-unless-aligned-exact-sums-rescaled-to-smaller/"
     "offset-gain-gamma-stride4-float32-unclipped/box3-mad"
 )
 GRAIN_VERSION = "grain-v2/luma-full-scale/8bands-box3"
@@ -76,25 +82,43 @@ def _grid_size(width: int, height: int) -> tuple[int, int]:
     return COMPARE_SIZE if width >= height else COMPARE_SIZE[::-1]
 
 
-def reduced(path: Path, size: tuple[int, int], draft: bool, full_scale: int = 1) -> np.ndarray:
+def reduced(
+    path: Path,
+    size: tuple[int, int],
+    draft: bool,
+    full_scale: int = 1,
+    resampled_to: tuple[int, int] | None = None,
+) -> np.ndarray:
     """Film at ``path`` as float grey levels on a ``size`` grid, over exactly its picture area;
     decoded at reduced scale (JPEG draft) when ``draft``, else at 1/``full_scale`` (1, full
-    size: the only scale with margin on real-size films, ``bench.check_scale``). A process
+    size: the only scale with margin on real-size films, ``bench.check_scale``), first
+    resampled to ``resampled_to`` (width, height) pixels when given. A process
     remembers its last few films (a film with several copies is compared several times in a
     row), keyed by the file's size and modification time too, so a rewritten file is read
     again. Read-only."""
     facts = path.stat()
-    return _reduced(path, facts.st_size, facts.st_mtime_ns, size, draft, full_scale)
+    return _reduced(path, facts.st_size, facts.st_mtime_ns, size, draft, full_scale, resampled_to)
 
 
 @functools.lru_cache(maxsize=64)
 def _reduced(
-    path: Path, _bytes: int, _mtime_ns: int, size: tuple[int, int], draft: bool, full_scale: int
+    path: Path,
+    _bytes: int,
+    _mtime_ns: int,
+    size: tuple[int, int],
+    draft: bool,
+    full_scale: int,
+    resampled_to: tuple[int, int] | None,
 ) -> np.ndarray:
     data = path.read_bytes()
     if draft:
         height, width = simplejpeg.decode_jpeg_header(data)[:2]
         cells = scaled_cells(data, size, draft_scale((width, height), (size[0] * 2, size[1] * 2)))
+    elif resampled_to is not None:
+        grey = simplejpeg.decode_jpeg(data, colorspace="GRAY")[..., 0]
+        if grey.shape[::-1] != resampled_to:
+            grey = cv2.resize(grey, resampled_to, interpolation=cv2.INTER_AREA)
+        cells = box_cells(grey, size)
     else:
         cells = unaligned_cells(data, size, full_scale)
     cells.flags.writeable = False
@@ -269,10 +293,14 @@ def compare(
     # orientation share their block grid, so every other pair is decoded at full size.
     same_size = turned_a == size_b
     draft = same_size and view is View.identity
-    cells_a = reduced(path_a, grid_a, draft, full_scale)
+    smaller = (min(turned_a[0], size_b[0]), min(turned_a[1], size_b[1]))
+    common_b = None if same_size or full_scale != 1 else smaller
+    common_a = (common_b[1], common_b[0]) if common_b and view in _QUARTER_TURNS else common_b
+    cells_a = reduced(path_a, grid_a, draft, full_scale, common_a)
     if view in TRANSPOSES:
         cells_a = np.asarray(
             Image.fromarray(cells_a.astype(np.float32)).transpose(TRANSPOSES[view])
         )
-    exposure, difference = fit_exposure(cells_a, reduced(path_b, grid_b, draft, full_scale))
+    cells_b = reduced(path_b, grid_b, draft, full_scale, common_b)
+    exposure, difference = fit_exposure(cells_a, cells_b)
     return Comparison(difference, exposure, same_size)

@@ -53,6 +53,13 @@ class SamePictureOutcome:
         """Dropped film -> the film kept in its place (worked out once: it is read per film)."""
         return {d.film_id: g.kept for g in self.groups for d in g.dropped}
 
+    @functools.cached_property
+    def reframed(self) -> frozenset[str]:
+        """Dropped films confirmed by the frame check (cropped, padded, turned, re-toned):
+        their own hash shows the reframing (a black border dominates a padded film's), not
+        the picture, so it must join no look-alikes (``curation.lookalikes.components``)."""
+        return frozenset(d.film_id for g in self.groups for d in g.dropped if d.frame)
+
 
 def learn_encoders(records: list[SourceRecord]) -> EncoderEvidence:
     """Signatures of every readable film of the archive's augmentation folder: the index read

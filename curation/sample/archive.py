@@ -21,6 +21,7 @@ from curation.sample.copies import (
     file_every_copy_among_originals,
     plan_among_originals,
     plan_augmented,
+    plan_held_out_cases,
 )
 from curation.sample.layout import ANNOTS_DIR, JUNK_ARCHIVES, SAMPLE_COMMENT, ZIP_TIME
 from curation.sample.planner import Planner
@@ -101,6 +102,7 @@ def _plan(seed: int, films: int, all_copies_among_originals: bool) -> Planner:
     if all_copies_among_originals:
         file_every_copy_among_originals(planner)
     plan_bad_inputs(planner)
+    plan_held_out_cases(planner)
     return planner
 
 
@@ -146,7 +148,7 @@ def write_sample_archive(
     files = dict(planner.loose_files)
     for name in JUNK_ARCHIVES:
         files[name] = _junk_archive(planner.rng)
-    for note in planner.annotations:
+    for note in planner.annotations + planner.held_out_notes:
         files[f"{ANNOTS_DIR}/{note.stem}.xml"] = annotation_xml(note)
     jobs = [
         RenderJob(tuple(f.lows), tuple(f.grain_offsets), f.size, tuple(f.outputs), seed)
@@ -192,6 +194,7 @@ def write_sample_archive(
         all_copies_among_originals=all_copies_among_originals,
         encoders=dict(encoders.SIGNATURES),
         notes=NOTES,
+        held_out=tuple(planner.held_out),
     )
     _write_atomically(truth_path(dest_zip), lambda p: p.write_text(truth.to_json()))
     return truth

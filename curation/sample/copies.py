@@ -16,7 +16,12 @@ from curation.sample.layout import (
     ORIGINAL_FOLDER,
 )
 from curation.sample.planner import Film, Planner
-from curation.sample.reframe import REFRAMINGS, reframed_box, reframed_size
+from curation.sample.reframe import (
+    REFRAMINGS,
+    drawn_lesion_box,
+    reframed_box,
+    reframed_size,
+)
 from curation.sample.render import Output
 from curation.sample.truth import AugmentedCopy
 
@@ -50,10 +55,20 @@ def _param(planner: Planner, transform: str) -> float:
     return float(_ANGLES.get(transform, 0))
 
 
-def _augment(planner: Planner, film: Film, transform: str, stem: str, folder: str) -> None:
-    """File one augmented copy of ``film`` (image and XML) and record exactly what was done."""
+def _augment(
+    planner: Planner,
+    film: Film,
+    transform: str,
+    stem: str,
+    folder: str,
+    param: float | None = None,
+    record: list[AugmentedCopy] | None = None,
+) -> None:
+    """File one augmented copy of ``film`` (image and XML) and record exactly what was done:
+    in ``record`` when given, else with the folder's copies. ``param`` when given is the
+    transform's, else drawn."""
     width, height = film.family.size
-    param = _param(planner, transform)
+    param = _param(planner, transform) if param is None else param
     kind = "rotation" if transform in _ANGLES else transform.split("-")[0]
     out_w, out_h = width, height
     noise_offset = (0, 0)
@@ -70,6 +85,8 @@ def _augment(planner: Planner, film: Film, transform: str, stem: str, folder: st
         detail = f"{detail}={param}"
     elif kind == "mirror":
         boxes, detail = tuple(mirror_box(b, width) for b in film.boxes), "horizontal"
+    elif kind == "negative":
+        boxes, detail = film.boxes, "grey levels inverted"
     else:
         angle = round(param)
         boxes = tuple(rotate_box(b, width, height, angle) for b in film.boxes)
@@ -100,7 +117,9 @@ def _augment(planner: Planner, film: Film, transform: str, stem: str, folder: st
         number_lower=int(stem[:-1]) < int(film.stem[:-1]),
         encoder=encoders.SCRIPT,
     )
-    (planner.augmented if folder == AUGMENTED_DIR else planner.among).append(copy)
+    if record is None:
+        record = planner.augmented if folder == AUGMENTED_DIR else planner.among
+    record.append(copy)
 
 
 def _folder_transform(planner: Planner, kind: str) -> str:
@@ -191,3 +210,64 @@ def file_every_copy_among_originals(planner: Planner) -> None:
                 filed_copy_of=copy.stem,
             )
         )
+
+
+# What reviewers tried on held-out films, planted after every other file so that nothing
+# planned before moves: a transform among the originals and its parameter. CLAHE at clip 4,
+# crops to 60 % of each side and wide pads are not planted: the sample's drawn films carry
+# too few features for the frame check there (30-136 inliers, 120 needed, where real films
+# have 248 and more: docs/design.md, "Same picture under another frame"); tests cover them.
+HELD_OUT_COPIES = (("negative", 0.0), ("scaling", 0.0))
+DOWNSCALED = (256, 128)  # the "scaling" case: down to the smallest film the index takes
+
+
+def plan_held_out_cases(planner: Planner) -> None:
+    """The held-out cases, from single films counted from the end (``planner.held_out``): a
+    negative, a 256-pixel downscale, the same film filed again with
+    one more lesion drawn and annotated, and a mirrored copy found only in the augmentation
+    folder (its name's original never filed). No draw from ``planner.rng``: what is drawn
+    after (the annotation files' quirks) stays as it was."""
+    films = iter(planner.singles[::-1])
+    first_note = len(planner.annotations)
+    for transform, param in HELD_OUT_COPIES:
+        film = next(films)
+        if transform == "scaling":
+            width, height = film.family.size
+            param = round(max(DOWNSCALED[0] / width, DOWNSCALED[1] / height), 6)
+        stem = planner.stem_beside(film.stem, lower=False)
+        _augment(planner, film, transform, stem, ORIGINAL_DIR, param, planner.held_out)
+    _refile_with_a_drawn_lesion(planner, next(films))
+    film = next(films)
+    orphan = planner.next_stem()[:-1] + AUGMENT_DIGITS["mirror"]
+    _augment(planner, film, "mirror", orphan, AUGMENTED_DIR, 0.0, planner.held_out)
+    # Their annotation files take no quirks (those draw from the generator): each names its
+    # own film.
+    planner.held_out_notes = planner.annotations[first_note:]
+    del planner.annotations[first_note:]
+    for note in planner.held_out_notes:
+        note.filename = f"{note.stem}.jpg"
+
+
+def _refile_with_a_drawn_lesion(planner: Planner, film: Film) -> None:
+    """``film`` filed again by the imaging system under a higher number, one more lesion
+    drawn on it and annotated by its second reader."""
+    width, height = film.family.size
+    stem = planner.stem_beside(film.stem, lower=False)
+    film.family.outputs.append(
+        Output(f"{ORIGINAL_DIR}/{stem}.jpg", film.shot, film.mode, film.quality, "drawn lesion")
+    )
+    boxes = (*film.boxes, drawn_lesion_box(width, height))
+    planner.annotations.append(
+        Annotation(stem, ORIGINAL_FOLDER, width, height, 3, objects_of(boxes))
+    )
+    planner.held_out.append(
+        AugmentedCopy(
+            stem=stem,
+            source=film.stem,
+            kind="drawn lesion",
+            detail="one more lesion drawn and annotated",
+            transform="drawn lesion",
+            number_lower=False,
+            encoder=encoders.SYSTEM,
+        )
+    )

@@ -60,6 +60,8 @@ class Planner:
         self.singles: list[Film] = []
         self.augmented: list[AugmentedCopy] = []
         self.among: list[AugmentedCopy] = []
+        self.held_out: list[AugmentedCopy] = []  # cases reviewers tried on held-out films
+        self.held_out_notes: list[Annotation] = []  # their annotation files
         self.doubles: list[DoubleAnnotated] = []
         self.groups: list[tuple[str, ...]] = []
         self.distant: list[tuple[str, ...]] = []

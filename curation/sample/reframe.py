@@ -63,3 +63,26 @@ def reframed_box(box: Box, transform: str, param: float, width: int, height: int
     x1, y1 = min(max(x1, 0), out_w - 1), min(max(y1, 0), out_h - 1)
     x2, y2 = min(max(x2, 0), out_w - 1), min(max(y2, 0), out_h - 1)
     return (x1, y1, x2, y2, pai)
+
+
+# A lesion a second reader drew on the film before filing it again (dark, as a periapical
+# lesion is): large enough that the whole-frame check no longer joins the two filings.
+DRAWN_LESION = (0.6, 0.62, 0.035, 0.07)  # centre x, y and half-axes, as shares of the sides
+DRAWN_PAI = 3
+
+
+def drawn_lesion_box(width: int, height: int) -> Box:
+    """The box the second reader annotated around the lesion drawn on the film."""
+    cx, cy, ax, ay = DRAWN_LESION
+    x, y, dx, dy = round(cx * width), round(cy * height), round(ax * width), round(ay * height)
+    return (x - dx, y - dy, x + dx, y + dy, DRAWN_PAI)
+
+
+def with_drawn_lesion(film: np.ndarray) -> np.ndarray:
+    """The grey film (uint8) with the lesion of ``drawn_lesion_box`` drawn on it."""
+    height, width = film.shape
+    x1, y1, x2, y2, _ = drawn_lesion_box(width, height)
+    drawn = film.copy()
+    centre, axes = ((x1 + x2) // 2, (y1 + y2) // 2), ((x2 - x1) // 2, (y2 - y1) // 2)
+    cv2.ellipse(drawn, centre, axes, 0, 0, 360, 20, -1)
+    return drawn

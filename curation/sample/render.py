@@ -9,7 +9,7 @@ import numpy as np
 from PIL import Image
 
 import curation.sample.encoders as encoders
-from curation.sample.reframe import REFRAMINGS, reframed
+from curation.sample.reframe import REFRAMINGS, reframed, with_drawn_lesion
 
 GRAIN_SIGMA = 1.5
 _TILE_SHAPE = (1500, 2900)
@@ -31,7 +31,8 @@ class Output:
 
     ``encoding`` is ``system`` or ``script`` (the two signatures) or a planted bad encoding
     (``plain``, ``png16``, ``truncated``); ``transform`` is ``none``, ``noise``, ``scaling``,
-    ``mirror`` or ``rotation`` with its ``param`` (sigma, factor or angle in degrees).
+    ``mirror`` or ``rotation`` with its ``param`` (sigma, factor or angle in degrees), a
+    reframing (``curation.sample.reframe``), ``negative`` or ``drawn lesion``.
     """
 
     arcname: str
@@ -87,6 +88,10 @@ def _transformed(film: np.ndarray, output: Output, seed: int) -> np.ndarray:
         return np.ascontiguousarray(np.rot90(film, k=round(output.param) // 90))
     if output.transform == "noise":
         return _with_noise(film, seed, output.noise_offset, output.param)
+    if output.transform == "negative":
+        return np.ascontiguousarray(255 - film)
+    if output.transform == "drawn lesion":
+        return with_drawn_lesion(film)
     if output.transform in REFRAMINGS:  # cropped, padded, tilted, re-toned (CLAHE)
         return reframed(film, output.transform, output.param)
     if output.transform == "scaling":

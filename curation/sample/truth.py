@@ -85,6 +85,9 @@ class SampleTruth:
     all_copies_among_originals: bool = False
     encoders: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
+    # Planted after every other file: copies as reviewers made them on held-out films, a
+    # re-filing with a drawn lesion, a copy found only in the augmentation folder.
+    held_out: tuple[AugmentedCopy, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True) + "\n"
@@ -126,6 +129,7 @@ class SampleTruth:
             all_copies_among_originals=raw["all_copies_among_originals"],
             encoders=dict(raw["encoders"]),
             notes=dict(raw["notes"]),
+            held_out=tuple(AugmentedCopy(**a) for a in raw.get("held_out", ())),
         )
 
 
