@@ -5,9 +5,10 @@ parquet row group at a time, a row group per worker process on every core, and o
 codes, labels and referral fields are kept, so memory is bounded by the hash table and a row
 group per core, not by the images. The permutation tests run on every core too.
 
-Checks: cross-split pairs within the threshold (512-bit average hash; with ``--method``,
-also 64-bit ``phash``/``dhash`` from imagehash at the threshold scaled to their width,
-``round(threshold * 64 / 512)``, i.e. 4 bits for the default 30), exact duplicates (same
+Checks: film ids naming rows of more than one split, cross-split pairs within the threshold
+(512-bit average hash; with ``--method``, also 64-bit ``phash``/``dhash`` from imagehash at
+the threshold scaled to their width, ``round(threshold * 64 / 512)``, i.e. 4 bits for the
+default 30), exact duplicates (same
 bytes; same decoded pixels, decoded at full size only for films whose header and hash
 leave it possible), stored cluster ids against the recomputed look-alike components,
 groups spanning splits, clinical hint terms in referrals, and a permutation test of
@@ -58,6 +59,7 @@ def run_audit(
         method_threshold,
         nearest_to_train,
         order_splits,
+        reused_ids,
         same_content,
         sorted_pairs,
     )
@@ -128,5 +130,6 @@ def run_audit(
         audit.visits, audit.visit_fits = cross_split_matches(
             films, features, splits, lambda index: audit.image_bytes(films[index]), map
         )
+    audit.reused_ids = reused_ids(films)
     audit.findings = findings(audit)
     return audit

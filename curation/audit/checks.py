@@ -26,6 +26,7 @@ from curation.publish.schema import SPLITS as KNOWN_SPLITS
 
 SHORT_HASH_BITS = 64
 CLOSEST_PAIRS = 24
+NAMED = 5  # reused film ids a finding names; the report lists them all
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class Audit:
     permutations: int
     seed: int
     findings: list[str] = field(default_factory=list)
+    # Film ids that name rows of more than one split (``reused_ids``).
+    reused_ids: list[dict[str, Any]] = field(default_factory=list)
     # Cross-split pairs verified by local features (``curation.audit.visits``): visits of
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
@@ -200,6 +203,20 @@ def same_content(films: list[Film], key: Callable[[Film], str | None]) -> list[l
     return sorted(g for g in groups.values() if len(g) > 1)
 
 
+def reused_ids(films: list[Film]) -> list[dict[str, Any]]:
+    """Film ids that name rows of more than one split, with those splits: a test row filed
+    under a train row's id is a leak whatever its image (a join by id mixes the splits), and
+    the hashes cannot see it when the images differ."""
+    splits_of: dict[str, set[str]] = defaultdict(set)
+    for film in films:
+        splits_of[film.film_id].add(film.split)
+    return [
+        {"film_id": film_id, "splits": order_splits(splits)}
+        for film_id, splits in sorted(splits_of.items())
+        if len(splits) > 1
+    ]
+
+
 def spans_splits(films: list[Film], group: list[int]) -> bool:
     return len({films[i].split for i in group}) > 1
 
@@ -267,6 +284,15 @@ def check_groups(films: list[Film]) -> dict[str, Any]:
 def findings(audit: Audit) -> list[str]:
     """One sentence per kind of leakage or hint found; empty when clean."""
     found = []
+    if audit.reused_ids:
+        named = ", ".join(
+            f"{r['film_id']!r} ({' and '.join(r['splits'])})" for r in audit.reused_ids[:NAMED]
+        )
+        more = len(audit.reused_ids) - NAMED
+        found.append(
+            f"{len(audit.reused_ids)} film ids name rows in more than one split: {named}"
+            + (f" and {more} more." if more > 0 else ".")
+        )
     for method, limit in audit.thresholds.items():
         count = sum(p.method == method for p in audit.pairs)
         if count:

@@ -133,6 +133,7 @@ def report_json(audit: Audit) -> dict[str, Any]:
             "alpha_after_bonferroni": 0.01,
         },
         "splits": split_figures(audit),
+        "reused_film_ids": audit.reused_ids,
         "cross_split_pairs": {
             "count": len(audit.pairs),
             "listed": [_pair(audit, p) for p in audit.pairs[:LISTED]],

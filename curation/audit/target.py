@@ -108,10 +108,34 @@ def resolve_target(target: str) -> Path:
             allow_patterns=["*.parquet"],
         )
     except Exception as error:
-        raise AuditError(
-            f"{target}: could not download the dataset at that revision ({type(error).__name__})."
-        ) from None
+        raise AuditError(_download_problem(target, error)) from None
     return Path(folder)
+
+
+def _download_problem(target: str, error: Exception) -> str:
+    """One sentence for a Hub download that failed: unreachable (no network, offline mode,
+    nothing cached), no such dataset or revision, or the Hub's own answer."""
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    if isinstance(error, LocalEntryNotFoundError | OfflineModeIsEnabled | OSError):
+        return (
+            f"{target}: the Hub at {constants.ENDPOINT} cannot be reached (no network, or "
+            "offline mode) and no copy of that revision is cached, so it cannot be audited."
+        )
+    if isinstance(error, RevisionNotFoundError):
+        return f"{target}: the Hub has that dataset but no such revision."
+    if isinstance(error, RepositoryNotFoundError):
+        return f"{target}: no such dataset on the Hub (or it is private and no token allows it)."
+    if isinstance(error, HfHubHTTPError) and error.response is not None:
+        return f"{target}: the Hub answered HTTP {error.response.status_code} to the download."
+    return f"{target}: could not download the dataset at that revision ({type(error).__name__})."
 
 
 def find_shards(folder: Path) -> list[Path]:
