@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from curation.core.parallel import LocalMap
 from curation.core.records import pending_images
 from curation.hashes.hash_films import hash_films
 from curation.hashes.hashing import View, hamming
@@ -28,7 +29,7 @@ def main(root: Path) -> dict:
     hashes = {}
     for decode in ("draft", "full"):
         start = time.perf_counter()
-        _, hashes[decode] = hash_films(root, records, decode=decode, workers=0)
+        _, hashes[decode] = hash_films(root, records, decode=decode, map=LocalMap())
         seconds = time.perf_counter() - start
         result[decode] = {"seconds": seconds, "films_per_s": films / seconds}
     both = sorted(set(hashes["draft"]) & set(hashes["full"]))

@@ -24,7 +24,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from bench.corpus import corpus_zip
+from bench.corpus import CORPUS_DIR, corpus_zip
 from bench.measure import run_measured
 from bench.ray_cluster import two_nodes
 from bench.splits_bench import pericurate
@@ -101,10 +101,18 @@ class _environment:
                 os.environ[key] = value
 
 
-def measure(originals: list[int], scratch: Path, executors: tuple[str, ...] = EXECUTORS) -> dict:
+def measure(
+    originals: list[int],
+    scratch: Path,
+    executors: tuple[str, ...] = EXECUTORS,
+    corpus_dir: Path = CORPUS_DIR,
+) -> dict:
     """Each size built locally, then on the two-node cluster; a Ray build is compared with
-    the local build of its size in ``scratch`` (this run's or an earlier one's)."""
-    archives = {n: corpus_zip(n, all_copies_among_originals=False) for n in originals}
+    the local build of its size in ``scratch`` (this run's or an earlier one's). The corpora
+    are written in ``corpus_dir``."""
+    archives = {
+        n: corpus_zip(n, folder=corpus_dir, all_copies_among_originals=False) for n in originals
+    }
     rows: dict[str, dict] = {str(n): {} for n in originals}
     if "local" in executors:
         for n in originals:

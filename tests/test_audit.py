@@ -6,6 +6,7 @@ import io
 import json
 import re
 import shutil
+import socket
 from pathlib import Path
 
 import numpy as np
@@ -308,3 +309,47 @@ def test_a_negative_of_a_test_film_added_to_train_fails_and_is_named(
     }
     assert named == {(frozenset((copy_id, test_row["film_id"])), "negative")}
     assert any("grey levels inverted" in finding for finding in report["findings"])
+
+
+def test_a_test_row_reusing_a_train_film_id_for_another_image_is_named(
+    sample_dataset_dir: Path, tmp_path: Path
+):
+    """Two different images under one id, in train and in test: the hashes see two unrelated
+    films, but a join by id mixes the splits, so the audit names the id and is not clean."""
+    build = copy_dataset(sample_dataset_dir, tmp_path)
+    train_rows = pq.read_table(shard(build, "train")).to_pylist()
+    test_rows = pq.read_table(shard(build, "test")).to_pylist()
+    reused = train_rows[0]["film_id"]
+    assert test_rows[0]["image"]["bytes"] != train_rows[0]["image"]["bytes"]
+    test_rows[0]["film_id"] = reused
+    rewrite(shard(build, "test"), test_rows)
+
+    result = run(build, "--out", tmp_path / "out", *FAST)
+
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["reused_film_ids"] == [{"film_id": reused, "splits": ["train", "test"]}]
+    assert not report["clean"]
+    assert (
+        f"1 film ids name rows in more than one split: {reused!r} (train and test)."
+        in (report["findings"])
+    )
+
+
+def test_an_unreachable_hub_target_is_one_sentence_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """No network: the client's LocalEntryNotFoundError becomes a sentence naming the target
+    and the Hub it could not reach."""
+    from huggingface_hub import constants
+
+    with socket.socket() as closed:  # a loopback port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    result = run("someone/periapical@main", "--out", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"someone/periapical@main: the Hub at {endpoint} cannot be")
+    assert "no network" in result.stderr and "Error" not in result.stderr

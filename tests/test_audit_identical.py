@@ -197,3 +197,32 @@ def test_a_jpeg_with_warnings_and_other_formats_are_digested_as_pillow_decodes_t
             image.load()
             expected = hashlib.sha256(image_header(image).encode() + image.tobytes()).hexdigest()
         assert pixels_digest(data) == expected
+
+
+def test_a_large_group_of_identical_films_is_reported_as_one_group(tmp_path: Path):
+    """Thirty copies of one film in train and thirty in test are 900 cross-split film pairs:
+    the finding counts them all, but the report lists the group once, each side saying how
+    many films it stands for, so memory follows the group's size, not its square."""
+    copy = encoded(picture(5))
+    others = {split: [encoded(picture(seed)) for seed in seeds] for split, seeds in
+              (("train", (6, 7)), ("test", (8, 9)))}  # fmt: skip
+    folder = write_splits(
+        tmp_path / "data",
+        {split: [copy] * 30 + others[split] for split in ("train", "test")},
+    )
+
+    report = audit_report(folder, tmp_path / "out")
+
+    pairs = report["cross_split_pairs"]
+    assert pairs["count"] == 900
+    assert pairs["listed"] == [
+        {
+            "method": "ahash",
+            "distance": 0,
+            "a": {"film_id": "train:0", "split": "train", "films_with_these_bytes": 30},
+            "b": {"film_id": "test:0", "split": "test", "films_with_these_bytes": 30},
+        }
+    ]
+    assert "900 cross-split pairs at ahash distance <= 30." in report["findings"]
+    [group] = report["exact_duplicates"]["same_bytes"]
+    assert len(group) == 60

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import stat
+import zipfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -151,6 +152,7 @@ def test_missing_and_stale_builds_are_refused(workspace: dict, tmp_path: Path) -
 
 
 def test_dry_run_lists_the_plan_and_touches_nothing(workspace: dict) -> None:
+    _copy_environment(workspace["root"])
     before = (workspace["root"] / PINNED_FILE).read_text()
     result = push(workspace, "--dry-run")
     assert result.exit_code == 0, result.output
@@ -170,13 +172,66 @@ def _copy_environment(root: Path) -> Path:
     return env
 
 
-def test_environment_package_is_built(workspace: dict) -> None:
+def _without_uv_on_path(tmp_path: Path, monkeypatch) -> None:
+    """PATH holding one empty folder, as on a machine whose uv is the Makefile's private one."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert shutil.which("uv") is None
+
+
+def test_environment_package_is_built_without_uv_on_path(
+    workspace: dict, tmp_path: Path, monkeypatch
+) -> None:
     root = workspace["root"]
     _copy_environment(root)
+    _without_uv_on_path(tmp_path, monkeypatch)
     result = push(workspace)
     assert result.exit_code == 0, result.output
     built = sorted(p.name for p in (root / "build" / "env-dist").iterdir())
     assert any(n.endswith(".whl") for n in built) and any(n.endswith(".tar.gz") for n in built)
+    sha = pinned(root)
+    (wheel,) = (root / "build" / "env-dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:  # the wheel carries the revision just pushed
+        assert sha in archive.read("periapical_lesions/pinned.py").decode()
+
+
+def _break_the_backend(root: Path) -> None:
+    """An environment whose backend stops: its version is not a version."""
+    pyproject = _copy_environment(root) / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('version = "0.3.4"', 'version = "x.y"'))
+
+
+@pytest.mark.parametrize(
+    ("prepare", "problem"),
+    [
+        (lambda root: None, "no pyproject.toml, so the environment package cannot be built"),
+        (_break_the_backend, "building the environment"),
+    ],
+)
+def test_a_push_whose_environment_cannot_be_built_uploads_nothing(
+    workspace: dict, tmp_path: Path, monkeypatch, prepare, problem
+) -> None:
+    root = workspace["root"]
+    prepare(root)
+    _without_uv_on_path(tmp_path, monkeypatch)
+    before = (root / PINNED_FILE).read_text()
+    result = push(workspace)
+    assert result.exit_code == 2, result.output
+    (line,) = [line for line in result.output.splitlines() if line.strip()]
+    assert problem in line and str(root / ENV_PACKAGE) in line, line
+    assert workspace["hub"].repos == {} and workspace["hub"].requests == []
+    assert (root / PINNED_FILE).read_text() == before
+    assert not (root / "build" / "env-dist").exists()
+
+
+def test_a_push_whose_pins_cannot_be_rewritten_uploads_nothing(workspace: dict) -> None:
+    config = workspace["root"] / EVAL_CONFIG
+    config.write_text(config.read_text() + 'revision = "main"\n')
+    result = push(workspace, "--no-build-env")
+    assert result.exit_code == 2, result.output
+    assert "expected one revision line to rewrite, found 2" in result.output
+    assert workspace["hub"].repos == {} and workspace["hub"].requests == []
 
 
 def test_a_build_from_the_synthetic_sample_is_refused_unless_asked(workspace: dict) -> None:
@@ -321,6 +376,7 @@ def test_the_real_prime_cli_publishes_to_the_api_it_is_pointed_at(
     )
     monkeypatch.setenv("PRIME_API_BASE_URL", httpserver.url_for("/").rstrip("/"))
     monkeypatch.setenv("PRIME_API_KEY", "stand-in-key")
+    (tmp_path / "home").mkdir()  # prime writes its config under HOME, which must exist
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no real prime config is read
     result = push(workspace, "--no-build-env", "--env-push")
     assert result.exit_code == 2, result.output

@@ -2,12 +2,16 @@
 
 Nothing stored is trusted: every hash is recomputed from the image bytes. Rows are read one
 parquet row group at a time, a row group per worker process on every core, and only the
-codes, labels and referral fields are kept, so memory is bounded by the hash table and a row
-group per core, not by the images. The permutation tests run on every core too.
+codes, labels and referral fields are kept, so memory is bounded by the hash table and a few
+images per core (``curation.audit.target.IMAGES_AT_ONCE``), not by the images. Films with the
+same bytes in one split are compared through one of them and counted for all
+(``curation.audit.identical.representatives``): a group of identical films costs memory in
+proportion to its size, not its square. The permutation tests run on every core too.
 
-Checks: cross-split pairs within the threshold (512-bit average hash; with ``--method``,
-also 64-bit ``phash``/``dhash`` from imagehash at the threshold scaled to their width,
-``round(threshold * 64 / 512)``, i.e. 4 bits for the default 30), exact duplicates (same
+Checks: film ids naming rows of more than one split, cross-split pairs within the threshold
+(512-bit average hash; with ``--method``, also 64-bit ``phash``/``dhash`` from imagehash at
+the threshold scaled to their width, ``round(threshold * 64 / 512)``, i.e. 4 bits for the
+default 30), exact duplicates (same
 bytes; same decoded pixels, decoded at full size only for films whose header and hash
 leave it possible), stored cluster ids against the recomputed look-alike components,
 groups spanning splits, clinical hint terms in referrals, and a permutation test of
@@ -16,7 +20,9 @@ association between each referral field and the labels.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
@@ -50,6 +56,7 @@ def run_audit(
     # `pericurate audit --help` stays as fast as the other commands' help.
     from curation.audit.checks import (
         Audit,
+        Pair,
         check_clusters,
         check_groups,
         closest_pairs,
@@ -58,11 +65,12 @@ def run_audit(
         method_threshold,
         nearest_to_train,
         order_splits,
+        reused_ids,
         same_content,
         sorted_pairs,
     )
     from curation.audit.decided import apply_decisions
-    from curation.audit.identical import fill_pixels
+    from curation.audit.identical import fill_pixels, representatives
     from curation.audit.referrals import associations, find_hints
     from curation.audit.target import (
         AuditError,
@@ -97,7 +105,14 @@ def run_audit(
             "train-/validation-/test-... or pass --split-column."
         )
     thresholds = {m: method_threshold(m, threshold) for m in methods}
-    pairs = [p for m in methods for p in cross_split_pairs(films, splits, m, thresholds[m])]
+    rep_of = representatives(films)
+    reps = sorted(set(rep_of))
+    rep_films = [films[i] for i in reps]
+    pairs = [
+        Pair(p.method, p.distance, reps[p.a], reps[p.b])
+        for m in methods
+        for p in cross_split_pairs(rep_films, splits, m, thresholds[m])
+    ]
     audit = Audit(
         target=target,
         shards=shards,
@@ -112,24 +127,33 @@ def run_audit(
         nearest=nearest_to_train(films, splits),
         same_bytes=same_content(films, lambda f: f.sha256),
         same_pixels=same_content(films, lambda f: f.pixels),
-        clusters=check_clusters(films, threshold) if names["cluster"] else None,
+        clusters=check_clusters(films, threshold, rep_of) if names["cluster"] else None,
         groups=check_groups(films) if names["group"] else None,
         hints=find_hints(films),
         associations=associations(films, permutations, seed),
         permutations=permutations,
         seed=seed,
     )
-    audit.turned = turned_same_picture(
-        [f.split for f in films],
-        [f.codes["ahash"] for f in films],
-        [f.turned for f in films],
-        lambda index: audit.image_bytes(films[index]),
+    audit.copies = {r: n for r, n in Counter(rep_of).items() if n > 1}
+    turned = turned_same_picture(
+        [f.split for f in rep_films],
+        [f.codes["ahash"] for f in rep_films],
+        [f.turned for f in rep_films],
+        lambda index: audit.image_bytes(rep_films[index]),
     )
+    audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
     if visits:
-        features = shard_features(shards, names["image"] or columns.image, map)
-        audit.visits, audit.visit_fits = cross_split_matches(
-            films, features, splits, lambda index: audit.image_bytes(films[index]), map
+        features = shard_features(shards, names["image"] or columns.image, rep_films, map)
+        matches, fits = cross_split_matches(
+            rep_films,
+            features,
+            splits,
+            lambda index: audit.image_bytes(rep_films[index]),
+            map,
         )
+        audit.visits = [replace(m, a=reps[m.a], b=reps[m.b]) for m in matches]
+        audit.visit_fits = {(reps[a], reps[b]): fit for (a, b), fit in fits.items()}
+    audit.reused_ids = reused_ids(films)
     apply_decisions(audit, shards_folder)  # a build's decisions.toml, when it has one
     audit.findings = findings(audit)
     return audit

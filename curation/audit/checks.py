@@ -12,10 +12,9 @@ from typing import Any
 import faiss
 import networkx as nx
 import numpy as np
-import pyarrow.parquet as pq
 
 from curation.audit.referrals import Association, HintHit
-from curation.audit.target import AuditError, Film, image_bytes_of
+from curation.audit.target import Film, read_image
 from curation.audit.turned import TurnedPair
 from curation.audit.visits import CrossSplitMatch
 from curation.features.features import FeatureMatch
@@ -26,6 +25,7 @@ from curation.publish.schema import SPLITS as KNOWN_SPLITS
 
 SHORT_HASH_BITS = 64
 CLOSEST_PAIRS = 24
+NAMED = 5  # reused film ids a finding names; the report lists them all
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,12 @@ class Audit:
     permutations: int
     seed: int
     findings: list[str] = field(default_factory=list)
+    # Film ids that name rows of more than one split (``reused_ids``).
+    reused_ids: list[dict[str, Any]] = field(default_factory=list)
+    # Films standing for others of their split with the same bytes, and how many films each
+    # stands for (more than one): pairs, turned pairs and visits are found between such
+    # representatives (``curation.audit.identical.representatives``) and counted for all.
+    copies: dict[int, int] = field(default_factory=dict)
     # Cross-split pairs verified by local features (``curation.audit.visits``): visits of
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
@@ -76,6 +82,15 @@ class Audit:
     def __post_init__(self) -> None:
         self._read_back = functools.lru_cache(maxsize=READ_BACK_KEPT)(self._read_image)
 
+    def weight(self, a: int, b: int) -> int:
+        """The film pairs one pair of representatives stands for."""
+        return self.copies.get(a, 1) * self.copies.get(b, 1)
+
+    @property
+    def pair_count(self) -> int:
+        """The cross-split film pairs flagged, copies counted."""
+        return sum(self.weight(p.a, p.b) for p in self.pairs)
+
     @property
     def patient_visits(self) -> list[CrossSplitMatch]:
         """The cross-split visits of one patient (not the same picture)."""
@@ -87,16 +102,9 @@ class Audit:
         return self._read_back(film.shard, film.row)
 
     def _read_image(self, shard_index: int, row: int) -> bytes:
-        shard = self.shards[shard_index]
-        reader = pq.ParquetFile(shard)
-        offset = 0
-        for group in range(reader.num_row_groups):
-            rows = reader.metadata.row_group(group).num_rows
-            if row < offset + rows:
-                table = reader.read_row_group(group, columns=[self.columns["image"]])
-                return image_bytes_of(table.column(0)[row - offset].as_py(), str(shard))
-            offset += rows
-        raise AuditError(f"{shard}: row {row} is missing on re-read.")
+        image = self.columns["image"]
+        assert image is not None
+        return read_image(self.shards[shard_index], row, image)
 
 
 # --- leakage checks -----------------------------------------------------------------------
@@ -202,6 +210,20 @@ def same_content(films: list[Film], key: Callable[[Film], str | None]) -> list[l
     return sorted(g for g in groups.values() if len(g) > 1)
 
 
+def reused_ids(films: list[Film]) -> list[dict[str, Any]]:
+    """Film ids that name rows of more than one split, with those splits: a test row filed
+    under a train row's id is a leak whatever its image (a join by id mixes the splits), and
+    the hashes cannot see it when the images differ."""
+    splits_of: dict[str, set[str]] = defaultdict(set)
+    for film in films:
+        splits_of[film.film_id].add(film.split)
+    return [
+        {"film_id": film_id, "splits": order_splits(splits)}
+        for film_id, splits in sorted(splits_of.items())
+        if len(splits) > 1
+    ]
+
+
 def spans_splits(films: list[Film], group: list[int]) -> bool:
     return len({films[i].split for i in group}) > 1
 
@@ -221,21 +243,25 @@ def _grouped(films: list[Film], key: Callable[[Film], str | None]) -> dict[str, 
     return groups
 
 
-def check_clusters(films: list[Film], threshold: int) -> dict[str, Any]:
+def check_clusters(films: list[Film], threshold: int, rep_of: list[int]) -> dict[str, Any]:
     """Stored cluster ids against the look-alike components recomputed over all films, in
     every orientation. The curator may also have joined films on evidence a reviewer cannot
     see (one patient), so stored clusters may be coarser: each recomputed component must lie
-    within one stored cluster ("consistent"); "equal" says whether they are the same."""
+    within one stored cluster ("consistent"); "equal" says whether they are the same.
+    Films are searched through their representatives (``rep_of``), each copy joined to its
+    own: the components are those of searching every film."""
     graph = nx.Graph()
     graph.add_nodes_from(range(len(films)))
+    graph.add_edges_from((i, r) for i, r in enumerate(rep_of) if i != r)
+    reps = sorted(set(rep_of))
 
     def codes_in(view: View) -> np.ndarray:
         if view is View.identity:
-            return _codes(films, list(range(len(films))), "ahash")
-        return as_codes([f.turned[view.value] for f in films])
+            return _codes(films, reps, "ahash")
+        return as_codes([films[i].turned[view.value] for i in reps])
 
     for _, rows in pairs_in_any_orientation(codes_in, threshold):
-        graph.add_edges_from((i, j) for i, j, _ in rows.tolist())
+        graph.add_edges_from((reps[i], reps[j]) for i, j, _ in rows.tolist())
     recomputed = {frozenset(c) for c in nx.connected_components(graph)}
     stored = _grouped(films, lambda f: f.cluster)
     stored_sets = {frozenset(m) for m in stored.values()}
@@ -269,21 +295,30 @@ def check_groups(films: list[Film]) -> dict[str, Any]:
 def findings(audit: Audit) -> list[str]:
     """One sentence per kind of leakage or hint found; empty when clean."""
     found = []
+    if audit.reused_ids:
+        named = ", ".join(
+            f"{r['film_id']!r} ({' and '.join(r['splits'])})" for r in audit.reused_ids[:NAMED]
+        )
+        more = len(audit.reused_ids) - NAMED
+        found.append(
+            f"{len(audit.reused_ids)} film ids name rows in more than one split: {named}"
+            + (f" and {more} more." if more > 0 else ".")
+        )
     for method, limit in audit.thresholds.items():
-        count = sum(p.method == method for p in audit.pairs)
+        count = sum(audit.weight(p.a, p.b) for p in audit.pairs if p.method == method)
         if count:
             found.append(f"{count} cross-split pairs at {method} distance <= {limit}.")
-    reframed = len(audit.visits) - len(audit.patient_visits)
+    reframed = sum(audit.weight(v.a, v.b) for v in audit.visits if v.same_picture)
     if reframed:
         found.append(
             f"{reframed} cross-split pairs are the same picture under another frame (cropped, "
             "padded, turned a few degrees or re-toned; feature- and pixel-confirmed)."
         )
-    negatives = sum(p.negative for p in audit.turned)
-    if len(audit.turned) > negatives:
+    negatives = sum(audit.weight(p.a, p.b) for p in audit.turned if p.negative)
+    turned = sum(audit.weight(p.a, p.b) for p in audit.turned if not p.negative)
+    if turned:
         found.append(
-            f"{len(audit.turned) - negatives} cross-split pairs are the same picture mirrored "
-            "or turned (pixel-confirmed)."
+            f"{turned} cross-split pairs are the same picture mirrored or turned (pixel-confirmed)."
         )
     if negatives:
         found.append(

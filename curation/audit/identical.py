@@ -27,18 +27,30 @@ from curation.hashes.pairs import as_codes, self_pairs
 PIXEL_CHECK_RADIUS = 48
 
 
+def representatives(films: list[Film]) -> list[int]:
+    """Per film, the first film of its split with the same bytes (itself when it is the
+    first): copies agree in every hash, feature and pixel, so the pairwise checks compare
+    one film of each such set and a group of identical films costs memory in proportion to
+    its size, not to its square."""
+    first: dict[tuple[str, str], int] = {}
+    return [first.setdefault((film.split, film.sha256), i) for i, film in enumerate(films)]
+
+
 def pixel_candidates(films: list[Film], radius: int = PIXEL_CHECK_RADIUS) -> list[int]:
-    """Films sharing their header with another film within ``radius`` bits of average hash."""
-    by_header: dict[str, list[int]] = defaultdict(list)
+    """Films sharing their header with another film within ``radius`` bits of average hash.
+    Films with the same bytes are searched once: all of a set are chosen when it has two."""
+    by_header: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for index, film in enumerate(films):
-        by_header[film.header].append(index)
+        by_header[film.header][film.sha256].append(index)
     chosen: set[int] = set()
-    for members in by_header.values():
-        if len(members) < 2:
+    for by_bytes in by_header.values():
+        sets = list(by_bytes.values())
+        chosen.update(i for members in sets if len(members) > 1 for i in members)
+        if len(sets) < 2:
             continue
-        codes = as_codes([films[i].codes["ahash"] for i in members])
+        codes = as_codes([films[members[0]].codes["ahash"] for members in sets])
         for i, j, _ in self_pairs(codes, radius).tolist():
-            chosen.update((members[i], members[j]))
+            chosen.update((*sets[i], *sets[j]))
     return sorted(chosen)
 
 

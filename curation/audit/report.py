@@ -65,12 +65,19 @@ def _film(audit: Audit, index: int) -> dict[str, str]:
     return {"film_id": film.film_id, "split": film.split}
 
 
+def _paired(audit: Audit, index: int) -> dict[str, Any]:
+    """One film of a pair; a film standing for copies of itself in its split says how many
+    films (itself included) it stands for: the pair is then a group of film pairs."""
+    copies = audit.copies.get(index)
+    return {**_film(audit, index), **({"films_with_these_bytes": copies} if copies else {})}
+
+
 def _pair(audit: Audit, pair: Pair) -> dict[str, Any]:
     return {
         "method": pair.method,
         "distance": pair.distance,
-        "a": _film(audit, pair.a),
-        "b": _film(audit, pair.b),
+        "a": _paired(audit, pair.a),
+        "b": _paired(audit, pair.b),
     }
 
 
@@ -132,14 +139,15 @@ def report_json(audit: Audit) -> dict[str, Any]:
             "alpha_after_bonferroni": 0.01,
         },
         "splits": split_figures(audit),
+        "reused_film_ids": audit.reused_ids,
         "cross_split_pairs": {
-            "count": len(audit.pairs),
+            "count": audit.pair_count,
             "listed": [_pair(audit, p) for p in audit.pairs[:LISTED]],
         },
         "same_picture_turned": [
             {
-                "film": _film(audit, p.a),
-                "other": _film(audit, p.b),
+                "film": _paired(audit, p.a),
+                "other": _paired(audit, p.b),
                 "view": "negative" if p.negative else p.view.value,
                 "hash_distance": p.distance,
                 "pixel_difference": p.difference,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -25,6 +25,7 @@ from curation.core.jpeg_check import check_decodable, decode_failure
 from curation.core.parallel import LocalMap, Mapper
 from curation.hashes.hashing import AverageHash512, View, short_hashes
 
+IMAGES_AT_ONCE = 16  # image cells decoded from a row group at a time
 HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
 
 
@@ -108,10 +109,34 @@ def resolve_target(target: str) -> Path:
             allow_patterns=["*.parquet"],
         )
     except Exception as error:
-        raise AuditError(
-            f"{target}: could not download the dataset at that revision ({type(error).__name__})."
-        ) from None
+        raise AuditError(_download_problem(target, error)) from None
     return Path(folder)
+
+
+def _download_problem(target: str, error: Exception) -> str:
+    """One sentence for a Hub download that failed: unreachable (no network, offline mode,
+    nothing cached), no such dataset or revision, or the Hub's own answer."""
+    from huggingface_hub import constants
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        OfflineModeIsEnabled,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    if isinstance(error, LocalEntryNotFoundError | OfflineModeIsEnabled | OSError):
+        return (
+            f"{target}: the Hub at {constants.ENDPOINT} cannot be reached (no network, or "
+            "offline mode) and no copy of that revision is cached, so it cannot be audited."
+        )
+    if isinstance(error, RevisionNotFoundError):
+        return f"{target}: the Hub has that dataset but no such revision."
+    if isinstance(error, RepositoryNotFoundError):
+        return f"{target}: no such dataset on the Hub (or it is private and no token allows it)."
+    if isinstance(error, HfHubHTTPError) and error.response is not None:
+        return f"{target}: the Hub answered HTTP {error.response.status_code} to the download."
+    return f"{target}: could not download the dataset at that revision ({type(error).__name__})."
 
 
 def find_shards(folder: Path) -> list[Path]:
@@ -230,18 +255,49 @@ def read_images(
 ) -> list[Any]:
     """``work`` of the image of each of ``rows`` (shard rows) of one row group, in order; an
     image that cannot be decoded is one sentence naming its shard and row."""
-    column = pq.ParquetFile(job.path).read_row_group(job.group, columns=[image]).column(0)
-    done = []
-    for row in rows:
+    wanted = set(rows)
+    done: dict[int, Any] = {}
+    for row, cell in _image_cells(job.path, job.group, job.first_row, image):
+        if row not in wanted:
+            continue
         where = f"{job.path} row {row}"
-        data = image_bytes_of(column[row - job.first_row].as_py(), where)
+        data = image_bytes_of(cell, where)
         try:
-            done.append(work(data))
+            done[row] = work(data)
         except (OSError, ValueError, Image.DecompressionBombError) as error:
             raise AuditError(
                 f"{where}: the image cannot be decoded ({decode_failure(error)})."
             ) from None
-    return done
+        if len(done) == len(wanted):
+            break
+    return [done[row] for row in rows]
+
+
+def read_image(path: Path, row: int, image: str) -> bytes:
+    """The image bytes of one shard row, read a batch at a time up to it."""
+    metadata = pq.ParquetFile(path).metadata
+    first = 0
+    for group in range(metadata.num_row_groups):
+        rows = metadata.row_group(group).num_rows
+        if row < first + rows:
+            for at, cell in _image_cells(path, group, first, image):
+                if at == row:
+                    return image_bytes_of(cell, f"{path} row {row}")
+        first += rows
+    raise AuditError(f"{path}: row {row} is missing on re-read.")
+
+
+def _image_cells(path: Path, group: int, first_row: int, image: str) -> Iterator[tuple[int, Any]]:
+    """Each shard row of one row group with its image cell, ``IMAGES_AT_ONCE`` decoded at a
+    time: a row group holding thousands of copies of one image (stored once, dictionary
+    encoded) would take gigabytes read whole."""
+    reader = pq.ParquetFile(path)
+    row = first_row
+    batches = reader.iter_batches(batch_size=IMAGES_AT_ONCE, row_groups=[group], columns=[image])
+    for batch in batches:
+        for cell in batch.column(0).to_pylist():
+            yield row, cell
+            row += 1
 
 
 def _hash_group(

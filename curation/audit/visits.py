@@ -65,17 +65,30 @@ def _features(data: bytes) -> FilmFeatures:
     return film_features(grey, size)
 
 
-def _features_group(job: RowGroup, image: str) -> list[FilmFeatures]:
-    rows = tuple(range(job.first_row, job.first_row + job.rows))
-    return read_images(job, image, rows, _features)
+def _features_group(job: tuple[RowGroup, tuple[int, ...]], image: str) -> list[FilmFeatures]:
+    group, rows = job
+    return read_images(group, image, rows, _features)
 
 
-def shard_features(shards: list[Path], image: str, map: Mapper | None = None) -> list[FilmFeatures]:
-    """The features of every row of every shard, in the order ``scan`` reads the films, a
-    row group per job through ``map`` (default: one process per core)."""
-    jobs = row_groups(shards)
+def shard_features(
+    shards: list[Path], image: str, films: list[Film], map: Mapper | None = None
+) -> list[FilmFeatures]:
+    """The features of ``films``, in their order, read from the shards a row group per job
+    through ``map`` (default: one process per core)."""
+    groups = row_groups(shards)
+    wanted = [(f.shard, f.row) for f in films]
+    rows_of: dict[RowGroup, list[int]] = {}
+    for shard, row in sorted(set(wanted)):
+        group = next(g for g in groups if g.shard == shard and row < g.first_row + g.rows)
+        rows_of.setdefault(group, []).append(row)
+    jobs = [(group, tuple(rows)) for group, rows in rows_of.items()]
     work = partial(_features_group, image=image)
-    return [f for group in (map or LocalMap())(work, jobs, chunksize=1) for f in group]
+    found: dict[tuple[int, int], FilmFeatures] = {}
+    for (group, rows), features in zip(
+        jobs, (map or LocalMap())(work, jobs, chunksize=1), strict=True
+    ):
+        found.update({(group.shard, row): f for row, f in zip(rows, features, strict=True)})
+    return [found[key] for key in wanted]
 
 
 def _match(pair: tuple[FilmFeatures, FilmFeatures]) -> FeatureMatch:

@@ -5,11 +5,15 @@ Before anything is sent (``--dry-run`` too), the build's files are verified toge
 (``curation.publish.build_check``): each shard holds exactly the films the manifest keeps in its
 split, each image with the published sha256 the manifest records, and ``clusters.parquet``
 and ``curation.json`` agree with them; a build made from the synthetic sample is refused
-unless ``--allow-synthetic``. One ``create_commit`` guarded by ``parent_commit`` uploads the
-files (it drops unchanged files itself and makes no empty commit, so the head is then the
-revision). The revision is tagged, written into the environment's ``pinned.py``, its eval
-config and the local card; the environment's wheel and sdist are built, and ``--env-push``
-publishes the environment with ``prime env push`` (``pericurate[prime]``).
+unless ``--allow-synthetic``. So is everything the push does after its upload: the pin files
+must hold one revision line each, the environment package is built once into a folder thrown
+away (by its backend in this interpreter, never a tool looked up on PATH), ``prime`` must be
+installed for ``--env-push``, and a real push needs a token. One ``create_commit`` guarded
+by ``parent_commit`` uploads the files (it drops unchanged files itself and makes no empty
+commit, so the head is then the revision). The revision is tagged, written into the
+environment's ``pinned.py``, its eval config and the local card; the environment's wheel and
+sdist are built, and ``--env-push`` publishes the environment with ``prime env push``
+(``pericurate[prime]``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import sysconfig
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,9 +196,9 @@ def publish(api: HfApi, repo: str, files: list[Upload], tag: str) -> tuple[str, 
     return head, made
 
 
-def pin_revision(repo_root: Path, sha: str) -> list[Path]:
-    """Rewrite the one revision line of pinned.py and of the eval config."""
-    rules = (
+def _pin_rules(repo_root: Path, sha: str) -> tuple[tuple[Path, str, str], ...]:
+    """Each pin file, the pattern of its one revision line and that line naming ``sha``."""
+    return (
         (
             repo_root / PINNED_FILE,
             r"^REVISION: str \| None = .*$",
@@ -199,36 +206,89 @@ def pin_revision(repo_root: Path, sha: str) -> list[Path]:
         ),
         (repo_root / EVAL_CONFIG, r"^revision = .*$", f'revision = "{sha}"'),
     )
+
+
+def pin_revision(repo_root: Path, sha: str) -> list[Path]:
+    """Rewrite the one revision line of pinned.py and of the eval config."""
+    check_pins(repo_root)
+    rules = _pin_rules(repo_root, sha)
     for path, pattern, line in rules:
-        if not path.is_file():
-            raise PushError(f"{path}: not found; pass --repo-root with the project root.")
-        text, n = re.subn(pattern, line, path.read_text(encoding="utf-8"), flags=re.MULTILINE)
-        if n != 1:
-            raise PushError(f"{path}: expected one revision line to rewrite, found {n}.")
+        text = re.sub(pattern, line, path.read_text(encoding="utf-8"), flags=re.MULTILINE)
         write_bytes(path, text.encode("utf-8"))
     return [path for path, _, _ in rules]
 
 
-def build_environment(repo_root: Path) -> Path:
-    """The environment's wheel and sdist, built with uv (works offline with a cached backend)."""
-    uv = shutil.which("uv")
-    if uv is None:
-        raise PushError("uv is not on PATH, so the environment package cannot be built.")
+def build_environment(repo_root: Path, out: Path) -> list[Path]:
+    """The environment's sdist and wheel in ``out``, built by its own backend (hatchling) run
+    by this interpreter: no build tool on PATH and no network needed."""
+    from pyproject_hooks import quiet_subprocess_runner
+
+    from build import BuildBackendException, BuildException, ProjectBuilder
+
+    package = repo_root / ENV_PACKAGE
+    if not (package / "pyproject.toml").is_file():
+        raise PushError(
+            f"{package}: no pyproject.toml, so the environment package cannot be built; pass "
+            "--repo-root with the project root, or --no-build-env."
+        )
+    try:
+        builder = ProjectBuilder(
+            package, python_executable=sys.executable, runner=quiet_subprocess_runner
+        )
+        missing = builder.check_dependencies("sdist") | builder.check_dependencies("wheel")
+        if missing:
+            needed = ", ".join(sorted(chain[0] for chain in missing))
+            raise PushError(
+                f"{package} cannot be built: its build backend needs {needed}, which this "
+                "Python lacks; reinstall pericurate."
+            )
+        return [Path(builder.build(kind, out)) for kind in ("sdist", "wheel")]
+    except BuildBackendException as error:
+        said = _last_line(getattr(error.exception, "output", None)) or str(error)
+        raise PushError(f"building the environment {package} failed: {said}") from None
+    except BuildException as error:
+        raise PushError(f"building the environment {package} failed: {error}") from None
+
+
+def _last_line(output: bytes | str | None) -> str:
+    """The last line a failed backend printed: its error."""
+    text = output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+    return next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+
+
+def check_environment_builds(repo_root: Path) -> None:
+    """Build the environment into a folder thrown away after: a push that could not build it
+    after publishing is refused before its first upload."""
+    with tempfile.TemporaryDirectory(prefix="pericurate-env-") as trial:
+        build_environment(repo_root, Path(trial))
+
+
+def publish_environment(repo_root: Path) -> Path:
+    """The pinned environment's sdist and wheel, moved into ``ENV_DIST`` only once both are
+    built."""
     out = repo_root / ENV_DIST
-    result = subprocess.run(
-        [uv, "build", str(repo_root / ENV_PACKAGE), "--out-dir", str(out)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise PushError(f"building the environment failed: {result.stderr.strip()[-300:]}")
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out, prefix=".building-") as fresh:
+        for built in build_environment(repo_root, Path(fresh)):
+            os.replace(built, out / built.name)
     return out
 
 
+def check_pins(repo_root: Path) -> None:
+    """Refuse, before anything is published, pin files that ``pin_revision`` could not
+    rewrite."""
+    for path, pattern, _ in _pin_rules(repo_root, "0" * 40):
+        if not path.is_file():
+            raise PushError(f"{path}: not found; pass --repo-root with the project root.")
+        n = len(re.findall(pattern, path.read_text(encoding="utf-8"), flags=re.MULTILINE))
+        if n != 1:
+            raise PushError(f"{path}: expected one revision line to rewrite, found {n}.")
+
+
 def prime_cli() -> str:
-    """The ``prime`` executable, refused up front (before anything is published) when absent."""
-    prime = shutil.which("prime")
+    """The ``prime`` executable (on PATH, else beside this interpreter, where
+    ``pericurate[prime]`` installs it), refused up front when absent."""
+    prime = shutil.which("prime") or shutil.which("prime", path=sysconfig.get_path("scripts"))
     if prime is None:
         raise PushError(
             "--env-push needs the prime CLI, which is not installed: install "
@@ -279,7 +339,10 @@ def push_build(
             "--allow-synthetic to push it anyway."
         )
     check_files(build)
-    prime = prime_cli() if env_push and not dry_run else None
+    check_pins(repo_root)
+    prime = prime_cli() if env_push else None
+    if build_env:
+        check_environment_builds(repo_root)
     files = uploads(build)
     tag = tag or tree_tag(files)
     target = endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
@@ -319,6 +382,6 @@ def push_build(
         console.print(f"pinned {path}")
     write_card(build, sha)
     if build_env:
-        console.print(f"built the environment into {build_environment(repo_root)}")
+        console.print(f"built the environment into {publish_environment(repo_root)}")
     if prime is not None:
         push_environment(prime, repo_root, console)
