@@ -54,8 +54,6 @@ from curation.index.provenance import encoder_signature
 from curation.near_identical.candidates import SamePicture, same_picture_groups
 from curation.near_identical.keeper import STRONG_RULES, FilmFacts, strong_evidence
 from curation.near_identical.keeper_evidence import (
-    border_share,
-    corner_share,
     correlation,
     draft_grey,
     hash_bits,
@@ -63,6 +61,7 @@ from curation.near_identical.keeper_evidence import (
     mean_grid,
     turn_of,
 )
+from curation.near_identical.keeper_frame import border_shares, corner_share
 from curation.near_identical.keeper_tone import TypicalTone, tone_of
 from curation.near_identical.pixels import Comparison
 
@@ -87,7 +86,7 @@ def _facts(
 ) -> FilmFacts:
     with Image.open(path) as image:
         width, height = image.size
-    quality, padding, corners = header_and_border(path)
+    file = header_and_border(path)
     contrast, rough = typical.departures(tone_of(path))
     return FilmFacts(
         width,
@@ -95,9 +94,9 @@ def _facts(
         (),
         0.0,
         turned=turn_of(views, mean),
-        padding=padding,
-        filled_corners=corners,
-        quality=quality,
+        borders=file.borders,
+        filled_corners=file.corners,
+        quality=file.quality,
         unusual_encoder=_signature(path) != usual,
         contrast_departure=contrast,
         roughness_departure=rough,
@@ -155,7 +154,7 @@ def _upright_margins(views: list[dict[View, bytes]], mean: np.ndarray) -> dict[s
 def _borders(paths: list[Path], pick: Callable = max) -> tuple[float, float]:
     """The largest (``pick=min``: smallest) padding and filled-corner shares, unthresholded."""
     greys = [draft_grey(p) for p in paths]
-    return pick(border_share(g, 0.0) for g in greys), pick(corner_share(g, 0.0) for g in greys)
+    return pick(max(border_shares(g)) for g in greys), pick(corner_share(g, 0.0) for g in greys)
 
 
 MIRROR_WIDTHS = (16, 64, 256)

@@ -88,6 +88,7 @@ from dataclasses import dataclass
 from curation.core.records import Lesion
 from curation.hashes.hashing import View
 from curation.index.provenance import scripted
+from curation.near_identical.keeper_frame import Borders, Frame, pad_share
 from curation.near_identical.keeper_tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
 
 Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
@@ -104,7 +105,9 @@ class FilmFacts:
     script_share: float  # share of the augmentation folder written with its signature
     augmented_twin: str = ""  # how it equals an augmentation-folder copy; "" when it does not
     turned: View = View.identity  # the turn whose grid fits the archive's mean grid best
-    padding: float = 0.0  # widest constant border, as a share of the frame's side
+    borders: Borders = (0.0, 0.0, 0.0, 0.0)  # constant border per side, as shares of it
+    upscaled_from: str = ""  # the smaller film of its group it is an upscale of; "" if none
+    grey_in_colour: bool = False  # a grey picture in three channels, in an archive stored grey
     quality: int = 0  # JPEG quality estimated from its quantisation tables; 0 when unknown
     unusual_encoder: bool = False  # not the signature most of the archive's films carry
     filled_corners: float = 0.0  # share of its corner blocks that is black
@@ -146,9 +149,32 @@ def _turned(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evide
     )
 
 
+def _frame(fact: FilmFacts) -> Frame:
+    return Frame(fact.width, fact.height, fact.borders)
+
+
 def _padded(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
-    share = facts[film].padding
-    return share, f"it is padded: a constant border {share:.1%} of the frame wide"
+    share = max(
+        (pad_share(_frame(facts[film]), _frame(facts[f])) for f in group - {film}), default=0.0
+    )
+    return share, (
+        f"it is padded: a constant border {share:.1%} of the frame wider than the other "
+        "film's, around no more picture than it shows"
+    )
+
+
+def _upscaled(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    source = facts[film].upscaled_from
+    return float(bool(source)), (
+        f"it is {source} upscaled: more pixels but no detail that film lacks"
+    )
+
+
+def _colour_resave(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    return float(facts[film].grey_in_colour), (
+        "it is a grey picture stored in three equal channels, where the archive's films are "
+        "stored grey: a re-save"
+    )
 
 
 def _filled_corners(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
@@ -200,8 +226,8 @@ def _number(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evide
     number = float(int(film)) if film.isdecimal() else float("inf")
     return (
         number,
-        "fallback: nothing in the files separates them, the lower number is kept "
-        "(ids compared as numbers)",
+        "undecided: nothing in the files tells which film is the original; the lower "
+        "number is kept (ids compared as numbers)",
     )
 
 
@@ -212,7 +238,9 @@ STRONG_RULES: tuple[tuple[str, Rule], ...] = (
     ("portrait", _portrait),
     ("turned", _turned),
     ("padded", _padded),
+    ("upscaled", _upscaled),
     ("fewer pixels", _fewer_pixels),
+    ("re-saved in colour", _colour_resave),
     ("lower quality", _lower_quality),
     ("unusual encoder", _unusual_encoder),
     ("filled corners", _filled_corners),
@@ -231,7 +259,7 @@ def strong_evidence(
     return tuple(rule(film, group, facts) for _, rule in STRONG_RULES)
 
 
-def _frame(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
+def _boxes(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
     return fact.width, fact.height, fact.lesions
 
 
@@ -256,8 +284,8 @@ def grain_contest(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
     size, and repeating each other's boxes exactly (as a script copies them). A re-filing,
     annotated anew, never enters one."""
     tied_films = tied(group, facts)
-    copies = Counter(_frame(facts[f]) for f in tied_films)
-    return {f for f in tied_films if facts[f].lesions and copies[_frame(facts[f])] > 1}
+    copies = Counter(_boxes(facts[f]) for f in tied_films)
+    return {f for f in tied_films if facts[f].lesions and copies[_boxes(facts[f])] > 1}
 
 
 def keeper_key(
@@ -270,7 +298,7 @@ def keeper_key(
 ) -> tuple[Evidence, ...]:
     """All the evidence that ``film`` is a copy, in ``KEEPER_ORDER``; grain only in a contest,
     ``reencoded`` (copy -> the film it was written from) only among tied films."""
-    rivals = [grains[f] for f in contest if _frame(facts[f]) == _frame(facts[film])]
+    rivals = [grains[f] for f in contest if _boxes(facts[f]) == _boxes(facts[film])]
     grainier = film in contest and grains[film] > min(rivals)
     source = reencoded.get(film, "")
     return (
@@ -298,4 +326,4 @@ def deciding(dropped: tuple[Evidence, ...], kept: tuple[Evidence, ...]) -> tuple
     for name, (mine, why), (theirs, _) in zip(KEEPER_ORDER, dropped, kept, strict=True):
         if mine > theirs:
             return name, why
-    return KEEPER_ORDER[-1], "fallback: nothing separates them, the id's text decides"
+    return KEEPER_ORDER[-1], "undecided: nothing in the files separates them, the id's text decides"

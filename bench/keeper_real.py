@@ -1,0 +1,379 @@
+"""``python -m bench.keeper_real``: which film is kept, on real films with their own borders.
+
+Reads the real radiographs of ``../shared/realfilms-dev`` (the 120 films at 512 x 512 and the
+25 grey films at their native 2,943 x 1,435; never copied into the repository) and skips with
+one sentence when they are absent. Each original is measured twice: as it is, and with a
+constant dark border of its own (``BORDER_SHARES``, level ``BORDER_LEVELS``, painted over
+its edge and written at the film's own quality and mode), as held-out archives' films have.
+From each it makes every alteration of ``bench.frame_alterations`` (15 alterations at their
+strengths) and the further cases of ``EXTRA`` (60 % crops, 256-px downscales, a grey film
+re-saved as RGB 4:4:4 at quality 95, 1.15 upscales), writes each copy in the original's mode
+(the grey<->RGB alteration in the other one), numbers it once below and once above its
+original, and lets ``curation.near_identical.candidates.same_picture_groups`` choose the
+keeper from the facts the step reads (a turn against the archive's mean film, made of the
+originals and one copy each). Detection is not measured here.
+
+Films are split into two halves by their place in the folder (even: the half the new limits
+are chosen on; odd: the other half); every figure is reported per half, with the margins of
+``curation.near_identical.keeper_frame``'s limits (largest value on one side, smallest on
+the other). Figures go to ``bench/keeper.json`` under ``real_films_bordered``.
+
+    uv run --frozen python -m bench.keeper_real                     # every film
+    uv run --frozen python -m bench.keeper_real --films 20 --native 4   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from bench.frame_alterations import ALTERATIONS, QUALITY, Alteration
+from bench.real_films import REAL_FILMS
+from curation.core.atomic import write_bytes
+from curation.hashes.hashing import AverageHash512, View
+from curation.index.provenance import encoder_signature
+from curation.near_identical.candidates import SamePicture, pairs_to_reencode, same_picture_groups
+from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, tied
+from curation.near_identical.keeper_evidence import (
+    draft_grey,
+    header_and_border,
+    jpeg_quality,
+    mean_grid,
+    turn_of,
+)
+from curation.near_identical.keeper_frame import (
+    UPSCALE_LEAD,
+    Frame,
+    channel_spread,
+    content_ratio,
+    corner_share,
+    pad_share,
+    upscale_lead,
+)
+from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_misses, written_from
+from curation.near_identical.keeper_tone import TypicalTone, tone_of
+from curation.near_identical.pixels import Comparison
+
+RESULTS = Path(__file__).with_name("keeper.json")
+NATIVE_FILMS = REAL_FILMS.parent / "films-native"
+BORDER_SHARES = (0.009, 0.013)  # of each side: the held-out films' own borders
+BORDER_LEVELS = (0, 6)  # grey levels of that border
+
+
+def _crop_to(grey: np.ndarray, keep: float) -> np.ndarray:
+    height, width = grey.shape
+    dy, dx = round(height * (1 - keep) / 2), round(width * (1 - keep) / 2)
+    return grey[dy : height - dy, dx : width - dx]
+
+
+def _resized(grey: np.ndarray, width: int, height: int) -> np.ndarray:
+    area = width < grey.shape[1]
+    return cv2.resize(
+        grey, (width, height), interpolation=cv2.INTER_AREA if area else cv2.INTER_CUBIC
+    )
+
+
+def _to_256(grey: np.ndarray) -> np.ndarray:
+    return _resized(grey, 256, max(1, round(grey.shape[0] * 256 / grey.shape[1])))
+
+
+def _upscale(grey: np.ndarray) -> np.ndarray:
+    return _resized(grey, round(grey.shape[1] * 1.15), round(grey.shape[0] * 1.15))
+
+
+EXTRA: dict[tuple[str, int], Alteration] = {
+    ("crop to 60%", 1): lambda g: (_crop_to(g, 0.6), QUALITY, "L"),
+    ("downscale to 256 px", 1): lambda g: (_to_256(g), QUALITY, "L"),
+    ("RGB 4:4:4 q95", 1): lambda g: (g, 95, "RGB"),
+    ("upscale 1.15", 1): lambda g: (_upscale(g), QUALITY, "L"),
+}
+CASES = {**ALTERATIONS, **EXTRA}
+FULL_CHROMA = "RGB 4:4:4 q95"  # the case written without chroma subsampling
+VIEWS = {"mirror": View.mirror, "quarter turn": View.rot90, "half turn": View.rot180}
+REFRAMED = {"crop", "black pad", "rotation", "crop + re-encode", "width-only resize"}
+REFRAMED |= {"burned-in label", "crop to 60%"}  # the frame check confirms these, not the grid
+TURNED = {"quarter turn", "half turn"}
+
+
+def _write(picture: np.ndarray, quality: int, mode: str, subsampling: int = -1) -> bytes:
+    image = Image.fromarray(np.clip(picture, 0, 255).round().astype(np.uint8)).convert(mode)
+    out = io.BytesIO()
+    image.save(out, "JPEG", quality=quality, subsampling=subsampling)
+    return out.getvalue()
+
+
+def bordered(grey: np.ndarray, seed: int) -> np.ndarray:
+    """The film with a constant dark border of its own painted over its edge."""
+    rng = np.random.default_rng(seed)
+    share, level = rng.uniform(*BORDER_SHARES), int(rng.integers(*BORDER_LEVELS))
+    height, width = grey.shape
+    dy, dx = max(1, round(height * share)), max(1, round(width * share))
+    out = grey.copy()
+    out[:dy], out[-dy:], out[:, :dx], out[:, -dx:] = level, level, level, level
+    return out
+
+
+@dataclass
+class Film:
+    """One original (plain or bordered) and its copies, written in a folder."""
+
+    half: str
+    bordered: bool
+    original: Path
+    copies: dict[str, Path] = field(default_factory=dict)
+
+
+def _make(sources: list[tuple[Path, str]], folder: Path) -> list[Film]:
+    films = []
+    for n, (source, half) in enumerate(sources):
+        with Image.open(source) as image:
+            mode, quality = image.mode, jpeg_quality(image)
+            grey = np.asarray(image.convert("L"))
+        for with_border in (False, True):
+            original = folder / f"{n}-{int(with_border)}-original.jpg"
+            if with_border:
+                grey_used = bordered(grey, n)
+                write_bytes(original, _write(grey_used, quality, mode))
+            else:
+                grey_used = grey
+                write_bytes(original, source.read_bytes())
+            film = Film(half, with_border, original)
+            decoded = np.asarray(Image.open(original).convert("L"))
+            for c, ((name, strength), alter) in enumerate(CASES.items()):
+                copy, copy_quality, copy_mode = alter(decoded)
+                if (name, strength) in ALTERATIONS:  # never above the original's own
+                    copy_quality = min(copy_quality, quality)
+                if name == "grey<->RGB":
+                    copy_mode = "L" if mode == "RGB" else "RGB"
+                elif copy_mode == "L":
+                    copy_mode = mode
+                path = folder / f"{n}-{int(with_border)}-{c}.jpg"
+                full_chroma = 0 if name == FULL_CHROMA else -1
+                write_bytes(path, _write(copy, copy_quality, copy_mode, full_chroma))
+                film.copies[f"{name} {strength}"] = path
+            films.append(film)
+    return films
+
+
+class Reader:
+    """The facts of each written film, read once; tone only when asked."""
+
+    def __init__(self, films: list[Film]) -> None:
+        hasher = AverageHash512()
+        paths = [p for f in films for p in (f.original, *f.copies.values())]
+        self.views = {p: hasher.hash_views(p) for p in paths}
+        names = list(CASES)
+        one_each = [
+            f.copies[" ".join(map(str, names[n % len(names)]))] for n, f in enumerate(films)
+        ]
+        archive = [f.original for f in films] + one_each
+        self.mean = mean_grid({str(p): self.views[p] for p in archive})
+        self.usual = Counter(_signature(p) for p in archive).most_common(1)[0][0]
+        self.typical = TypicalTone.of([tone_of(p) for p in archive[:: max(1, len(archive) // 60)]])
+        self.facts: dict[Path, FilmFacts] = {}
+
+    def facts_of(self, path: Path) -> FilmFacts:
+        if path not in self.facts:
+            with Image.open(path) as image:
+                width, height = image.size
+            file = header_and_border(path)
+            self.facts[path] = FilmFacts(
+                width,
+                height,
+                (),
+                0.0,
+                turned=turn_of(self.views[path], self.mean),
+                borders=file.borders,
+                grey_in_colour=self.usual.startswith("L|") and file.grey_in_colour,
+                quality=file.quality,
+                unusual_encoder=_signature(path) != self.usual,
+                filled_corners=file.corners,
+            )
+        return self.facts[path]
+
+    def toned(self, path: Path) -> FilmFacts:
+        fact = self.facts_of(path)
+        if fact.contrast_departure or fact.roughness_departure:
+            return fact
+        contrast, rough = self.typical.departures(tone_of(path))
+        self.facts[path] = replace(fact, contrast_departure=contrast, roughness_departure=rough)
+        return self.facts[path]
+
+
+def _signature(path: Path) -> str:
+    with Image.open(path) as image:
+        return encoder_signature(image)
+
+
+def _grey(path: Path) -> np.ndarray:
+    return np.asarray(Image.open(path).convert("L"))
+
+
+@dataclass
+class Tally:
+    """Outcomes and margins, per half."""
+
+    kept: Counter = field(default_factory=Counter)
+    rules: Counter = field(default_factory=Counter)
+    turned_kept: Counter = field(default_factory=Counter)
+    sides: dict = field(default_factory=lambda: defaultdict(list))
+
+
+def _tones(toned: FilmFacts, fact: FilmFacts) -> FilmFacts:
+    return replace(
+        fact,
+        contrast_departure=toned.contrast_departure,
+        roughness_departure=toned.roughness_departure,
+    )
+
+
+def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> None:
+    case = name.rsplit(" ", 1)[0]
+    original_fact, copy_fact = reader.facts_of(film.original), reader.facts_of(copy)
+    upscaled = case not in REFRAMED and case not in VIEWS and original_fact.width != copy_fact.width
+    if upscaled:
+        larger, smaller = (
+            (copy, film.original)
+            if copy_fact.width > original_fact.width
+            else (film.original, copy)
+        )
+        lead = upscale_lead(_grey(larger), _grey(smaller))
+        side = "upscale copies" if larger == copy else "originals over smaller copies"
+        tally.sides[f"upscale lead: {side}"].append(lead)
+        if lead >= UPSCALE_LEAD:
+            if larger == copy:
+                copy_fact = replace(copy_fact, upscaled_from="original")
+            else:
+                original_fact = replace(original_fact, upscaled_from="copy")
+    copy_frame = Frame(copy_fact.width, copy_fact.height, copy_fact.borders)
+    original_frame = Frame(original_fact.width, original_fact.height, original_fact.borders)
+    pad = pad_share(copy_frame, original_frame, 0.0)
+    wrong_pad = pad_share(original_frame, copy_frame, 0.0)
+    if case == "black pad":
+        tally.sides["pad: pad copies"].append(pad)
+        tally.sides["content ratio: pad copies over their originals"].append(
+            content_ratio(copy_frame, original_frame)
+        )
+    else:
+        tally.sides["pad: originals read against their copies"].append(wrong_pad)
+    if case in ("crop", "crop + re-encode") and name[-1] in "23":  # past the border
+        tally.sides["content ratio: originals over crops of 3-6 %"].append(
+            content_ratio(original_frame, copy_frame)
+        )
+    if film.bordered:
+        tally.sides["corners: bordered originals"].append(
+            corner_share(draft_grey(film.original), 0.0)
+        )
+    if case == "rotation":
+        tally.sides["corners: rotated copies"].append(corner_share(draft_grey(copy), 0.0))
+    if case == "RGB 4:4:4 q95":
+        tally.sides["channel spread: RGB re-saves"].append(
+            channel_spread(np.asarray(Image.open(copy).convert("RGB")))
+        )
+    for _, (original_id, copy_id) in (
+        ("above", ("36531", "090131")),
+        ("below", ("36531", "16531")),
+    ):
+        facts = {original_id: original_fact, copy_id: copy_fact}
+        pair = SamePicture(
+            original_id,
+            copy_id,
+            VIEWS.get(case, View.identity),
+            0,
+            Comparison(0, None, True),
+            ("copy", "copy") if case in REFRAMED else (),
+        )
+        group = {original_id, copy_id}
+        if len(tied(group, facts, FIRST_TONE_RULE)) > 1:
+            facts = {
+                original_id: _tones(reader.toned(film.original), original_fact),
+                copy_id: _tones(reader.toned(copy), copy_fact),
+            }
+        reencoded = {}
+        if pairs_to_reencode([pair], facts):
+            misses = reencoding_misses(ReencodeJob(str(film.original), str(copy), pair.view))
+            found = written_from(original_id, copy_id, misses)
+            reencoded = dict([found]) if found else {}
+        [decided] = same_picture_groups([pair], facts, {}, reencoded)
+        kept_original = decided.kept == original_id
+        key = (film.half, "bordered" if film.bordered else "plain", name)
+        tally.kept[(*key, "original kept" if kept_original else "copy kept")] += 1
+        rule = decided.dropped[0].evidence.split(":")[0]
+        tally.rules[(film.half, rule if kept_original else f"copy kept | {rule}")] += 1
+        if not kept_original and case in TURNED:
+            tally.turned_kept[film.half] += 1
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"n": len(values), "smallest": round(min(values), 4), "largest": round(max(values), 4)}
+
+
+def measure(films: int, native: int) -> dict:
+    """The keeper's outcome and the frame facts' margins, per half (module docstring)."""
+    small = sorted(REAL_FILMS.glob("*.jpg"))[:films]
+    large = sorted(NATIVE_FILMS.glob("*.jpg"))[:native]
+    tally = Tally()
+    for films_of_one_archive in (small, large):  # each set is its own archive
+        if not films_of_one_archive:
+            continue
+        halves = ["choose" if n % 2 == 0 else "check" for n in range(len(films_of_one_archive))]
+        with tempfile.TemporaryDirectory(prefix="bench-keeper-real-") as temp:
+            made = _make(list(zip(films_of_one_archive, halves, strict=True)), Path(temp))
+            reader = Reader(made)
+            for film in made:
+                for name, copy in film.copies.items():
+                    _decide(film, name, copy, reader, tally)
+    found: dict = {"films at 512 px": len(small), "native films": len(large)}
+    for half in ("choose", "check"):
+        rows = {k: v for k, v in tally.kept.items() if k[0] == half}
+        groups = sum(rows.values())
+        kept = sum(v for k, v in rows.items() if k[3] == "original kept")
+        wrong = {f"{k[1]} | {k[2]}": v for k, v in sorted(rows.items()) if k[3] == "copy kept"}
+        found[half] = {
+            "groups": groups,
+            "original kept": kept,
+            "share kept": round(kept / groups, 4) if groups else None,
+            "turned copies kept": tally.turned_kept[half],
+            "copy kept, by case": wrong,
+            "deciding rule": {k[1]: v for k, v in sorted(tally.rules.items()) if k[0] == half},
+        }
+    return found | {"margins": {k: _spread(v) for k, v in sorted(tally.sides.items()) if v}}
+
+
+def figures(films: int = 120, native: int = 25) -> dict:
+    """The measurement, merged into ``bench/keeper.json``; or why it was skipped."""
+    if not REAL_FILMS.is_dir():
+        skipped = (
+            f"bench.keeper_real skipped: {REAL_FILMS} is absent (the real films are not shipped)."
+        )
+        print(skipped)
+        return {"measured": False, "skipped": skipped}
+    found = {"measured": True, **measure(films, native)}
+    stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    stored["real_films_bordered"] = found
+    write_bytes(RESULTS, (json.dumps(stored, indent=1, sort_keys=True) + "\n").encode())
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.keeper_real", description=__doc__)
+    parser.add_argument("--films", type=int, default=120, help="real films at 512 px to use")
+    parser.add_argument("--native", type=int, default=25, help="native-size grey films to use")
+    arguments = parser.parse_args(argv)
+    found = figures(arguments.films, arguments.native)
+    print(json.dumps(found, indent=1))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
