@@ -52,13 +52,12 @@ from curation.near_identical.keeper_evidence import (
     turn_of,
 )
 from curation.near_identical.keeper_frame import (
-    UPSCALE_LEAD,
     Frame,
     channel_spread,
     content_ratio,
     corner_share,
     pad_share,
-    upscale_lead,
+    upscale_of,
 )
 from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_misses, written_from
 from curation.near_identical.keeper_tone import TypicalTone, tone_of
@@ -229,6 +228,9 @@ class Tally:
     sides: dict = field(default_factory=lambda: defaultdict(list))
 
 
+_SMALLER = ("downscales", "crops and other reframed copies")
+
+
 def _tones(toned: FilmFacts, fact: FilmFacts) -> FilmFacts:
     return replace(
         fact,
@@ -240,21 +242,17 @@ def _tones(toned: FilmFacts, fact: FilmFacts) -> FilmFacts:
 def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> None:
     case = name.rsplit(" ", 1)[0]
     original_fact, copy_fact = reader.facts_of(film.original), reader.facts_of(copy)
-    upscaled = case not in REFRAMED and case not in VIEWS and original_fact.width != copy_fact.width
-    if upscaled:
-        larger, smaller = (
-            (copy, film.original)
-            if copy_fact.width > original_fact.width
-            else (film.original, copy)
-        )
-        lead = upscale_lead(_grey(larger), _grey(smaller))
-        side = "upscale copies" if larger == copy else "originals over smaller copies"
-        tally.sides[f"upscale lead: {side}"].append(lead)
-        if lead >= UPSCALE_LEAD:
-            if larger == copy:
-                copy_fact = replace(copy_fact, upscaled_from="original")
-            else:
-                original_fact = replace(original_fact, upscaled_from="copy")
+    if case not in VIEWS and original_fact.width != copy_fact.width:
+        upscale = copy_fact.width > original_fact.width
+        larger, smaller = (copy, film.original) if upscale else (film.original, copy)
+        reading = upscale_of(_grey(larger), _grey(smaller))
+        side = "upscale copies" if upscale else f"originals over {_SMALLER[case in REFRAMED]}"
+        tally.sides[f"upscale lead: {side}"].append(reading.lead)
+        tally.sides[f"upscale fit: {side}"].append(reading.fit)
+        if reading.upscale and upscale:
+            copy_fact = replace(copy_fact, upscaled_from="original")
+        elif reading.upscale:
+            original_fact = replace(original_fact, upscaled_from="copy")
     copy_frame = Frame(copy_fact.width, copy_fact.height, copy_fact.borders)
     original_frame = Frame(original_fact.width, original_fact.height, original_fact.borders)
     pad = pad_share(copy_frame, original_frame, 0.0)

@@ -55,12 +55,11 @@ from curation.index.provenance import EncoderEvidence
 from curation.near_identical import pixels
 from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, one_content, tied
 from curation.near_identical.keeper_frame import (
-    UPSCALE_LEAD,
     Borders,
     border_shares,
     corner_share,
     grey_in_colour,
-    upscale_lead_of,
+    is_upscale,
 )
 from curation.near_identical.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
 
@@ -302,8 +301,8 @@ def upscaled_films(
     (larger, smaller), read through ``map`` (``curation.near_identical.keeper_frame``)."""
     jobs = [(str(root / films[a].path), str(root / films[b].path)) for a, b in rescaled]
     found = {}
-    for (larger, smaller), lead in zip(rescaled, map(upscale_lead_of, jobs), strict=True):
-        if lead is not None and lead >= UPSCALE_LEAD and larger not in found:
+    for (larger, smaller), upscale in zip(rescaled, map(is_upscale, jobs), strict=True):
+        if upscale and larger not in found:
             found[larger] = smaller
     return found
 

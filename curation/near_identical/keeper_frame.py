@@ -16,7 +16,7 @@
   are stored grey: an imaging system writes a grey film in one channel.
 - **An upscale adds no detail**: a larger film that is its smaller partner resampled is
   explained by that partner upscaled better than the partner is by it downscaled; an
-  original's detail beyond its downscale's resolution is not (``upscale_lead``).
+  original's detail beyond its downscale's resolution is not (``upscale_of``).
 
 The limits and the measurements behind them: docs/design.md, "Same picture, on real sizes and
 exposures", and ``bench/keeper.json`` (``python -m bench.keeper_real``).
@@ -36,7 +36,8 @@ PAD_MIN_SHARE = 0.016  # of the frame's side: a pad is wider than the partner's 
 CONTENT_TOLERANCE = 0.02  # of the side: the picture inside a pad's border is the partner's
 CORNER_MIN_SHARE = 0.064  # black share of the corner blocks inside the border
 GREY_CHANNELS = 2  # grey levels the channels of a grey picture stored in colour may differ by
-UPSCALE_LEAD = -0.15  # log2 ratio of the two resampling residuals (see ``upscale_lead``)
+UPSCALE_LEAD = -0.15  # log2 ratio of the two resampling residuals (see ``upscale_of``)
+UPSCALE_FIT = 1.1  # an upscale's residual over the film's own fine detail, at most
 
 Borders = tuple[float, float, float, float]  # constant border width: left, top, right, bottom
 
@@ -132,19 +133,39 @@ def grey_in_colour(picture: np.ndarray) -> bool:
     return channel_spread(picture) <= GREY_CHANNELS
 
 
-def upscale_lead(larger: np.ndarray, smaller: np.ndarray) -> float:
-    """How much better the larger grey film is explained as the smaller one upscaled (bicubic)
-    than the smaller one as it downscaled (area), as the log2 ratio of the two mean
-    residuals: an upscale holds only its source's detail, an original holds more."""
+@dataclass(frozen=True)
+class Resampling:
+    """How a larger grey film relates to a smaller one of the same picture (``upscale_of``)."""
+
+    lead: float  # log2 of (smaller vs larger downscaled) over (larger vs smaller upscaled)
+    fit: float  # larger vs smaller upscaled, over the larger film's own fine detail
+
+    @property
+    def upscale(self) -> bool:
+        """The larger film is the smaller one upscaled: it holds no detail the smaller one
+        lacks (``UPSCALE_LEAD``) and the two are aligned as a rescale (``UPSCALE_FIT``: a
+        crop of a few per cent is not)."""
+        return self.lead >= UPSCALE_LEAD and self.fit <= UPSCALE_FIT
+
+
+def upscale_of(larger: np.ndarray, smaller: np.ndarray) -> Resampling:
+    """How much better the larger grey film is explained as the smaller one upscaled
+    (bicubic) than the smaller one as it downscaled (area): an upscale holds only its
+    source's detail, an original holds more. The upscale's residual is read inside a margin
+    of 2 % (the resampling's edges) and also against the film's own fine detail (its
+    difference from its blur), which tells a rescale from a crop."""
     height, width = larger.shape
     small_h, small_w = smaller.shape
     big = larger.astype(np.float32)
     small = smaller.astype(np.float32)
     up = cv2.resize(small, (width, height), interpolation=cv2.INTER_CUBIC)
     down = cv2.resize(big, (small_w, small_h), interpolation=cv2.INTER_AREA)
-    missed_up = float(np.abs(big - up).mean())
+    edge = max(1, round(0.02 * min(height, width)))
+    missed_up = float(np.abs(big - up)[edge:-edge, edge:-edge].mean())
     missed_down = float(np.abs(small - down).mean())
-    return round(float(np.log2(max(missed_down, 1e-6) / max(missed_up, 1e-6))), 4)
+    detail = float(np.abs(big - cv2.GaussianBlur(big, (0, 0), 2.0)).mean())
+    lead = np.log2(max(missed_down, 1e-6) / max(missed_up, 1e-6))
+    return Resampling(round(float(lead), 4), round(missed_up / max(detail, 1e-6), 4))
 
 
 def _grey(path: Path) -> np.ndarray | None:
@@ -155,10 +176,10 @@ def _grey(path: Path) -> np.ndarray | None:
         return None
 
 
-def upscale_lead_of(paths: tuple[str, str]) -> float | None:
-    """``upscale_lead`` of the films at (larger, smaller) paths (worker side); ``None`` when
-    one no longer reads."""
+def is_upscale(paths: tuple[str, str]) -> bool:
+    """Whether the film at the first path is an upscale of the one at the second (worker
+    side); ``False`` when one no longer reads."""
     larger, smaller = _grey(Path(paths[0])), _grey(Path(paths[1]))
     if larger is None or smaller is None:
-        return None
-    return upscale_lead(larger, smaller)
+        return False
+    return upscale_of(larger, smaller).upscale
