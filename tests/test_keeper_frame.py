@@ -80,7 +80,7 @@ def archive(tmp_path) -> Archive:
 @pytest.mark.parametrize(
     "alteration",
     [
-        lambda p: (p, 70),  # re-encoded
+        lambda p: (p, 40),  # re-encoded
         lambda p: (kit.exposed(p, gamma=0.8), 95),  # brightened: its border is no longer black
         lambda p: (_crop(p, 0.03), 95),  # cropped past the border
         lambda p: (_crop(p, 0.01), 95),  # cropped inside the border
