@@ -38,6 +38,7 @@ import numpy as np
 from PIL import Image
 
 from bench.frame_alterations import ALTERATIONS, QUALITY, Alteration
+from bench.keeper import BORDERED_KEY, RESULTS
 from bench.real_films import REAL_FILMS
 from curation.core.atomic import write_bytes
 from curation.hashes.hashing import AverageHash512, View
@@ -63,7 +64,6 @@ from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_miss
 from curation.near_identical.keeper_tone import TypicalTone, tone_of
 from curation.near_identical.pixels import Comparison
 
-RESULTS = Path(__file__).with_name("keeper.json")
 NATIVE_FILMS = REAL_FILMS.parent / "films-native"
 BORDER_SHARES = (0.009, 0.013)  # of each side: the held-out films' own borders
 BORDER_LEVELS = (0, 6)  # grey levels of that border
@@ -358,7 +358,7 @@ def figures(films: int = 120, native: int = 25) -> dict:
         return {"measured": False, "skipped": skipped}
     found = {"measured": True, **measure(films, native)}
     stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    stored["real_films_bordered"] = found
+    stored[BORDERED_KEY] = found
     write_bytes(RESULTS, (json.dumps(stored, indent=1, sort_keys=True) + "\n").encode())
     return found
 

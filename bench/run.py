@@ -37,6 +37,7 @@ PARTS = (
     "peers",
     "executors",
     "keeper",
+    "keeper_real",
     "visits",
     "frames",
     "feature_cost",
@@ -234,6 +235,10 @@ def main(argv: list[str] | None = None) -> None:
         from bench import keeper
 
         results["keeper"] = keeper.figures()
+    if "keeper_real" in parts:  # which film is kept when real originals carry their own border
+        from bench import keeper_real
+
+        results["keeper_real"] = keeper_real.figures()
     if "visits" in parts:  # issue 22: visits of one patient verified by features, real films
         from bench import visits
 
