@@ -448,7 +448,7 @@ def _assert_copies_keep_their_originals(truth: SampleTruth, rows: list[dict]) ->
         assert row["fate"] == "dropped", copy
         assert images[row["related"]]["fate"] in {"kept", "pending"}
         assert row["related"] in {copy.source, twin_of.get(copy.source)}, (copy, row)
-        assert "fallback" not in row["reason"], (copy, row["reason"])
+        assert "undecided" not in row["reason"], (copy, row["reason"])
     return images
 
 

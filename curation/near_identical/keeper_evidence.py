@@ -11,12 +11,14 @@ same-picture groups only, at little cost:
   limit is half the smaller, 0.135, which also leaves films that tell nothing (a symmetric
   picture) upright. Mirrors: no separation (the smallest margin is -0.012: some films fit
   their mirror better), so no mirror fact;
-- padding from one reduced-scale (draft) decode, the scale the hash step decodes at: the
-  widest run of border lines that are one constant black or white level. No real film had
-  one (0 lines of 120); a 2 % pad re-encoded measured 1.88 % of the frame: limit 0.8 %.
-  From the same decode, filled corners: the black share of the four corner blocks (a
-  sixteenth of the short side). Real films: at most 0.006; a copy turned by 1 degree, at
-  least 0.122 (quality 75 or 95): limit 0.064;
+- each side's constant border, the black share of the corner blocks inside it, and whether a
+  colour file holds a grey picture (three equal channels), from one reduced-scale (draft)
+  decode, the scale the hash step decodes at (``curation.near_identical.keeper_frame``; the
+  pad and the colour re-save are judged against the pair and the archive by the rules). Real
+  films' corners: at most 0.006 black; a copy turned by 1 degree, at least 0.122: limit
+  0.064;
+- whether the larger film of a whole-frame pair of two sizes is an upscale of the smaller
+  (``keeper_frame.upscale_of``: a full decode of both, for those pairs only);
 - the JPEG quality from the quantisation tables in the header (Pillow parses them on open);
 - the archive's usual encoder: the signature (``curation.index.provenance``, read by the index)
   that more than half of the films in play carry, if one does;
