@@ -29,7 +29,8 @@ import io
 import json
 import sys
 import tempfile
-from collections import Counter, defaultdict
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -225,7 +226,7 @@ class Tally:
     kept: Counter = field(default_factory=Counter)
     rules: Counter = field(default_factory=Counter)
     turned_kept: Counter = field(default_factory=Counter)
-    sides: dict = field(default_factory=lambda: defaultdict(list))
+    sides: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
 
 _SMALLER = ("downscales", "crops and other reframed copies")
@@ -247,8 +248,8 @@ def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> 
         larger, smaller = (copy, film.original) if upscale else (film.original, copy)
         reading = upscale_of(_grey(larger), _grey(smaller))
         side = "upscale copies" if upscale else f"originals over {_SMALLER[case in REFRAMED]}"
-        tally.sides[f"upscale lead: {side}"].append(reading.lead)
-        tally.sides[f"upscale fit: {side}"].append(reading.fit)
+        tally.sides.setdefault((film.half, f"upscale lead: {side}"), []).append(reading.lead)
+        tally.sides.setdefault((film.half, f"upscale fit: {side}"), []).append(reading.fit)
         if reading.upscale and upscale:
             copy_fact = replace(copy_fact, upscaled_from="original")
         elif reading.upscale:
@@ -258,24 +259,28 @@ def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> 
     pad = pad_share(copy_frame, original_frame, 0.0)
     wrong_pad = pad_share(original_frame, copy_frame, 0.0)
     if case == "black pad":
-        tally.sides["pad: pad copies"].append(pad)
-        tally.sides["content ratio: pad copies over their originals"].append(
-            content_ratio(copy_frame, original_frame)
-        )
+        tally.sides.setdefault((film.half, "pad: pad copies"), []).append(pad)
+        tally.sides.setdefault(
+            (film.half, "content ratio: pad copies over their originals"), []
+        ).append(content_ratio(copy_frame, original_frame))
     else:
-        tally.sides["pad: originals read against their copies"].append(wrong_pad)
-    if case in ("crop", "crop + re-encode") and name[-1] in "23":  # past the border
-        tally.sides["content ratio: originals over crops of 3-6 %"].append(
-            content_ratio(original_frame, copy_frame)
+        tally.sides.setdefault((film.half, "pad: originals read against their copies"), []).append(
+            wrong_pad
         )
-    if film.bordered:
-        tally.sides["corners: bordered originals"].append(
+    if case in ("crop", "crop + re-encode") and name[-1] in "23":  # past the border
+        tally.sides.setdefault(
+            (film.half, "content ratio: originals over crops of 3-6 %"), []
+        ).append(content_ratio(original_frame, copy_frame))
+    if film.bordered and case == "rotation":
+        tally.sides.setdefault((film.half, "corners: bordered originals"), []).append(
             corner_share(draft_grey(film.original), 0.0)
         )
     if case == "rotation":
-        tally.sides["corners: rotated copies"].append(corner_share(draft_grey(copy), 0.0))
+        tally.sides.setdefault((film.half, "corners: rotated copies"), []).append(
+            corner_share(draft_grey(copy), 0.0)
+        )
     if case == "RGB 4:4:4 q95":
-        tally.sides["channel spread: RGB re-saves"].append(
+        tally.sides.setdefault((film.half, "channel spread: RGB re-saves"), []).append(
             channel_spread(np.asarray(Image.open(copy).convert("RGB")))
         )
     for _, (original_id, copy_id) in (
@@ -316,21 +321,33 @@ def _spread(values: list[float]) -> dict[str, float]:
     return {"n": len(values), "smallest": round(min(values), 4), "largest": round(max(values), 4)}
 
 
+def _measure_archive(films: list[Path]) -> Tally:
+    """Every copy of every film of one archive, decided (worker side)."""
+    tally = Tally()
+    halves = ["choose" if n % 2 == 0 else "check" for n in range(len(films))]
+    with tempfile.TemporaryDirectory(prefix="bench-keeper-real-") as temp:
+        made = _make(list(zip(films, halves, strict=True)), Path(temp))
+        reader = Reader(made)
+        for film in made:
+            for name, copy in film.copies.items():
+                _decide(film, name, copy, reader, tally)
+    return tally
+
+
 def measure(films: int, native: int) -> dict:
     """The keeper's outcome and the frame facts' margins, per half (module docstring)."""
     small = sorted(REAL_FILMS.glob("*.jpg"))[:films]
     large = sorted(NATIVE_FILMS.glob("*.jpg"))[:native]
+    archives = [films for films in (small, large) if films]  # each set is its own archive
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        tallies = list(pool.map(_measure_archive, archives))
     tally = Tally()
-    for films_of_one_archive in (small, large):  # each set is its own archive
-        if not films_of_one_archive:
-            continue
-        halves = ["choose" if n % 2 == 0 else "check" for n in range(len(films_of_one_archive))]
-        with tempfile.TemporaryDirectory(prefix="bench-keeper-real-") as temp:
-            made = _make(list(zip(films_of_one_archive, halves, strict=True)), Path(temp))
-            reader = Reader(made)
-            for film in made:
-                for name, copy in film.copies.items():
-                    _decide(film, name, copy, reader, tally)
+    for one in tallies:
+        tally.kept.update(one.kept)
+        tally.rules.update(one.rules)
+        tally.turned_kept.update(one.turned_kept)
+        for key, values in one.sides.items():
+            tally.sides.setdefault(key, []).extend(values)
     found: dict = {"films at 512 px": len(small), "native films": len(large)}
     for half in ("choose", "check"):
         rows = {k: v for k, v in tally.kept.items() if k[0] == half}
@@ -345,7 +362,9 @@ def measure(films: int, native: int) -> dict:
             "copy kept, by case": wrong,
             "deciding rule": {k[1]: v for k, v in sorted(tally.rules.items()) if k[0] == half},
         }
-    return found | {"margins": {k: _spread(v) for k, v in sorted(tally.sides.items()) if v}}
+    for (half, name), values in sorted(tally.sides.items()):
+        found[half].setdefault("margins", {})[name] = _spread(values)
+    return found
 
 
 def figures(films: int = 120, native: int = 25) -> dict:
