@@ -66,6 +66,7 @@ from curation.near_identical.keeper_frame import (
 from curation.near_identical.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
 
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
+COLOUR_MODES = ("RGB", "RGBA", "CMYK", "YCbCr", "P")  # decoded in colour: are its channels equal?
 TWIN_DIGITS = ("4", "5")  # mirrored and turned augmentation copies: compared in pixels
 _TURNS = (View.identity, View.rot90, View.rot180, View.rot270)
 # The IJG standard luminance table (JPEG Annex K), from which libjpeg scales by quality.
@@ -139,8 +140,9 @@ def header_and_border(path: Path) -> FileFacts:
     try:
         with Image.open(path) as image:
             quality = jpeg_quality(image)
-            image.draft(image.mode, DRAFT_REQUEST)
-            picture = np.asarray(image.convert("RGB") if image.mode != "L" else image)
+            mode = "RGB" if image.mode in COLOUR_MODES else "L"
+            image.draft(mode, DRAFT_REQUEST)
+            picture = np.asarray(image.convert(mode))
     except (OSError, ValueError, Image.DecompressionBombError):
         return FileFacts()
     grey = picture if picture.ndim == 2 else cv2.cvtColor(picture, cv2.COLOR_RGB2GRAY)
