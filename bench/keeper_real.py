@@ -68,6 +68,8 @@ from curation.near_identical.pixels import Comparison
 NATIVE_FILMS = REAL_FILMS.parent / "films-native"
 BORDER_SHARES = (0.009, 0.013)  # of each side: the held-out films' own borders
 BORDER_LEVELS = (0, 6)  # grey levels of that border
+CHUNK = 4  # films per worker job
+WORKERS = 6  # processes: the measurement is independent per film once the archive is read
 
 
 def _crop_to(grey: np.ndarray, keep: float) -> np.ndarray:
@@ -133,23 +135,28 @@ class Film:
     copies: dict[str, Path] = field(default_factory=dict)
 
 
-def _make(sources: list[tuple[Path, str]], folder: Path) -> list[Film]:
+Source = tuple[int, Path, str]  # the film's place in its folder, its file, its half
+
+
+def _make(sources: list[Source], folder: Path, one_case_each: bool = False) -> list[Film]:
+    """Each source as an original, plain and bordered, and its copies (every case, or one
+    per film, cycling through the cases, for the archive's statistics)."""
     films = []
-    for n, (source, half) in enumerate(sources):
+    cases = list(CASES.items())
+    for n, source, half in sources:
         with Image.open(source) as image:
             mode, quality = image.mode, jpeg_quality(image)
             grey = np.asarray(image.convert("L"))
         for with_border in (False, True):
             original = folder / f"{n}-{int(with_border)}-original.jpg"
             if with_border:
-                grey_used = bordered(grey, n)
-                write_bytes(original, _write(grey_used, quality, mode))
+                write_bytes(original, _write(bordered(grey, n), quality, mode))
             else:
-                grey_used = grey
                 write_bytes(original, source.read_bytes())
             film = Film(half, with_border, original)
             decoded = np.asarray(Image.open(original).convert("L"))
-            for c, ((name, strength), alter) in enumerate(CASES.items()):
+            chosen = [cases[(2 * n + with_border) % len(cases)]] if one_case_each else cases
+            for c, ((name, strength), alter) in enumerate(chosen):
                 copy, copy_quality, copy_mode = alter(decoded)
                 if (name, strength) in ALTERATIONS:  # never above the original's own
                     copy_quality = min(copy_quality, quality)
@@ -165,21 +172,33 @@ def _make(sources: list[tuple[Path, str]], folder: Path) -> list[Film]:
     return films
 
 
+@dataclass(frozen=True)
+class ArchiveStats:
+    """What the rules read of the whole archive: its mean hash grid, its usual encoder and
+    its typical tone, from the originals and one copy of each (copies are a minority)."""
+
+    mean: np.ndarray
+    usual: str
+    typical: TypicalTone
+
+    @classmethod
+    def of(cls, sources: list[Source]) -> ArchiveStats:
+        hasher = AverageHash512()
+        with tempfile.TemporaryDirectory(prefix="bench-keeper-real-") as temp:
+            made = _make(sources, Path(temp), one_case_each=True)
+            archive = [p for f in made for p in (f.original, *f.copies.values())]
+            mean = mean_grid({str(p): hasher.hash_views(p) for p in archive})
+            usual = Counter(_signature(p) for p in archive).most_common(1)[0][0]
+            sample = archive[:: max(1, len(archive) // 60)]
+            return cls(mean, usual, TypicalTone.of([tone_of(p) for p in sample]))
+
+
 class Reader:
     """The facts of each written film, read once; tone only when asked."""
 
-    def __init__(self, films: list[Film]) -> None:
-        hasher = AverageHash512()
-        paths = [p for f in films for p in (f.original, *f.copies.values())]
-        self.views = {p: hasher.hash_views(p) for p in paths}
-        names = list(CASES)
-        one_each = [
-            f.copies[" ".join(map(str, names[n % len(names)]))] for n, f in enumerate(films)
-        ]
-        archive = [f.original for f in films] + one_each
-        self.mean = mean_grid({str(p): self.views[p] for p in archive})
-        self.usual = Counter(_signature(p) for p in archive).most_common(1)[0][0]
-        self.typical = TypicalTone.of([tone_of(p) for p in archive[:: max(1, len(archive) // 60)]])
+    def __init__(self, archive: ArchiveStats) -> None:
+        self.hasher = AverageHash512()
+        self.mean, self.usual, self.typical = archive.mean, archive.usual, archive.typical
         self.facts: dict[Path, FilmFacts] = {}
 
     def facts_of(self, path: Path) -> FilmFacts:
@@ -192,7 +211,7 @@ class Reader:
                 height,
                 (),
                 0.0,
-                turned=turn_of(self.views[path], self.mean),
+                turned=turn_of(self.hasher.hash_views(path), self.mean),
                 borders=file.borders,
                 grey_in_colour=self.usual.startswith("L|") and file.grey_in_colour,
                 quality=file.quality,
@@ -321,14 +340,13 @@ def _spread(values: list[float]) -> dict[str, float]:
     return {"n": len(values), "smallest": round(min(values), 4), "largest": round(max(values), 4)}
 
 
-def _measure_archive(films: list[Path]) -> Tally:
-    """Every copy of every film of one archive, decided (worker side)."""
+def _measure_chunk(job: tuple[list[Source], ArchiveStats]) -> Tally:
+    """Every copy of a few films of one archive, decided (worker side)."""
+    sources, archive = job
     tally = Tally()
-    halves = ["choose" if n % 2 == 0 else "check" for n in range(len(films))]
     with tempfile.TemporaryDirectory(prefix="bench-keeper-real-") as temp:
-        made = _make(list(zip(films, halves, strict=True)), Path(temp))
-        reader = Reader(made)
-        for film in made:
+        reader = Reader(archive)
+        for film in _make(sources, Path(temp)):
             for name, copy in film.copies.items():
                 _decide(film, name, copy, reader, tally)
     return tally
@@ -338,9 +356,18 @@ def measure(films: int, native: int) -> dict:
     """The keeper's outcome and the frame facts' margins, per half (module docstring)."""
     small = sorted(REAL_FILMS.glob("*.jpg"))[:films]
     large = sorted(NATIVE_FILMS.glob("*.jpg"))[:native]
-    archives = [films for films in (small, large) if films]  # each set is its own archive
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        tallies = list(pool.map(_measure_archive, archives))
+    jobs = []
+    for films_of_one_archive in (small, large):  # each set is its own archive
+        sources = [
+            (n, path, "choose" if n % 2 == 0 else "check")
+            for n, path in enumerate(films_of_one_archive)
+        ]
+        if not sources:
+            continue
+        archive = ArchiveStats.of(sources)
+        jobs += [(sources[i : i + CHUNK], archive) for i in range(0, len(sources), CHUNK)]
+    with ProcessPoolExecutor(max_workers=WORKERS) as pool:
+        tallies = list(pool.map(_measure_chunk, jobs))
     tally = Tally()
     for one in tallies:
         tally.kept.update(one.kept)
