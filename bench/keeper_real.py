@@ -259,53 +259,78 @@ def _tones(toned: FilmFacts, fact: FilmFacts) -> FilmFacts:
     )
 
 
-def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> None:
+def _margin(tally: Tally, film: Film, name: str, value: float) -> None:
+    tally.sides.setdefault((film.half, name), []).append(value)
+
+
+def _upscale_reading(
+    film: Film, case: str, copy: Path, facts: tuple[FilmFacts, FilmFacts], tally: Tally
+) -> tuple[FilmFacts, FilmFacts]:
+    """The facts of (original, copy) with the upscale read, as the step reads it for a pair
+    of two sizes (here for every such pair but the turned ones: crops too, which is
+    stricter), and its lead and fit recorded."""
+    original_fact, copy_fact = facts
+    if case in VIEWS or original_fact.width == copy_fact.width:
+        return facts
+    upscale = copy_fact.width > original_fact.width
+    larger, smaller = (copy, film.original) if upscale else (film.original, copy)
+    reading = upscale_of(_grey(larger), _grey(smaller))
+    side = "upscale copies" if upscale else f"originals over {_SMALLER[case in REFRAMED]}"
+    _margin(tally, film, f"upscale lead: {side}", reading.lead)
+    _margin(tally, film, f"upscale fit: {side}", reading.fit)
+    if reading.upscale and upscale:
+        return original_fact, replace(copy_fact, upscaled_from="original")
+    if reading.upscale:
+        return replace(original_fact, upscaled_from="copy"), copy_fact
+    return facts
+
+
+def _frame_margins(
+    film: Film, name: str, copy: Path, facts: tuple[FilmFacts, FilmFacts], tally: Tally
+) -> None:
+    """The pad, content, corner and colour facts of the pair, unthresholded."""
     case = name.rsplit(" ", 1)[0]
-    original_fact, copy_fact = reader.facts_of(film.original), reader.facts_of(copy)
-    if case not in VIEWS and original_fact.width != copy_fact.width:
-        upscale = copy_fact.width > original_fact.width
-        larger, smaller = (copy, film.original) if upscale else (film.original, copy)
-        reading = upscale_of(_grey(larger), _grey(smaller))
-        side = "upscale copies" if upscale else f"originals over {_SMALLER[case in REFRAMED]}"
-        tally.sides.setdefault((film.half, f"upscale lead: {side}"), []).append(reading.lead)
-        tally.sides.setdefault((film.half, f"upscale fit: {side}"), []).append(reading.fit)
-        if reading.upscale and upscale:
-            copy_fact = replace(copy_fact, upscaled_from="original")
-        elif reading.upscale:
-            original_fact = replace(original_fact, upscaled_from="copy")
-    copy_frame = Frame(copy_fact.width, copy_fact.height, copy_fact.borders)
-    original_frame = Frame(original_fact.width, original_fact.height, original_fact.borders)
-    pad = pad_share(copy_frame, original_frame, 0.0)
-    wrong_pad = pad_share(original_frame, copy_frame, 0.0)
+    original, copied = (Frame(f.width, f.height, f.borders) for f in facts)
     if case == "black pad":
-        tally.sides.setdefault((film.half, "pad: pad copies"), []).append(pad)
-        tally.sides.setdefault(
-            (film.half, "content ratio: pad copies over their originals"), []
-        ).append(content_ratio(copy_frame, original_frame))
+        _margin(tally, film, "pad: pad copies", pad_share(copied, original, 0.0))
+        _margin(
+            tally,
+            film,
+            "content ratio: pad copies over their originals",
+            content_ratio(copied, original),
+        )
     else:
-        tally.sides.setdefault((film.half, "pad: originals read against their copies"), []).append(
-            wrong_pad
+        _margin(
+            tally,
+            film,
+            "pad: originals read against their copies",
+            pad_share(original, copied, 0.0),
         )
     if case in ("crop", "crop + re-encode") and name[-1] in "23":  # past the border
-        tally.sides.setdefault(
-            (film.half, "content ratio: originals over crops of 3-6 %"), []
-        ).append(content_ratio(original_frame, copy_frame))
-    if film.bordered and case == "rotation":
-        tally.sides.setdefault((film.half, "corners: bordered originals"), []).append(
-            corner_share(draft_grey(film.original), 0.0)
+        _margin(
+            tally,
+            film,
+            "content ratio: originals over crops of 3-6 %",
+            content_ratio(original, copied),
         )
     if case == "rotation":
-        tally.sides.setdefault((film.half, "corners: rotated copies"), []).append(
-            corner_share(draft_grey(copy), 0.0)
-        )
-    if case == "RGB 4:4:4 q95":
-        tally.sides.setdefault((film.half, "channel spread: RGB re-saves"), []).append(
-            channel_spread(np.asarray(Image.open(copy).convert("RGB")))
-        )
-    for _, (original_id, copy_id) in (
-        ("above", ("36531", "090131")),
-        ("below", ("36531", "16531")),
-    ):
+        _margin(tally, film, "corners: rotated copies", corner_share(draft_grey(copy), 0.0))
+        if film.bordered:
+            corners = corner_share(draft_grey(film.original), 0.0)
+            _margin(tally, film, "corners: bordered originals", corners)
+    if case == FULL_CHROMA:
+        spread = channel_spread(np.asarray(Image.open(copy).convert("RGB")))
+        _margin(tally, film, "channel spread: RGB re-saves", spread)
+
+
+def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> None:
+    """The keeper of the original and one copy, numbered once above and once below it."""
+    case = name.rsplit(" ", 1)[0]
+    facts_read = reader.facts_of(film.original), reader.facts_of(copy)
+    original_fact, copy_fact = _upscale_reading(film, case, copy, facts_read, tally)
+    _frame_margins(film, name, copy, (original_fact, copy_fact), tally)
+    original_id = "36531"
+    for copy_id in ("090131", "16531"):  # above it as a number (below as text), and below
         facts = {original_id: original_fact, copy_id: copy_fact}
         pair = SamePicture(
             original_id,
