@@ -68,8 +68,8 @@ from curation.near_identical.pixels import Comparison
 NATIVE_FILMS = REAL_FILMS.parent / "films-native"
 BORDER_SHARES = (0.009, 0.013)  # of each side: the held-out films' own borders
 BORDER_LEVELS = (0, 6)  # grey levels of that border
-CHUNK = 4  # films per worker job
-WORKERS = 6  # processes: the measurement is independent per film once the archive is read
+CHUNK = 2  # films at 512 px per worker job (a native film is a job of its own)
+WORKERS = 8  # processes: the measurement is independent per film once the archive is read
 
 
 def _crop_to(grey: np.ndarray, keep: float) -> np.ndarray:
@@ -93,11 +93,16 @@ def _upscale(grey: np.ndarray) -> np.ndarray:
     return _resized(grey, round(grey.shape[1] * 1.15), round(grey.shape[0] * 1.15))
 
 
+def _downscale(grey: np.ndarray) -> np.ndarray:
+    return _resized(grey, round(grey.shape[1] / 1.15), round(grey.shape[0] / 1.15))
+
+
 EXTRA: dict[tuple[str, int], Alteration] = {
     ("crop to 60%", 1): lambda g: (_crop_to(g, 0.6), QUALITY, "L"),
     ("downscale to 256 px", 1): lambda g: (_to_256(g), QUALITY, "L"),
     ("RGB 4:4:4 q95", 1): lambda g: (g, 95, "RGB"),
     ("upscale 1.15", 1): lambda g: (_upscale(g), QUALITY, "L"),
+    ("downscale x0.87 q75", 1): lambda g: (_downscale(g), 75, "L"),  # must not read as upscale
 }
 CASES = {**ALTERATIONS, **EXTRA}
 FULL_CHROMA = "RGB 4:4:4 q95"  # the case written without chroma subsampling
@@ -130,6 +135,7 @@ class Film:
     """One original (plain or bordered) and its copies, written in a folder."""
 
     half: str
+    archive: str  # "512 px" or "native"
     bordered: bool
     original: Path
     copies: dict[str, Path] = field(default_factory=dict)
@@ -153,7 +159,8 @@ def _make(sources: list[Source], folder: Path, one_case_each: bool = False) -> l
                 write_bytes(original, _write(bordered(grey, n), quality, mode))
             else:
                 write_bytes(original, source.read_bytes())
-            film = Film(half, with_border, original)
+            archive = "native" if source.parent == NATIVE_FILMS else "512 px"
+            film = Film(half, archive, with_border, original)
             decoded = np.asarray(Image.open(original).convert("L"))
             chosen = [cases[(2 * n + with_border) % len(cases)]] if one_case_each else cases
             for c, ((name, strength), alter) in enumerate(chosen):
@@ -249,6 +256,7 @@ class Tally:
 
 
 _SMALLER = ("downscales", "crops and other reframed copies")
+_UPSCALE_SIDES = {"upscale 1.15": "upscale copies", "crop": "originals over crops of 1-6 %"}
 
 
 def _tones(toned: FilmFacts, fact: FilmFacts) -> FilmFacts:
@@ -275,9 +283,12 @@ def _upscale_reading(
     upscale = copy_fact.width > original_fact.width
     larger, smaller = (copy, film.original) if upscale else (film.original, copy)
     reading = upscale_of(_grey(larger), _grey(smaller))
-    side = "upscale copies" if upscale else f"originals over {_SMALLER[case in REFRAMED]}"
+    side = _UPSCALE_SIDES.get(case, "other larger copies (pads)" if upscale else "")
+    side = side or f"originals over {_SMALLER[case in REFRAMED]}"
     _margin(tally, film, f"upscale lead: {side}", reading.lead)
     _margin(tally, film, f"upscale fit: {side}", reading.fit)
+    if reading.upscale != (case == "upscale 1.15"):
+        _margin(tally, film, "upscale read wrongly (count)", 1.0)
     if reading.upscale and upscale:
         return original_fact, replace(copy_fact, upscaled_from="original")
     if reading.upscale:
@@ -353,7 +364,7 @@ def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> 
             reencoded = dict([found]) if found else {}
         [decided] = same_picture_groups([pair], facts, {}, reencoded)
         kept_original = decided.kept == original_id
-        key = (film.half, "bordered" if film.bordered else "plain", name)
+        key = (film.half, f"{film.archive} | {'bordered' if film.bordered else 'plain'}", name)
         tally.kept[(*key, "original kept" if kept_original else "copy kept")] += 1
         rule = decided.dropped[0].evidence.split(":")[0]
         tally.rules[(film.half, rule if kept_original else f"copy kept | {rule}")] += 1
@@ -390,7 +401,8 @@ def measure(films: int, native: int) -> dict:
         if not sources:
             continue
         archive = ArchiveStats.of(sources)
-        jobs += [(sources[i : i + CHUNK], archive) for i in range(0, len(sources), CHUNK)]
+        chunk = CHUNK if films_of_one_archive is small else 1  # a native film is heavy
+        jobs += [(sources[i : i + chunk], archive) for i in range(0, len(sources), chunk)]
     with ProcessPoolExecutor(max_workers=WORKERS) as pool:
         tallies = list(pool.map(_measure_chunk, jobs))
     tally = Tally()
@@ -406,7 +418,13 @@ def measure(films: int, native: int) -> dict:
         groups = sum(rows.values())
         kept = sum(v for k, v in rows.items() if k[3] == "original kept")
         wrong = {f"{k[1]} | {k[2]}": v for k, v in sorted(rows.items()) if k[3] == "copy kept"}
+        by_archive = {}
+        for archive in ("512 px", "native"):
+            rows_of = {k: v for k, v in rows.items() if k[1].startswith(archive)}
+            kept_of = sum(v for k, v in rows_of.items() if k[3] == "original kept")
+            by_archive[archive] = f"{kept_of} of {sum(rows_of.values())}"
         found[half] = {
+            "original kept, by archive": by_archive,
             "groups": groups,
             "original kept": kept,
             "share kept": round(kept / groups, 4) if groups else None,

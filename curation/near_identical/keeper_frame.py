@@ -32,8 +32,8 @@ import numpy as np
 from PIL import Image
 
 PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
-PAD_MIN_SHARE = 0.016  # of the frame's side: a pad is wider than the partner's own border by this
-CONTENT_TOLERANCE = 0.02  # of the side: the picture inside a pad's border is the partner's
+PAD_MIN_SHARE = 0.015  # of the side: a pad's border is wider than the partner's by this much
+CONTENT_TOLERANCE = 0.025  # of the side: the picture inside a pad's border is the partner's
 CORNER_MIN_SHARE = 0.064  # black share of the corner blocks inside the border
 GREY_CHANNELS = 2  # grey levels the channels of a grey picture stored in colour may differ by
 UPSCALE_LEAD = -0.15  # log2 ratio of the two resampling residuals (see ``upscale_of``)
