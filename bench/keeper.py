@@ -54,8 +54,6 @@ from curation.index.provenance import encoder_signature
 from curation.near_identical.candidates import SamePicture, same_picture_groups
 from curation.near_identical.keeper import STRONG_RULES, FilmFacts, strong_evidence
 from curation.near_identical.keeper_evidence import (
-    border_share,
-    corner_share,
     correlation,
     draft_grey,
     hash_bits,
@@ -63,10 +61,12 @@ from curation.near_identical.keeper_evidence import (
     mean_grid,
     turn_of,
 )
+from curation.near_identical.keeper_frame import border_shares, corner_share
 from curation.near_identical.keeper_tone import TypicalTone, tone_of
 from curation.near_identical.pixels import Comparison
 
 RESULTS = Path(__file__).with_name("keeper.json")
+BORDERED_KEY = "real_films_bordered"  # written by bench.keeper_real into the same file
 WRITERS = {"script q75": 75, "own quality q95": 95}
 
 
@@ -87,7 +87,7 @@ def _facts(
 ) -> FilmFacts:
     with Image.open(path) as image:
         width, height = image.size
-    quality, padding, corners = header_and_border(path)
+    file = header_and_border(path)
     contrast, rough = typical.departures(tone_of(path))
     return FilmFacts(
         width,
@@ -95,9 +95,9 @@ def _facts(
         (),
         0.0,
         turned=turn_of(views, mean),
-        padding=padding,
-        filled_corners=corners,
-        quality=quality,
+        borders=file.borders,
+        filled_corners=file.corners,
+        quality=file.quality,
         unusual_encoder=_signature(path) != usual,
         contrast_departure=contrast,
         roughness_departure=rough,
@@ -155,7 +155,7 @@ def _upright_margins(views: list[dict[View, bytes]], mean: np.ndarray) -> dict[s
 def _borders(paths: list[Path], pick: Callable = max) -> tuple[float, float]:
     """The largest (``pick=min``: smallest) padding and filled-corner shares, unthresholded."""
     greys = [draft_grey(p) for p in paths]
-    return pick(border_share(g, 0.0) for g in greys), pick(corner_share(g, 0.0) for g in greys)
+    return pick(max(border_shares(g)) for g in greys), pick(corner_share(g, 0.0) for g in greys)
 
 
 MIRROR_WIDTHS = (16, 64, 256)
@@ -357,7 +357,9 @@ def figures(films: int = 120) -> dict:
         print(skipped)
         return {"measured": False, "skipped": skipped}
     found = {"measured": True, **measure(films)}
-    write_bytes(RESULTS, (json.dumps(found, indent=1, sort_keys=True) + "\n").encode())
+    stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    bordered = {k: v for k, v in stored.items() if k == BORDERED_KEY}  # bench.keeper_real's
+    write_bytes(RESULTS, (json.dumps(found | bordered, indent=1, sort_keys=True) + "\n").encode())
     return found
 
 

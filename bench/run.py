@@ -291,6 +291,13 @@ def _keeper(s: Sizes) -> dict:
     return {"keeper": _real_films_off(s, "keeper") or keeper.figures(s.real_films)}
 
 
+def _keeper_real(s: Sizes) -> dict:
+    """Which film is kept when real originals carry a border of their own."""
+    from bench import keeper_real
+
+    return {"keeper_real": _real_films_off(s, "keeper_real") or keeper_real.figures(s.real_films)}
+
+
 def _visits(s: Sizes) -> dict:
     """Visits of one patient verified by features, on real films."""
     from bench import visits
@@ -374,6 +381,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "peers": _peers,
     "executors": _executors_part,
     "keeper": _keeper,
+    "keeper_real": _keeper_real,
     "visits": _visits,
     "frames": _frames,
     "feature_cost": _feature_cost,
@@ -386,6 +394,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
 # Parts that may record a plain skip, and what they need that a machine may lack.
 MAY_SKIP = {
     "keeper": "real films",
+    "keeper_real": "real films",
     "visits": "real films",
     "frames": "real films",
     "peers": "the peers (imagededup, cleanvision)",

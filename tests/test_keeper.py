@@ -28,6 +28,7 @@ from curation.index.provenance import EncoderEvidence, encoder_signature
 from curation.near_identical.candidates import SamePicture, pairs_to_reencode, same_picture_groups
 from curation.near_identical.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
 from curation.near_identical.keeper_evidence import (
+    FileFacts,
     header_and_border,
     keeper_facts,
     tone_reference,
@@ -54,8 +55,10 @@ WORSE = {
     "script encoder": {"script_share": 1.0},
     "portrait": {"size": LANDSCAPE[::-1]},
     "turned": {"turned": View.rot180},
-    "padded": {"padding": 0.05},
+    "padded": {"size": (2655, 1471), "borders": (0.04, 0.07, 0.04, 0.07)},
+    "upscaled": {"upscaled_from": "a smaller film of its group"},
     "fewer pixels": {"size": (2000, 1035)},
+    "re-saved in colour": {"grey_in_colour": True},
     "lower quality": {"quality": 70},
     "unusual encoder": {"unusual_encoder": True},
     "filled corners": {"filled_corners": 0.2},
@@ -92,7 +95,7 @@ def test_each_rule_alone_outranks_the_number(rule):
     facts = {"36531": _fact(**WORSE[rule]), "090131": _fact()}
     [group] = same_picture_groups([_pair("36531", "090131")], facts)
     assert group.kept == "090131"
-    assert not group.dropped[0].evidence.startswith("fallback")
+    assert not group.dropped[0].evidence.startswith("undecided")
 
 
 @pytest.mark.parametrize(
@@ -103,7 +106,7 @@ def test_a_tone_departure_decides_only_by_its_margin(field, margin):
     """Both films depart from the archive's tone; only a lead of the margin names a copy."""
     below = {"36531": _fact(**{field: 4.0 + 0.9 * margin}), "090131": _fact(**{field: 4.0})}
     [group] = same_picture_groups([_pair("36531", "090131")], below)
-    assert group.kept == "36531" and group.dropped[0].evidence.startswith("fallback")
+    assert group.kept == "36531" and group.dropped[0].evidence.startswith("undecided")
     at = {"36531": _fact(**{field: 4.0 + 1.01 * margin}), "090131": _fact(**{field: 4.0})}
     [group] = same_picture_groups([_pair("36531", "090131")], at)
     assert group.kept == "090131", group
@@ -159,7 +162,7 @@ def test_ids_are_compared_as_numbers_and_their_text_breaks_only_an_exact_tie():
     facts = {"090131": _fact(), "36531": _fact()}
     [group] = same_picture_groups([_pair("090131", "36531", View.mirror)], facts)
     assert group.kept == "36531"  # as text, "090131" < "36531"
-    assert group.dropped[0].evidence.startswith("fallback")
+    assert group.dropped[0].evidence.startswith("undecided")
     facts = {"0101": _fact(), "101": _fact()}
     [group] = same_picture_groups([_pair("0101", "101")], facts)
     assert group.kept == "0101"
@@ -345,7 +348,7 @@ def test_tone_is_read_only_for_groups_the_files_leave_tied(archive, monkeypatch)
 def test_a_film_filed_twice_is_not_measured_against_itself(archive, monkeypatch):
     """The same bytes filed under two numbers measure alike everywhere: no tone decode (not
     even the reference sample), no re-encoding either way, one header read for the two;
-    the lower number is kept, as the fallback says."""
+    the lower number is kept, recorded as undecided."""
     import curation.near_identical.keeper_evidence as evidence
 
     toned: list[str] = []
@@ -364,7 +367,7 @@ def test_a_film_filed_twice_is_not_measured_against_itself(archive, monkeypatch)
     assert toned == [] and len(headers) == 1
     assert pairs_to_reencode([_pair("36531", "90131", View.identity)], facts) == []
     kept, why = archive.keep("36531", "90131")
-    assert kept == "36531" and why.startswith("fallback: nothing in the files separates them")
+    assert kept == "36531" and why.startswith("undecided: nothing in the files tells which")
 
 
 def test_quality_is_estimated_from_the_tables_and_the_lower_one_is_the_copy(archive):
@@ -372,19 +375,21 @@ def test_quality_is_estimated_from_the_tables_and_the_lower_one_is_the_copy(arch
     for quality in (50, 70, 95):
         path = archive.root / f"q{quality}.jpg"
         path.write_bytes(_jpeg(picture, quality))
-        assert header_and_border(path) == (quality, 0.0, 0.0)
+        assert header_and_border(path) == FileFacts(quality)
     archive.add("36531", _jpeg(picture, 95))
     archive.add("12341", _jpeg(picture, 70))
     kept, evidence = archive.keep("36531", "12341")
     assert kept == "36531" and evidence.startswith("its JPEG quality is lower (about 70")
 
 
-def test_the_usual_encoder_is_that_of_most_films_and_a_colour_copy_is_unusual(archive):
+def test_the_usual_encoder_is_that_of_most_films_and_a_progressive_copy_is_unusual(archive):
     picture = _radiograph(7)
     archive.add("36531", _jpeg(picture))
-    colour = io.BytesIO()
-    Image.fromarray(picture.astype(np.uint8)).convert("RGB").save(colour, "JPEG", quality=90)
-    archive.add("12341", colour.getvalue())
+    progressive = io.BytesIO()
+    Image.fromarray(picture.astype(np.uint8)).save(
+        progressive, "JPEG", quality=90, progressive=True
+    )
+    archive.add("12341", progressive.getvalue())
     assert usual_encoder(archive.records) == archive.records[0].encoder
     kept, evidence = archive.keep("36531", "12341")
     assert kept == "36531" and evidence.startswith("its encoder signature is not the one")
@@ -443,7 +448,7 @@ def _assert_copies_keep_their_originals(truth: SampleTruth, rows: list[dict]) ->
         assert row["fate"] == "dropped", copy
         assert images[row["related"]]["fate"] in {"kept", "pending"}
         assert row["related"] in {copy.source, twin_of.get(copy.source)}, (copy, row)
-        assert "fallback" not in row["reason"], (copy, row["reason"])
+        assert "undecided" not in row["reason"], (copy, row["reason"])
     return images
 
 

@@ -231,13 +231,13 @@ def test_a_mirrored_copy_under_a_lower_number_is_dropped_by_its_encoder_signatur
     assert "encoder signature" in dropped.evidence
 
 
-def test_without_evidence_the_lower_number_is_kept_and_the_fallback_is_recorded():
+def test_without_evidence_the_lower_number_is_kept_and_recorded_as_undecided():
     [group] = same_picture_groups(
         [_pair("0701", "0101", View.rot180)], _facts(**{"0101": {}, "0701": {}})
     )
     assert group.kept == "0101"
     assert group.dropped[0].kind == "rotation"
-    assert group.dropped[0].evidence.startswith("fallback")
+    assert group.dropped[0].evidence.startswith("undecided")
 
 
 def test_a_quarter_turned_copy_is_the_portrait_film_whatever_its_number():

@@ -9,9 +9,10 @@ copies (a mirror of a re-filing, say) are one group; each group keeps exactly on
 Which film is kept is decided by evidence from the files, strongest first, and the rule
 that decided is recorded with its sentence: the order and why are in
 ``curation.near_identical.keeper``
-(an augmentation-folder twin, the script's encoder, a turn, padding, fewer pixels, lower
-JPEG quality, an unusual encoder, black corners, grain among script copies, and only then
-the lower number, compared as a number).
+(an augmentation-folder twin, the script's encoder, a turn, a pad, an upscale, fewer pixels,
+a grey film re-saved in colour, lower JPEG quality, an unusual encoder, black corners, tone,
+a re-encoding, grain among script copies, and only then, recorded as undecided, the lower
+number, compared as a number).
 
 A dropped film's kind says how it relates to the film it was confirmed against: ``mirror``,
 ``rotation``, ``rescaled``, ``noised`` (same frame, a copy), ``negative`` (grey levels

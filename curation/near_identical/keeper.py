@@ -16,50 +16,65 @@ why:
 3. ``portrait``, ``turned``: a half or quarter turn is never kept. Portrait in a group with
    a landscape film; or turned: its hash grid correlates better with the archive's mean
    grid turned than as it is (the films' own hashes, no decode).
-4. ``padded``: constant black or white border lines, which no exported radiograph has.
-5. ``fewer pixels``: a crop or a downscale loses pixels (after padding: a pad adds some).
-6. ``lower quality``: the JPEG quality estimated from the quantisation tables in its header;
+4. ``padded``: a border added after the exposure, read from the pair
+   (``curation.near_identical.keeper_frame``): the film is larger than another film of its
+   group, its constant black or white border is wider than that film's on some side by
+   ``PAD_MIN_SHARE``, and the picture inside it is no more than that film shows. A border of
+   the film's own (many exported films carry one about 1 % wide) is shared by its re-encoded
+   and re-toned copies and cut by its crops, so it names nothing.
+5. ``upscaled``: more pixels but no detail: the larger film of a whole-frame pair of two
+   sizes is better explained as the smaller one upscaled than the smaller one as it
+   downscaled (``keeper_frame.upscale_of``).
+6. ``fewer pixels``: a crop or a downscale loses pixels (after padding and upscaling, which
+   add some).
+7. ``re-saved in colour``: a grey picture stored in three equal channels, in an archive whose
+   films are stored grey: an imaging system writes a grey film in one channel, whatever
+   quality the re-save chose.
+8. ``lower quality``: the JPEG quality estimated from the quantisation tables in its header;
    a re-encode at a lower quality lost detail the other film still has.
-7. ``unusual encoder``: its encoder signature is not the one most of the archive's films
-   carry (a grey film re-saved in colour, say).
-8. ``filled corners``: black corners, the fill a rotation by a few degrees leaves. Last of
-   the file's facts: a radiograph may have dark corners of its own, which a crop or a
-   brightened copy would lose.
-9. ``local contrast``: its local contrast lies above the archive's typical film by
+9. ``unusual encoder``: its encoder signature is not the one most of the archive's films
+   carry.
+10. ``filled corners``: black corners inside the film's own border, the fill a rotation by a
+    few degrees leaves (the archive's level films have none there). Last of the file's
+    facts: a radiograph may have dark corners of its own, which a crop or a brightened copy
+    would lose.
+11. ``local contrast``: its local contrast lies above the archive's typical film by
    ``CONTRAST_MARGIN`` spreads more than the other film lies from it (either side): CLAHE
    and equalisation raise it, an export does not (``curation.near_identical.keeper_tone``).
-10. ``tone curve``: its grey histogram departs from the archive's typical roughness by
+12. ``tone curve``: its grey histogram departs from the archive's typical roughness by
     ``ROUGHNESS_MARGIN`` spreads more than the other film's: a tone curve (gamma,
     brightness/contrast, equalisation) applied to 8-bit levels combs the histogram.
-11. ``re-encoded``: among films tied so far, one whose pixels are exactly what encoding the
+13. ``re-encoded``: among films tied so far, one whose pixels are exactly what encoding the
     other film's picture (turned as the pair is) with its own JPEG tables gives, while the
     other's are not that of it (``curation.near_identical.keeper_reencode``): a copy written
     at its source's size, quality and encoder, a same-quality mirror say. Measured only for
     tied films (a full decode and an encode each way: ``pairs_to_reencode``).
-12. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
+14. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
     exactly (as a script copies them): the grainier one was noised (grain costs a full-size
     decode, so it is measured only for those: ``films_needing_grain``). Grain alone never
     names a copy: on test films noise of sigma 4 raised the grain by 1.5x-1.6x while
     re-encoding and re-exposure moved it by up to 1.1x, too close for a threshold with
     margin; a same-frame pair that nothing names a copy is a re-filing.
-13. ``number``: nothing in the files separates them: the lower number is kept, compared as
-    a number (``090131`` is 90131, above ``36531``); the text breaks an exact tie.
+15. ``number``: nothing in the files separates them, and the evidence says so
+    ("undecided"), shown on the review page: the lower number is kept, compared as a
+    number (``090131`` is 90131, above ``36531``); the text breaks an exact tie.
 
 Why this order: what the archive itself says (1, 2) outranks anything measured; a turn (3)
 is never kept whatever its frame or quality, since a turned copy may be written at any size
-and quality; padding (4) before the pixel count, since a pad adds pixels; a lost frame (5)
-is certain where the quality (6) is not, since a script may re-encode at a higher quality
-than the imaging system did (adding no detail back); the usual encoder (7) and the corners
-(8) are the weakest of the file's facts, since an imaging system may export a few films
-otherwise and a film may have dark corners. The tone rules (9, 10) come after every fact of
-the file: they read the picture against the archive's typical film, which a film may
-depart from by itself (one of the 120 real films has a combed histogram of its own), so
+and quality; padding and upscaling (4, 5) before the pixel count, since both add pixels; a
+lost frame (6) is certain where the quality (8) is not, since a script may re-encode at a
+higher quality than the imaging system did (adding no detail back): a grey film re-saved in
+colour (7) is such a re-save, so it comes before the quality; the usual encoder (9) and the
+corners (10) are the weakest of the file's facts, since an imaging system may export a few
+films otherwise and a film may have dark corners. The tone rules (11, 12) come after every
+fact of the file: they read the picture against the archive's typical film, which a film
+may depart from by itself (one of the 120 real films has a combed histogram of its own), so
 they speak only where the file is silent: a copy written at the original's own size,
-quality and encoder. Local contrast (9) before the histogram (10): a CLAHE copy smooths a
+quality and encoder. Local contrast (11) before the histogram (12): a CLAHE copy smooths a
 combed original's histogram, so the histogram would name that original, while contrast
 names its copy; and brightness/contrast, which can bring a dull original's contrast
-towards typical, is not read by (9) as a departure (only a film above typical is). Both
-outrank grain (12), measured with a margin where grain has none. A re-encoding (11) is
+towards typical, is not read by (11) as a departure (only a film above typical is). Both
+outrank grain (14), measured with a margin where grain has none. A re-encoding (13) is
 exact where it speaks, but it is read only where everything before ties, and before grain,
 since a re-saved copy repeats its source's boxes and may be the less grainy of the two.
 
@@ -73,10 +88,12 @@ midpoints, 0.93 and 1.0. Mirrors written at the original's own quality and encod
 nothing here: panoramic films are close to left-right symmetric, and no statistic tried
 told a film from its mirror (correlation of the film and of its mirror with the mean of the
 other films, at 16, 64 and 256 px square: 24-26 of 120 films fit their mirror better,
-``mirror_fits`` in ``bench/keeper.json``): those are named by the re-encoding (11). Outside
+``mirror_fits`` in ``bench/keeper.json``): those are named by the re-encoding (13). Outside
 issue 22's table the tone rules can err: a blurred, noised or sharpened copy at the
 original's quality moves a rough or high-contrast original's statistics towards typical, and
-5-13 of 120 such originals were named (``BEYOND`` in ``bench.keeper_copies``).
+5-13 of 120 such originals were named (``BEYOND`` in ``bench.keeper_copies``). Originals
+with a border of their own, upscales, colour re-saves and small turns: docs/design.md, "Same
+picture, on real sizes and exposures" (``python -m bench.keeper_real``).
 """
 
 from __future__ import annotations
@@ -88,6 +105,7 @@ from dataclasses import dataclass
 from curation.core.records import Lesion
 from curation.hashes.hashing import View
 from curation.index.provenance import scripted
+from curation.near_identical.keeper_frame import Borders, Frame, pad_share
 from curation.near_identical.keeper_tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
 
 Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
@@ -104,7 +122,9 @@ class FilmFacts:
     script_share: float  # share of the augmentation folder written with its signature
     augmented_twin: str = ""  # how it equals an augmentation-folder copy; "" when it does not
     turned: View = View.identity  # the turn whose grid fits the archive's mean grid best
-    padding: float = 0.0  # widest constant border, as a share of the frame's side
+    borders: Borders = (0.0, 0.0, 0.0, 0.0)  # constant border per side, as shares of it
+    upscaled_from: str = ""  # the smaller film of its group it is an upscale of; "" if none
+    grey_in_colour: bool = False  # a grey picture in three channels, in an archive stored grey
     quality: int = 0  # JPEG quality estimated from its quantisation tables; 0 when unknown
     unusual_encoder: bool = False  # not the signature most of the archive's films carry
     filled_corners: float = 0.0  # share of its corner blocks that is black
@@ -146,9 +166,32 @@ def _turned(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evide
     )
 
 
+def _frame(fact: FilmFacts) -> Frame:
+    return Frame(fact.width, fact.height, fact.borders)
+
+
 def _padded(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
-    share = facts[film].padding
-    return share, f"it is padded: a constant border {share:.1%} of the frame wide"
+    share = max(
+        (pad_share(_frame(facts[film]), _frame(facts[f])) for f in group - {film}), default=0.0
+    )
+    return share, (
+        f"it is padded: a constant border {share:.1%} of the frame wider than the other "
+        "film's, around no more picture than it shows"
+    )
+
+
+def _upscaled(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    source = facts[film].upscaled_from
+    return float(bool(source)), (
+        f"it is {source} upscaled: more pixels but no detail that film lacks"
+    )
+
+
+def _colour_resave(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
+    return float(facts[film].grey_in_colour), (
+        "it is a grey picture stored in three equal channels, where the archive's films are "
+        "stored grey: a re-save"
+    )
 
 
 def _filled_corners(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
@@ -200,8 +243,8 @@ def _number(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evide
     number = float(int(film)) if film.isdecimal() else float("inf")
     return (
         number,
-        "fallback: nothing in the files separates them, the lower number is kept "
-        "(ids compared as numbers)",
+        "undecided: nothing in the files tells which film is the original; the lower "
+        "number is kept (ids compared as numbers)",
     )
 
 
@@ -212,7 +255,9 @@ STRONG_RULES: tuple[tuple[str, Rule], ...] = (
     ("portrait", _portrait),
     ("turned", _turned),
     ("padded", _padded),
+    ("upscaled", _upscaled),
     ("fewer pixels", _fewer_pixels),
+    ("re-saved in colour", _colour_resave),
     ("lower quality", _lower_quality),
     ("unusual encoder", _unusual_encoder),
     ("filled corners", _filled_corners),
@@ -231,7 +276,7 @@ def strong_evidence(
     return tuple(rule(film, group, facts) for _, rule in STRONG_RULES)
 
 
-def _frame(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
+def _boxes(fact: FilmFacts) -> tuple[int, int, tuple[Lesion, ...]]:
     return fact.width, fact.height, fact.lesions
 
 
@@ -256,8 +301,8 @@ def grain_contest(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
     size, and repeating each other's boxes exactly (as a script copies them). A re-filing,
     annotated anew, never enters one."""
     tied_films = tied(group, facts)
-    copies = Counter(_frame(facts[f]) for f in tied_films)
-    return {f for f in tied_films if facts[f].lesions and copies[_frame(facts[f])] > 1}
+    copies = Counter(_boxes(facts[f]) for f in tied_films)
+    return {f for f in tied_films if facts[f].lesions and copies[_boxes(facts[f])] > 1}
 
 
 def keeper_key(
@@ -270,7 +315,7 @@ def keeper_key(
 ) -> tuple[Evidence, ...]:
     """All the evidence that ``film`` is a copy, in ``KEEPER_ORDER``; grain only in a contest,
     ``reencoded`` (copy -> the film it was written from) only among tied films."""
-    rivals = [grains[f] for f in contest if _frame(facts[f]) == _frame(facts[film])]
+    rivals = [grains[f] for f in contest if _boxes(facts[f]) == _boxes(facts[film])]
     grainier = film in contest and grains[film] > min(rivals)
     source = reencoded.get(film, "")
     return (
@@ -298,4 +343,4 @@ def deciding(dropped: tuple[Evidence, ...], kept: tuple[Evidence, ...]) -> tuple
     for name, (mine, why), (theirs, _) in zip(KEEPER_ORDER, dropped, kept, strict=True):
         if mine > theirs:
             return name, why
-    return KEEPER_ORDER[-1], "fallback: nothing separates them, the id's text decides"
+    return KEEPER_ORDER[-1], "undecided: nothing in the files separates them, the id's text decides"

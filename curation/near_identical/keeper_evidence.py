@@ -11,12 +11,14 @@ same-picture groups only, at little cost:
   limit is half the smaller, 0.135, which also leaves films that tell nothing (a symmetric
   picture) upright. Mirrors: no separation (the smallest margin is -0.012: some films fit
   their mirror better), so no mirror fact;
-- padding from one reduced-scale (draft) decode, the scale the hash step decodes at: the
-  widest run of border lines that are one constant black or white level. No real film had
-  one (0 lines of 120); a 2 % pad re-encoded measured 1.88 % of the frame: limit 0.8 %.
-  From the same decode, filled corners: the black share of the four corner blocks (a
-  sixteenth of the short side). Real films: at most 0.006; a copy turned by 1 degree, at
-  least 0.122 (quality 75 or 95): limit 0.064;
+- each side's constant border, the black share of the corner blocks inside it, and whether a
+  colour file holds a grey picture (three equal channels), from one reduced-scale (draft)
+  decode, the scale the hash step decodes at (``curation.near_identical.keeper_frame``; the
+  pad and the colour re-save are judged against the pair and the archive by the rules). Real
+  films' corners: at most 0.006 black; a copy turned by 1 degree, at least 0.122: limit
+  0.064;
+- whether the larger film of a whole-frame pair of two sizes is an upscale of the smaller
+  (``keeper_frame.upscale_of``: a full decode of both, for those pairs only);
 - the JPEG quality from the quantisation tables in the header (Pillow parses them on open);
 - the archive's usual encoder: the signature (``curation.index.provenance``, read by the index)
   that more than half of the films in play carry, if one does;
@@ -41,6 +43,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
+import cv2
 import networkx as nx
 import numpy as np
 from PIL import Image
@@ -53,12 +56,17 @@ from curation.index.originals import AUGMENTATION_KINDS, ORIGINALS_FOLDER
 from curation.index.provenance import EncoderEvidence
 from curation.near_identical import pixels
 from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, one_content, tied
+from curation.near_identical.keeper_frame import (
+    Borders,
+    border_shares,
+    corner_share,
+    grey_in_colour,
+    is_upscale,
+)
 from curation.near_identical.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
 
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
-PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
-PAD_MIN_SHARE = 0.008  # of the frame's side (see above)
-CORNER_MIN_SHARE = 0.064  # black share of the corner blocks (see above)
+COLOUR_MODES = ("RGB", "RGBA", "CMYK", "YCbCr", "P")  # decoded in colour: are its channels equal?
 TWIN_DIGITS = ("4", "5")  # mirrored and turned augmentation copies: compared in pixels
 _TURNS = (View.identity, View.rot90, View.rot180, View.rot270)
 # The IJG standard luminance table (JPEG Annex K), from which libjpeg scales by quality.
@@ -108,29 +116,6 @@ def jpeg_quality(image: Image.Image) -> int:
     return int(min(max(round(quality), 1), 100))
 
 
-def border_share(grey: np.ndarray, minimum: float = PAD_MIN_SHARE) -> float:
-    """The widest run of constant black or white lines at any border, as a share of the
-    side it runs along; 0 below ``minimum``."""
-    grey = grey.astype(np.int16)
-    widest = 0.0
-    for lines in (grey, grey[::-1], grey.T, grey.T[::-1]):
-        low, high = lines.min(axis=1), lines.max(axis=1)
-        flat = (high - low <= PAD_TOLERANCE) & (
-            (high <= PAD_TOLERANCE) | (low >= 255 - PAD_TOLERANCE)
-        )
-        run = int(np.argmin(flat)) if not flat.all() else len(flat)
-        widest = max(widest, run / len(flat))
-    return round(widest, 4) if widest >= minimum else 0.0
-
-
-def corner_share(grey: np.ndarray, minimum: float = CORNER_MIN_SHARE) -> float:
-    """The black share of the four corner blocks; 0 below ``minimum``."""
-    side = max(4, min(grey.shape) // 16)
-    blocks = (grey[:side, :side], grey[:side, -side:], grey[-side:, :side], grey[-side:, -side:])
-    share = float(np.mean([(block <= PAD_TOLERANCE).mean() for block in blocks]))
-    return round(share, 3) if share >= minimum else 0.0
-
-
 def draft_grey(path: Path) -> np.ndarray:
     """The film in grey at the hash step's reduced (draft) scale."""
     with Image.open(path) as image:
@@ -138,17 +123,30 @@ def draft_grey(path: Path) -> np.ndarray:
         return np.asarray(image.convert("L"))
 
 
-def header_and_border(path: Path) -> tuple[int, float, float]:
-    """A film's JPEG quality (header), padding and filled corners (one draft decode); all
-    three 0, saying nothing, for a film that no longer reads (it decoded in the hash step)."""
+@dataclass(frozen=True)
+class FileFacts:
+    """What one film's header and draft decode say (``curation.near_identical.keeper_frame``);
+    all empty, saying nothing, for a film that no longer reads."""
+
+    quality: int = 0
+    borders: Borders = (0.0, 0.0, 0.0, 0.0)
+    corners: float = 0.0
+    grey_in_colour: bool = False  # a grey picture stored in three channels
+
+
+def header_and_border(path: Path) -> FileFacts:
+    """A film's JPEG quality (header), constant borders, filled corners and whether it stores
+    a grey picture in colour (one draft decode)."""
     try:
         with Image.open(path) as image:
             quality = jpeg_quality(image)
-            image.draft("L", DRAFT_REQUEST)
-            grey = np.asarray(image.convert("L"))
+            mode = "RGB" if image.mode in COLOUR_MODES else "L"
+            image.draft(mode, DRAFT_REQUEST)
+            picture = np.asarray(image.convert(mode))
     except (OSError, ValueError, Image.DecompressionBombError):
-        return 0, 0.0, 0.0
-    return quality, border_share(grey), corner_share(grey)
+        return FileFacts()
+    grey = picture if picture.ndim == 2 else cv2.cvtColor(picture, cv2.COLOR_RGB2GRAY)
+    return FileFacts(quality, border_shares(grey), corner_share(grey), grey_in_colour(picture))
 
 
 def _augmented(records: Iterable[SourceRecord]) -> list[SourceRecord]:
@@ -253,20 +251,25 @@ def keeper_facts(
     encoders: EncoderEvidence,
     radius: int,
     map: Mapper | None = None,
+    rescaled: Iterable[tuple[str, str]] = (),
 ) -> dict[str, FilmFacts]:
     """The facts of every film of the confirmed ``pairs`` (film ids), for the keeper; the
-    films' headers and draft decodes are read through ``map``."""
+    films' headers and draft decodes are read through ``map``. ``rescaled`` holds the
+    whole-frame pairs (larger, smaller) of one picture at two sizes: whether the larger is
+    an upscale is read for those only (a full decode of both)."""
     graph = nx.Graph(list(pairs))
     groups = [set(c) for c in nx.connected_components(graph)]
     films = {r.film_id: r for r in records if r.kind is Kind.image and r.film_id in graph}
     mean = mean_grid(hashes)
     usual = usual_encoder(records)
+    stored_grey = usual.startswith("L|")
     map = map or LocalMap(1)
     twins = augmented_twins(root, records, groups, hashes, radius, map)
+    upscales = upscaled_films(root, films, list(rescaled), map)
     ids = sorted(films)
     read = _per_content(header_and_border, root, [films[f] for f in ids], map)
     facts = {}
-    for film, (quality, padding, corners) in zip(ids, read, strict=True):
+    for film, file in zip(ids, read, strict=True):
         record = films[film]
         facts[film] = FilmFacts(
             record.width,
@@ -275,10 +278,12 @@ def keeper_facts(
             encoders.script_share(record.encoder),
             augmented_twin=twins.get(film, ""),
             turned=turn_of(hashes[film], mean),
-            padding=padding,
-            quality=quality,
+            borders=file.borders,
+            upscaled_from=upscales.get(film, ""),
+            grey_in_colour=stored_grey and file.grey_in_colour,
+            quality=file.quality,
             unusual_encoder=bool(usual) and record.encoder != usual,
-            filled_corners=corners,
+            filled_corners=file.corners,
             content=record.sha256,
         )
     toned = sorted(f for g in groups if _tone_can_decide(g, facts) for f in g)
@@ -291,6 +296,19 @@ def keeper_facts(
         contrast, rough = typical.departures(tone)
         facts[film] = replace(facts[film], contrast_departure=contrast, roughness_departure=rough)
     return facts
+
+
+def upscaled_films(
+    root: Path, films: dict[str, SourceRecord], rescaled: list[tuple[str, str]], map: Mapper
+) -> dict[str, str]:
+    """Larger film -> the smaller film it is an upscale of, among the ``rescaled`` pairs
+    (larger, smaller), read through ``map`` (``curation.near_identical.keeper_frame``)."""
+    jobs = [(str(root / films[a].path), str(root / films[b].path)) for a, b in rescaled]
+    found = {}
+    for (larger, smaller), upscale in zip(rescaled, map(is_upscale, jobs), strict=True):
+        if upscale and larger not in found:
+            found[larger] = smaller
+    return found
 
 
 def _tone_can_decide(group: set[str], facts: dict[str, FilmFacts]) -> bool:

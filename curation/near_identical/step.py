@@ -137,6 +137,18 @@ def _reencoded(
     return dict(pair for pair in found if pair is not None)
 
 
+def _rescaled(films: dict[str, SourceRecord], pairs: list[SamePicture]) -> list[tuple[str, str]]:
+    """The upright whole-frame pairs of one picture at two sizes, the larger film first: the
+    only ones where the larger may be an upscale of the smaller."""
+    found = []
+    for pair in pairs:
+        a, b = films[pair.a], films[pair.b]
+        if pair.frame_kinds or pair.view is not View.identity or a.width == b.width:
+            continue
+        found.append((pair.a, pair.b) if a.width > b.width else (pair.b, pair.a))
+    return found
+
+
 def run_same_picture(
     root: Path,
     records: list[SourceRecord],
@@ -168,7 +180,10 @@ def run_same_picture(
     pairs = keep_apart(pairs, apart)
     in_pairs = sorted({f for p in pairs for f in (p.a, p.b)})
     encoders = learn_encoders(records) if in_pairs else EncoderEvidence({})
-    facts = keeper_facts(root, records, hashes, [(p.a, p.b) for p in pairs], encoders, radius, map)
+    links = [(p.a, p.b) for p in pairs]
+    facts = keeper_facts(
+        root, records, hashes, links, encoders, radius, map, _rescaled(films, pairs)
+    )
     reencoded = _reencoded(root, films, pairs_to_reencode(pairs, facts), map)
     wanted = films_needing_grain(pairs, facts)
     grains = _grains(root, films, wanted, cache, map)

@@ -1,0 +1,185 @@
+"""What two films' frames say about which one is the original (``curation.near_identical.keeper``'s
+``padded``, ``upscaled``, ``re-saved in colour`` and ``filled corners`` rules).
+
+- **Padding is read from the pair, not from one film.** Many exported radiographs carry a
+  constant dark border of their own (about 1 % wide), which a re-encoded, re-toned or cropped
+  copy keeps, brightens or cuts away. A pad is a border added *after* the exposure: the
+  padded film is larger than its partner, its constant border is wider than the partner's on
+  some side by ``PAD_MIN_SHARE`` of the frame, and the picture inside its border is no more
+  than the partner's (``CONTENT_TOLERANCE``): had it shown picture the partner lacks, the
+  partner would be a crop and the border the film's own. Two films of one size share their
+  frame: neither is a pad of the other.
+- **Black corners inside the film's own border**: a rotation by a few degrees fills the
+  corners of the frame with black triangles; a film's own straight border is not such a fill,
+  so the corners are measured inside the constant border lines.
+- **A grey picture stored in three equal channels** is a re-save where the archive's films
+  are stored grey: an imaging system writes a grey film in one channel.
+- **An upscale adds no detail**: a larger film that is its smaller partner resampled is
+  explained by that partner upscaled better than the partner is by it downscaled; an
+  original's detail beyond its downscale's resolution is not (``upscale_of``).
+
+The limits and the measurements behind them: docs/design.md, "Same picture, on real sizes and
+exposures", and ``bench/keeper.json`` (``python -m bench.keeper_real``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image
+
+PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
+PAD_MIN_SHARE = 0.015  # of the side: a pad's border is wider than the partner's by this much
+CONTENT_TOLERANCE = 0.025  # of the side: the picture inside a pad's border is the partner's
+CORNER_MIN_SHARE = 0.064  # black share of the corner blocks inside the border
+GREY_CHANNELS = 2  # grey levels the channels of a grey picture stored in colour may differ by
+UPSCALE_LEAD = -0.15  # log2 ratio of the two resampling residuals (see ``upscale_of``)
+UPSCALE_FIT = 1.1  # an upscale's residual over the film's own fine detail, at most
+
+Borders = tuple[float, float, float, float]  # constant border width: left, top, right, bottom
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A film's size and its constant border on each side (as shares of that side)."""
+
+    width: int
+    height: int
+    borders: Borders = (0.0, 0.0, 0.0, 0.0)
+
+    def content(self) -> tuple[float, float]:
+        """The picture inside the constant border, in pixels."""
+        left, top, right, bottom = self.borders
+        return self.width * (1 - left - right), self.height * (1 - top - bottom)
+
+
+def border_runs(grey: np.ndarray) -> tuple[int, int, int, int]:
+    """How many lines at each border (left, top, right, bottom) are one constant black or
+    white level, counted inwards."""
+    grey = grey.astype(np.int16)
+    runs = []
+    for lines in (grey.T, grey, grey.T[::-1], grey[::-1]):
+        low, high = lines.min(axis=1), lines.max(axis=1)
+        flat = (high - low <= PAD_TOLERANCE) & (
+            (high <= PAD_TOLERANCE) | (low >= 255 - PAD_TOLERANCE)
+        )
+        runs.append(int(np.argmin(flat)) if not flat.all() else len(flat))
+    left, top, right, bottom = runs
+    return left, top, right, bottom
+
+
+def border_shares(grey: np.ndarray) -> Borders:
+    """The constant border on each side as a share of that side."""
+    height, width = grey.shape
+    left, top, right, bottom = border_runs(grey)
+    return (
+        round(left / width, 4),
+        round(top / height, 4),
+        round(right / width, 4),
+        round(bottom / height, 4),
+    )
+
+
+def content_ratio(film: Frame, other: Frame) -> float:
+    """How much more picture ``film`` shows inside its border than ``other`` does (the larger
+    ratio of the two sides' content, in pixels)."""
+    (own_w, own_h), (other_w, other_h) = film.content(), other.content()
+    return max(own_w / max(other_w, 1.0), own_h / max(other_h, 1.0))
+
+
+def pad_share(film: Frame, other: Frame, minimum: float = PAD_MIN_SHARE) -> float:
+    """How wide a pad ``film`` carries over ``other`` (a share of its side); 0 when its
+    border is not a pad of ``other``'s picture (module docstring)."""
+    if film.width * film.height <= other.width * other.height:
+        return 0.0
+    if content_ratio(film, other) > 1 + CONTENT_TOLERANCE:
+        return 0.0  # it shows picture the other lacks: the other is a crop
+    extra = max(mine - theirs for mine, theirs in zip(film.borders, other.borders, strict=True))
+    return round(extra, 4) if extra >= minimum else 0.0
+
+
+def corner_share(grey: np.ndarray, minimum: float = CORNER_MIN_SHARE) -> float:
+    """The black share of the four corner blocks inside the film's constant border (a
+    sixteenth of the short side each); 0 below ``minimum``."""
+    left, top, right, bottom = border_runs(grey)
+    inside = grey[top : grey.shape[0] - bottom, left : grey.shape[1] - right]
+    if min(inside.shape) < 4:
+        return 0.0
+    side = max(4, min(inside.shape) // 16)
+    blocks = (
+        inside[:side, :side],
+        inside[:side, -side:],
+        inside[-side:, :side],
+        inside[-side:, -side:],
+    )
+    share = float(np.mean([(block <= PAD_TOLERANCE).mean() for block in blocks]))
+    return round(share, 3) if share >= minimum else 0.0
+
+
+def channel_spread(picture: np.ndarray) -> float:
+    """How far apart a decoded colour picture's channels lie (grey levels, at the 99.9th
+    percentile of its pixels); 255 for a picture stored in one channel."""
+    if picture.ndim != 3 or picture.shape[2] != 3:
+        return 255.0
+    channels = picture.astype(np.int16)
+    return float(np.percentile(channels.max(axis=2) - channels.min(axis=2), 99.9))
+
+
+def grey_in_colour(picture: np.ndarray) -> bool:
+    """Whether a decoded picture has three channels that all show one grey picture."""
+    return channel_spread(picture) <= GREY_CHANNELS
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """How a larger grey film relates to a smaller one of the same picture (``upscale_of``)."""
+
+    lead: float  # log2 of (smaller vs larger downscaled) over (larger vs smaller upscaled)
+    fit: float  # larger vs smaller upscaled, over the larger film's own fine detail
+
+    @property
+    def upscale(self) -> bool:
+        """The larger film is the smaller one upscaled: it holds no detail the smaller one
+        lacks (``UPSCALE_LEAD``) and the two are aligned as a rescale (``UPSCALE_FIT``: a
+        crop of a few per cent is not)."""
+        return self.lead >= UPSCALE_LEAD and self.fit <= UPSCALE_FIT
+
+
+def upscale_of(larger: np.ndarray, smaller: np.ndarray) -> Resampling:
+    """How much better the larger grey film is explained as the smaller one upscaled
+    (bicubic) than the smaller one as it downscaled (area): an upscale holds only its
+    source's detail, an original holds more. The upscale's residual is read inside a margin
+    of 2 % (the resampling's edges) and also against the film's own fine detail (its
+    difference from its blur), which tells a rescale from a crop."""
+    height, width = larger.shape
+    small_h, small_w = smaller.shape
+    big = larger.astype(np.float32)
+    small = smaller.astype(np.float32)
+    up = cv2.resize(small, (width, height), interpolation=cv2.INTER_CUBIC)
+    down = cv2.resize(big, (small_w, small_h), interpolation=cv2.INTER_AREA)
+    edge = max(1, round(0.02 * min(height, width)))
+    missed_up = float(np.abs(big - up)[edge:-edge, edge:-edge].mean())
+    missed_down = float(np.abs(small - down).mean())
+    detail = float(np.abs(big - cv2.GaussianBlur(big, (0, 0), 2.0)).mean())
+    lead = np.log2(max(missed_down, 1e-6) / max(missed_up, 1e-6))
+    return Resampling(round(float(lead), 4), round(missed_up / max(detail, 1e-6), 4))
+
+
+def _grey(path: Path) -> np.ndarray | None:
+    try:
+        with Image.open(path) as image:
+            return np.asarray(image.convert("L"))
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+
+
+def is_upscale(paths: tuple[str, str]) -> bool:
+    """Whether the film at the first path is an upscale of the one at the second (worker
+    side); ``False`` when one no longer reads."""
+    larger, smaller = _grey(Path(paths[0])), _grey(Path(paths[1]))
+    if larger is None or smaller is None:
+        return False
+    return upscale_of(larger, smaller).upscale
