@@ -50,3 +50,11 @@ def test_every_linked_file_exists():
 
 def test_no_internal_issue_numbers():
     assert not re.search(r"\bissues? \d+", README, flags=re.IGNORECASE)
+
+
+def test_the_readme_is_short_and_says_what_make_test_costs_as_the_makefile_does():
+    assert len(README.splitlines()) <= 150
+    cost = re.compile(r"about \d+ minutes on \d+ cores")
+    makefile = (ROOT / "Makefile").read_text()
+    said = set(cost.findall(README)) | set(cost.findall(makefile))
+    assert len(said) == 1 and cost.search(README), said
