@@ -8,7 +8,8 @@ leaves it: ``build/`` (the sample's build, its source lock and extracted source)
 - a line ending ``# needs: ...`` (the internet, docker, a model server) cannot run here and is
   checked as far as it goes without that: its options parsed by the command line itself
   (``vf-eval`` and ``dental-assistant-eval`` resolve them with ``--dry-run``), its program and
-  files present;
+  files present; the audit of a Hub dataset also runs, against the sample pushed to the
+  stand-in, with OWNER/NAME@REVISION naming what was pushed;
 - a ``make`` line is the set-up or the whole suite, so it is checked with ``make -n`` (the
   target and its variables exist, with what it would run);
 - a ``python`` block runs with this interpreter, a ``toml`` block is a decisions file that
@@ -30,11 +31,13 @@ import click
 import pyarrow.parquet as pq
 import pytest
 import typer
+from typer.testing import CliRunner
 
 from curation.cli.app import app
 from curation.cli.next_steps import next_steps
 from curation.decisions.decisions import DECISIONS_NAME, read_decisions
-from tests.hub_standin import HubStandIn, hub_standin, pushable_copy
+from curation.publish.push import EVAL_CONFIG, PINNED_FILE
+from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -196,3 +199,33 @@ def test_the_what_now_table_prints_the_readmes_commands(clone: Path, monkeypatch
         if step.where.startswith(".venv/bin/"):
             assert printed[step.what] == step.where
             assert any(c.line == step.where for c in COMMANDS), step.where
+
+
+def test_the_hub_audit_line_runs_against_the_stand_in_with_its_placeholders_filled(
+    sample_build: Path, clone: Path, hub_standin: HubStandIn, tmp_path: Path, monkeypatch
+):
+    """The audit of a Hub dataset, on the sample pushed to the loopback stand-in: the line as
+    printed, with OWNER/NAME@REVISION naming what was pushed."""
+    (command,) = [c for c in COMMANDS if "OWNER/NAME@REVISION" in c.line]
+    build, lock = pushable_copy(sample_build, tmp_path)
+    root = tmp_path / "root"
+    for relative in (PINNED_FILE, EVAL_CONFIG):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / relative, root / relative)
+    monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)
+    monkeypatch.setenv("HF_ENDPOINT", hub_standin.url)
+    repo = "curator/readme-audit"
+    pushed = CliRunner().invoke(
+        app, ["push", "--repo", repo, "--build", str(build), "--lock", str(lock),
+              "--repo-root", str(root), "--no-build-env", "--allow-synthetic"],
+    )  # fmt: skip
+    assert pushed.exit_code == 0, pushed.output
+    sha = hub_standin.repos[repo].branches["main"]
+    line = command.line.replace("OWNER/NAME@REVISION", f"{repo}@{sha}")
+    done = subprocess.run(
+        ["bash", "-c", line], cwd=clone, env=clone_env(clone, hub_standin),
+        capture_output=True, text=True, timeout=WATCHDOG_SECONDS,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "hint found" in said and "report:" in said, said[-2000:]
