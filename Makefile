@@ -21,7 +21,7 @@ BUILD_FLAGS ?=
 # costs ~0.15 s, of which compiling click, typer and rich afresh would double.
 PERICURATE = env -u PYTHONDONTWRITEBYTECODE $(UV) run --frozen --no-sync pericurate
 
-.PHONY: uv setup setup-dev splits test browser bench clean
+.PHONY: uv setup setup-dev environments splits test browser bench clean
 
 # uv on PATH (or installed here before) is used as it is; otherwise it is installed from PyPI
 # into UV_HOME, a venv of its own made by `python3 -m venv`.
@@ -48,6 +48,13 @@ $(SYNCED): uv.lock pyproject.toml $(wildcard environments/*/pyproject.toml)
 setup-dev: uv
 	$(UV) sync --frozen --all-extras
 
+# The two task environments with their commands (vf-eval, periapical-lesions-results,
+# dental-assistant-eval), added to the toolkit `make splits` installs: no dev tools, no extras
+# of the toolkit. --inexact keeps what is there; a later `make splits` keeps these in turn.
+environments: setup
+	$(UV) sync --frozen --inexact --no-dev --package periapical-lesions --extra agent
+	$(UV) sync --frozen --inexact --no-dev --package dental-assistant-agent
+
 $(SAMPLE_ZIP): | setup
 	$(PERICURATE) sample $(SAMPLE_ZIP)
 
@@ -67,7 +74,7 @@ endif
 # a headless Chromium: `browser` installs Debian's where it can (root or CI), and otherwise says
 # in one line that the test will be skipped.
 test: setup-dev browser
-	@echo "make test: ruff, mypy, the layering, then the whole suite (about 7 minutes on 2 cores)."
+	@echo "make test: ruff, mypy, the layering, then the whole suite (about 10 minutes on 2 cores)."
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen mypy

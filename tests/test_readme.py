@@ -23,7 +23,7 @@ def _cli_commands() -> list[str]:
 
 
 def _step_table() -> list[tuple[int, str]]:
-    section = README.split("## The chain")[1].split("\n## ")[0]
+    section = README.split("## The steps")[1].split("\n## ")[0]
     rows = re.findall(r"^\| (\d+) \| `([a-z-]+)` \|", section, flags=re.MULTILINE)
     return [(int(number), name) for number, name in rows]
 
@@ -33,7 +33,7 @@ def test_the_step_table_is_the_chain_in_order():
 
 
 def test_the_readme_names_every_command_and_no_other():
-    section = README.split("## The chain")[1].split("\n## ")[0]
+    section = README.split("## The steps")[1].split("\n## ")[0]
     others = re.search(r"Other commands: (.*?)\.", section, flags=re.DOTALL)
     assert others, "the chain section lists the other commands"
     named = {name for _, name in _step_table()} | set(re.findall(r"`([a-z-]+)`", others[1]))
@@ -50,3 +50,11 @@ def test_every_linked_file_exists():
 
 def test_no_internal_issue_numbers():
     assert not re.search(r"\bissues? \d+", README, flags=re.IGNORECASE)
+
+
+def test_the_readme_is_short_and_says_what_make_test_costs_as_the_makefile_does():
+    assert len(README.splitlines()) <= 150
+    cost = re.compile(r"about \d+ minutes on \d+ cores")
+    makefile = (ROOT / "Makefile").read_text()
+    said = set(cost.findall(README)) | set(cost.findall(makefile))
+    assert len(said) == 1 and cost.search(README), said

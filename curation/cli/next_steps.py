@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +27,9 @@ def _quoted(path: Path) -> str:
 
 
 def pericurate_command() -> str:
-    """How to run pericurate from here: ``uv run pericurate`` when uv is on PATH, else the
-    environment's own script (``make`` may have installed uv off PATH, in a private venv)."""
-    if shutil.which("uv"):
-        return "uv run pericurate"
+    """How to run pericurate from here: the environment's own script (``.venv/bin/pericurate``
+    from the project folder). Never ``uv run``: ``make`` may have installed uv off PATH, and
+    with uv on PATH ``uv run`` would first install the dev tools."""
     script = Path(sys.executable).parent / "pericurate"
     if script.is_relative_to(Path.cwd()):
         script = script.relative_to(Path.cwd())
