@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
         from bench import keeper
 
         results["keeper"] = keeper.figures()
-    if "visits" in parts:  # issue 22: visits of one patient verified by features, real films
+    if "visits" in parts:  # visits of one patient: realistic revisits of the real films
         from bench import visits
 
         results["visits"] = visits.run()

@@ -6,10 +6,9 @@ distance 30 of 512 of the other: a superset of "within 30 bits", so that even a 
 the pixel check missed stays with its original. Films dropped as
 copies of a kept film pass their links on to it. Films whose annotations name the same patient
 number are linked, unless implausibly many films share that number (``MAX_FILMS_PER_PATIENT``:
-a copied template, not a patient). With ``--link-visits``, visits of one patient verified by
-local features (``curation.lookalikes.visits``) are linked too; without it they are only counted
-(the
-card says how many cross splits). Clusters are the connected components (networkx).
+a copied template, not a patient). With ``--link-visits``, visits of one patient found by the visits
+step (``curation.visits``) are linked too; without it they are only counted (the card says how
+many cross splits). Clusters are the connected components (networkx).
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ class Link:
     method: str  # "ahash", "patient" or "visit"
     view: View | None = None  # the average hash's orientation
     distance: int | None = None  # None for a patient link
-    inliers: int | None = None  # a visit's matched features under one transform
+    inliers: int | None = None  # a visit's matched features under the fitted geometry
 
 
 @dataclass(frozen=True)
