@@ -235,7 +235,7 @@ def test_an_unturned_copy_needs_one_frame_holding_99_percent_of_the_other():
 
 # --- visits of one patient --------------------------------------------------------------------
 
-VISIT_CELLS = 0  # at least (curation/visits/verification.py: the margin in docs/design.md)
+VISIT_CELLS = 12  # at least (curation/visits/verification.py: the margin in docs/design.md)
 
 
 def test_a_visit_is_verified_at_its_number_of_grid_cells_and_not_below():

@@ -31,7 +31,12 @@ STRIPS = 6  # overlapping strips across the arch, each a third of the width
 STRIP_WIDTH = 1 / 3
 MIN_STRIP_INLIERS = 6  # a strip fit explaining fewer is chance
 GRID = (12, 6)  # cells across and down film A: the evidence's spread
-MIN_CELLS = 20  # grid cells of anatomy that a visit's matches must cover (of 72)
+# Grid cells (of 72) a visit's counted matches must cover. Measured by ``python -m
+# bench.visits`` (docs/design.md, "Visits of one patient"): distinct real films reach at most
+# 5 cells at either size, realistic revisits at least 44; 12 is 2.4x the one and 3.7x below
+# the other (the chosen half's geometric mean, 16, would lose the sample's drawn distant
+# visits, which reach 12).
+MIN_CELLS = 12
 VERIFICATION_VERSION = (
     f"verify-v1/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
     f"tight{TIGHT_TOLERANCE}-min{MIN_STRIP_INLIERS}/grid{GRID[0]}x{GRID[1]}"
