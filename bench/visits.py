@@ -1,21 +1,32 @@
-"""``python -m bench.visits``: visits of one patient verified by local features, measured on
-real radiographs.
+"""``python -m bench.visits``: visits of one patient as they really are, measured on the real
+development films: retrieval plus verification (``curation.visits``) on realistic revisits.
 
-Reads the 120 real panoramic radiographs of ``../shared/realfilms-dev/films`` (512 x 512 RGB
-JPEG, squashed from the archives' wider frame; read here, never copied into the repository)
-and says plainly that it skipped when the folder is absent. From each film it simulates
-another visit of the same patient at typical strength (``simulated_visit``) and measures both
-sides of ``curation.lookalikes.visits``: every visit against its film (goal: >= 95% verified, and
-shortlisted), and every pair of distinct real films, 7,140 (goal: 0 verified). The same again
-on a subset upscaled to real archive sizes (~2,440-2,950 x 1,270-1,435). Writes
-``bench/visits.json`` with the distributions and margins.
+Reads the 145 real films of ``../shared/realfilms-dev`` (120 at 512 px in ``films/``, 25 at
+native archive size in ``films-native/``; read in place, never copied) and says plainly that
+it skipped when they are absent. At each size ("512": every film at 512 x 512; "archive":
+the 512-px films upscaled to archive sizes, the native films as they are) it draws from
+each film a realistic revisit (``curation.sample.revisits.revisit``: the projection bent,
+restorations, braces or an extraction, another machine's exposure with new noise) and the
+old simulated visit (the easy tier, ``simulated_visit``: the source's own pixels
+warped), plants shared
+burned-in labels, rulers and markers on pairs of distinct films, and measures:
+
+- retrieval recall: each visit among its film's nearest films;
+- verification of every pair of the 145 distinct films (10,440), every visit and every
+  labelled pair; the ROC of visits against distinct pairs and its AUC;
+- the limit chosen on one half of the films (every other film by name) and reported on the
+  other half: the geometric mean of the chosen half's largest distinct score and smallest
+  revisit score;
+- cost: describing a film, retrieval, verifying a pair.
+
+Writes ``bench/visits.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
-from dataclasses import asdict, dataclass
 from itertools import combinations
 from multiprocessing import get_context
 from pathlib import Path
@@ -25,11 +36,18 @@ import numpy as np
 
 from bench.real_films import REAL_FILMS, repositioned, upscaled
 from curation.core.atomic import write_json
-from curation.features.features import FilmFeatures, film_features, match_features
-from curation.features.shortlist import feature_shortlist
-from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, SHORTLIST_PER_FILM, verified
+from curation.sample.revisits import burned_in, revisit
+from curation.visits import verification
+from curation.visits.descriptors import VisitFeatures, visit_features
+from curation.visits.find import candidates
+from curation.visits.retrieval import PARTNERS
 
 RESULTS = Path(__file__).with_name("visits.json")
+NATIVE_FILMS = REAL_FILMS.with_name("films-native")
+MARKS = (
+    ("label", 0.08), ("label", 0.2), ("label", 0.4), ("ruler", 0.15), ("ruler", 0.45),
+    ("marker", 0.04), ("marker", 0.12),
+)  # fmt: skip
 
 
 def _jpeg_round_trip(grey: np.ndarray, quality: int) -> np.ndarray:
@@ -85,139 +103,249 @@ def simulated_visit(grey: np.ndarray, seed: int) -> np.ndarray:
     return _jpeg_round_trip(visit, int(rng.integers(60, 96)))
 
 
-@dataclass(frozen=True)
-class PairFigures:
-    kind: str  # "visit" or "distinct"
-    first: str
-    second: str
-    matches: int
-    inliers: int
-    share: float
-    verified: bool
-
-
-def _pair_figures(kind: str, names: tuple[str, str], a: FilmFeatures, b: FilmFeatures):
-    match = match_features(a, b)
-    return PairFigures(
-        kind, *names, match.matches, match.inliers, round(match.inlier_share, 4), verified(match)
-    )
-
-
-_FEATURES: list[FilmFeatures] = []
-_NAMES: list[str] = []
-
-
-def _init(features: list[FilmFeatures], names: list[str]) -> None:
-    _FEATURES[:], _NAMES[:] = features, names
-
-
-def _distinct(pair: tuple[int, int]) -> PairFigures:
-    i, j = pair
-    return _pair_figures("distinct", (_NAMES[i], _NAMES[j]), _FEATURES[i], _FEATURES[j])
-
-
-def _film_job(job: tuple[str, int, bool]) -> tuple[FilmFeatures, FilmFeatures]:
-    path, seed, upscale = job
+def _grey(path: str, size: str, seed: int) -> np.ndarray:
     grey = cv2.imread(path, cv2.IMREAD_GRAYSCALE)
     if grey is None:
         raise SystemExit(f"{path}: not a readable image.")
-    if upscale:
-        grey = upscaled(grey, seed)
-    return film_features(grey), film_features(simulated_visit(grey, seed))
+    native = max(grey.shape) > 1024
+    if size == "512" and native:
+        return cv2.resize(grey, (512, 512), interpolation=cv2.INTER_AREA)
+    if size == "archive" and not native:
+        return upscaled(grey, seed)
+    return grey
 
 
-def _spread(values: list[float]) -> dict:
-    if not values:
-        return {}
-    array = np.asarray(values, dtype=float)
-    return {
-        "count": len(values),
-        "min": float(array.min()),
-        "p5": float(np.percentile(array, 5)),
-        "median": float(np.median(array)),
-        "p95": float(np.percentile(array, 95)),
-        "max": float(array.max()),
-    }
+def _film_job(job: tuple[str, str, int]) -> tuple[list[VisitFeatures], float]:
+    """The film, its revisit and its easy visit, described; seconds to describe the film."""
+    path, size, seed = job
+    grey = _grey(path, size, seed)
+    started = time.process_time()
+    film = visit_features(grey)
+    spent = time.process_time() - started
+    return [
+        film,
+        visit_features(revisit(grey, seed)),
+        visit_features(simulated_visit(grey, seed)),
+    ], spent
 
 
-def measure_set(paths: list[Path], upscale: bool, workers: int) -> dict:
-    """Visits and all distinct pairs of ``paths`` (at their size or upscaled)."""
-    names = [p.stem for p in paths]
-    jobs = [(str(p), n, upscale) for n, p in enumerate(paths)]
-    started = time.monotonic()
-    with get_context("spawn").Pool(workers) as pool:
-        pairs = pool.map(_film_job, jobs)
-    originals = [a for a, _ in pairs]
-    visits = [b for _, b in pairs]
-    rows = [
-        _pair_figures("visit", (name, name + "-visit"), a, b)
-        for name, a, b in zip(names, originals, visits, strict=True)
+def _mark_job(job: tuple[str, str, str, str, float, int]) -> list[VisitFeatures]:
+    path_a, path_b, size, kind, width, seed = job
+    marked = [
+        burned_in(_grey(p, size, n), kind, width, seed) for n, p in enumerate((path_a, path_b))
     ]
-    shortlist = set(feature_shortlist(originals + visits, SHORTLIST_PER_FILM))
+    return [visit_features(g) for g in marked]
+
+
+_FEATURES: list[VisitFeatures] = []
+
+
+def _init(features: list[VisitFeatures]) -> None:
+    _FEATURES[:] = features
+
+
+def _score(pair: tuple[int, int]) -> tuple[int, int, int, float]:
+    """Matches, inliers, cells and CPU seconds of one pair."""
+    i, j = pair
+    started = time.process_time()
+    evidence = verification.verify(_FEATURES[i], _FEATURES[j])
+    return evidence.matches, evidence.inliers, evidence.cells, time.process_time() - started
+
+
+def auc(positives: list[int], negatives: list[int]) -> float:
+    """The ROC's area: the chance a positive scores above a negative (ties count half)."""
+    pos, neg = np.asarray(positives, float), np.sort(np.asarray(negatives, float))
+    below = np.searchsorted(neg, pos, "left")
+    ties = np.searchsorted(neg, pos, "right") - below
+    return float((below + ties / 2).sum() / (len(pos) * len(neg)))
+
+
+def roc(positives: list[int], negatives: list[int]) -> list[dict]:
+    """The ROC at each distinct score: true and false positive rates at limit >= score."""
+    return [
+        {
+            "limit": int(s),
+            "visits_linked": round(float(np.mean(np.asarray(positives) >= s)), 4),
+            "distinct_linked": round(float(np.mean(np.asarray(negatives) >= s)), 6),
+        }
+        for s in sorted(set(positives) | set(negatives))
+    ]
+
+
+def _spread(values: list[int]) -> dict:
+    array = np.asarray(values, float)
+    return {"count": len(values), "min": float(array.min()), "median": float(np.median(array)),
+            "max": float(array.max())} if len(values) else {}  # fmt: skip
+
+
+def measure_size(paths: list[Path], size: str, workers: int) -> dict:
+    """Everything at one size: see the module's docstring."""
     count = len(paths)
-    shortlisted = sum((n, n + count) in shortlist for n in range(count))
-    with get_context("spawn").Pool(workers, _init, (originals, names)) as pool:
-        rows += pool.map(_distinct, list(combinations(range(count), 2)), chunksize=64)
-    visit_rows = [r for r in rows if r.kind == "visit"]
-    distinct = [r for r in rows if r.kind == "distinct"]
+    started = time.monotonic()
+    context = get_context("spawn")
+    with context.Pool(workers) as pool:
+        described = pool.map(_film_job, [(str(p), size, n) for n, p in enumerate(paths)])
+        marks = pool.map(
+            _mark_job,
+            [(str(paths[2 * k]), str(paths[2 * k + 1]), size, kind, width, 100 + k)
+             for k, (kind, width) in enumerate(MARKS)],
+        )  # fmt: skip
+    films = [d[0][0] for d in described]
+    revisits = [d[0][1] for d in described]
+    easy = [d[0][2] for d in described]
+    marked = [f for pair in marks for f in pair]
+    features = films + revisits + easy + marked
+    described_s = time.monotonic() - started
+    started = time.monotonic()
+    retrieved = set(candidates(features))
+    retrieval_s = time.monotonic() - started
+    revisit_pairs = [(n, count + n) for n in range(count)]
+    easy_pairs = [(n, 2 * count + n) for n in range(count)]
+    base = 3 * count
+    mark_pairs = [(base + 2 * k, base + 2 * k + 1) for k in range(len(MARKS))]
+    distinct = list(combinations(range(count), 2))
+    jobs = revisit_pairs + easy_pairs + mark_pairs + distinct
+    started = time.monotonic()
+    with context.Pool(workers, _init, (features,)) as pool:
+        scores = dict(zip(jobs, pool.map(_score, jobs, chunksize=32), strict=True))
+    verify_s = time.monotonic() - started
+    cells = {pair: s[2] for pair, s in scores.items()}
+    chosen = set(range(0, count, 2))
+
+    def half(pairs: list[tuple[int, int]], inside: bool) -> list[tuple[int, int]]:
+        return [
+            p
+            for p in pairs
+            if ((p[0] % count) in chosen) == inside and ((p[1] % count) in chosen) == inside
+        ]
+
+    halves = {}
+    for name, inside in (("chosen", True), ("held_out", False)):
+        distinct_cells = [cells[p] for p in half(distinct, inside)]
+        revisit_cells = [cells[p] for p in half(revisit_pairs, inside)]
+        halves[name] = {
+            "films": sum(((n in chosen) == inside) for n in range(count)),
+            "distinct_max": max(distinct_cells),
+            "revisit_min": min(revisit_cells),
+            "easy_min": min(cells[p] for p in half(easy_pairs, inside)),
+        }
+    limit = math.ceil(
+        math.sqrt(max(1, halves["chosen"]["distinct_max"]) * halves["chosen"]["revisit_min"])
+    )
+    for part in halves.values():
+        part["closest_distinct_over_limit"] = round(part["distinct_max"] / max(1, limit), 3)
+    at = verification.MIN_CELLS
+
+    def linked(pairs: list[tuple[int, int]], least: int = at) -> int:
+        return sum(cells[p] >= least and p in retrieved for p in pairs)
+
+    distinct_rows = sorted(distinct, key=lambda p: -cells[p])[:5]
+    positives = [cells[p] for p in revisit_pairs]
+    negatives = [cells[p] for p in distinct]
     return {
         "films": count,
-        "upscaled": upscale,
-        "seconds": round(time.monotonic() - started, 1),
-        "visits_verified": sum(r.verified for r in visit_rows),
-        "visits_shortlisted": shortlisted,
-        "distinct_pairs": len(distinct),
-        "distinct_verified": sum(r.verified for r in distinct),
-        "visit_inliers": _spread([r.inliers for r in visit_rows]),
-        "visit_share": _spread([r.share for r in visit_rows]),
-        "distinct_inliers": _spread([r.inliers for r in distinct]),
-        "distinct_share": _spread([r.share for r in distinct]),
-        "distinct_highest": [asdict(r) for r in sorted(distinct, key=lambda r: -r.inliers)[:5]],
-        "visits_lowest": [asdict(r) for r in sorted(visit_rows, key=lambda r: r.inliers)[:5]],
+        "size": size,
+        "pairs_distinct": len(distinct),
+        "limit_in_use": at,
+        "limit_chosen_on_half": limit,
+        "halves": halves,
+        "revisits_retrieved": sum(p in retrieved for p in revisit_pairs),
+        "easy_retrieved": sum(p in retrieved for p in easy_pairs),
+        "revisits_verified": sum(cells[p] >= at for p in revisit_pairs),
+        "revisits_linked": linked(revisit_pairs),
+        "easy_linked": linked(easy_pairs),
+        "distinct_verified": sum(cells[p] >= at for p in distinct),
+        "marks_linked": linked(mark_pairs),
+        "at_limit_chosen_on_half": {
+            "revisits_linked": linked(revisit_pairs, limit),
+            "easy_linked": linked(easy_pairs, limit),
+            "distinct_verified": sum(cells[p] >= limit for p in distinct),
+            "marks_linked": linked(mark_pairs, limit),
+        },
+        "marks": [
+            {"kind": kind, "width": width, "cells": cells[p], "inliers": scores[p][1]}
+            for (kind, width), p in zip(MARKS, mark_pairs, strict=True)
+        ],
+        "auc_revisits": round(auc(positives, negatives), 6),
+        "auc_easy": round(auc([cells[p] for p in easy_pairs], negatives), 6),
+        "revisit_cells": _spread(positives),
+        "easy_cells": _spread([cells[p] for p in easy_pairs]),
+        "distinct_cells": _spread(negatives),
+        "revisit_inliers": _spread([scores[p][1] for p in revisit_pairs]),
+        "distinct_inliers": _spread([scores[p][1] for p in distinct]),
+        "distinct_highest": [
+            {
+                "first": paths[i].stem,
+                "second": paths[j].stem,
+                "cells": cells[(i, j)],
+                "inliers": scores[(i, j)][1],
+            }
+            for i, j in distinct_rows
+        ],
+        "revisits_lowest": [
+            {"film": paths[i].stem, "cells": cells[(i, j)], "inliers": scores[(i, j)][1]}
+            for i, j in sorted(revisit_pairs, key=lambda p: cells[p])[:5]
+        ],
+        "roc": roc(positives, negatives),
+        "cost": {
+            "describe_film_cpu_ms": round(1000 * float(np.mean([d[1] for d in described])), 1),
+            "verify_pair_cpu_ms": round(1000 * float(np.mean([s[3] for s in scores.values()])), 2),
+            "retrieval_s": round(retrieval_s, 2),
+            "retrieval_films": len(features),
+            "describe_wall_s": round(described_s, 1),
+            "verify_wall_s": round(verify_s, 1),
+            "workers": workers,
+        },
     }
 
 
-def measure(films: int = 120, upscaled_films: int = 24, workers: int = 2) -> dict:
-    """Both sides at the films' size (all of them) and upscaled (the first ``upscaled_films``
-    by name); ``{"skipped": ...}`` when the real films are absent."""
-    if not REAL_FILMS.is_dir():
+def measure(workers: int = 2, films: int = 0, sizes: tuple[str, ...] = ("512", "archive")) -> dict:
+    """Both sizes; ``{"skipped": ...}`` when the real films are absent."""
+    if not REAL_FILMS.is_dir() or not NATIVE_FILMS.is_dir():
         return {
-            "skipped": f"bench.visits skipped: {REAL_FILMS} is absent (it needs the 120 real "
-            "films)."
+            "skipped": f"bench.visits skipped: {REAL_FILMS.parent} is absent (it needs the "
+            "real films)."
         }
-    paths = sorted(REAL_FILMS.glob("*.jpg"))[:films]
+    paths = sorted(REAL_FILMS.glob("*.jpg")) + sorted(NATIVE_FILMS.glob("*.jpg"))
+    if films:
+        paths = paths[: films // 2] + paths[-(films - films // 2) :]
     return {
-        "source": "real films, ../shared/realfilms-dev (512 x 512 RGB JPEG, squashed)",
-        "thresholds": {"min_inliers": MIN_INLIERS, "min_inlier_share": MIN_INLIER_SHARE},
-        "at_film_size": measure_set(paths, False, workers),
-        "upscaled": measure_set(paths[:upscaled_films], True, workers),
+        "source": "real films, ../shared/realfilms-dev (120 at 512 px, 25 at native archive size)",
+        "partners_per_film": PARTNERS,
+        "verification": verification.VERIFICATION_VERSION,
+        **{f"at_{size}": measure_size(paths, size, workers) for size in sizes},
     }
 
 
-def run(films: int = 120, upscaled_films: int = 24, workers: int = 2) -> dict:
-    """Measure, write ``bench/visits.json`` (unless skipped) and say what was done."""
-    results = measure(films, upscaled_films, workers)
+def run(workers: int = 2, films: int = 0) -> dict:
+    """Measure, write ``bench/visits.json`` (unless skipped; a subset says so in ``films``),
+    say what was done."""
+    results = measure(workers, films)
     if "skipped" in results:
         print(results["skipped"])
         return results
-    write_json(RESULTS, results)
-    for part in ("at_film_size", "upscaled"):
-        done = results[part]
-        print(
-            f"bench.visits ({part}, {done['films']} real films): visits verified "
-            f"{done['visits_verified']}/{done['films']}, distinct pairs verified "
-            f"{done['distinct_verified']}/{done['distinct_pairs']}; {RESULTS}"
-        )
+    write_json(RESULTS, {"subset_of_films": films or None, **results})
+    for key, done in results.items():
+        if key.startswith("at_"):
+            print(
+                f"bench.visits ({done['size']}, {done['films']} films): revisits linked "
+                f"{done['revisits_linked']}/{done['films']}, easy "
+                f"{done['easy_linked']}/{done['films']}, distinct verified "
+                f"{done['distinct_verified']}/{done['pairs_distinct']}, marks linked "
+                f"{done['marks_linked']}/{len(MARKS)}, AUC {done['auc_revisits']}, limit "
+                f"{done['limit_in_use']} (chosen on half: {done['limit_chosen_on_half']})"
+            )
     return results
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--films", type=int, default=120)
-    parser.add_argument("--upscaled-films", type=int, default=24)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--films", type=int, default=0, help="a subset: half from each end of the sorted list"
+    )
     args = parser.parse_args(argv)
-    run(args.films, args.upscaled_films, args.workers)
+    run(args.workers, args.films)
 
 
 if __name__ == "__main__":

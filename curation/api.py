@@ -326,28 +326,29 @@ def find_lookalikes(
 
 def find_visits(folder: str | Path, *, workers: int = 0) -> pa.Table:
     """Visits of one patient among the films of ``folder``: two films that are not the same
-    picture but whose local features agree under one transform (the chain's visit check,
-    run on the films left once copies are set aside).
+    picture but show one patient's anatomy (the chain's visits step: RootSIFT on the anatomy,
+    retrieval, verification fitted per strip of the arch, run on the films left once copies
+    are set aside).
 
     Returns:
         One row per pair: ``film_id``, ``other_film_id``, ``matches``, ``inliers`` and
-        ``inlier_share``.
+        ``cells`` (grid cells of the first film holding a verified match).
     """
     import pyarrow as pa
 
-    from curation.lookalikes.visits import kept_film_visits
+    from curation.visits.step import kept_film_visits
 
     films = _read_folder(folder, workers)
     outcome = _same_pictures(films, SAME_PICTURE_RADIUS)
     copies = set(outcome.kept_as)
-    kept = [r.film_id for r in films.records if r.film_id not in copies]
-    visits = kept_film_visits(kept, outcome.checked)
+    kept = {r.film_id: r for r in films.records if r.film_id not in copies}
+    visits = kept_film_visits(kept, films.root, None, films.map, lambda name, total: _Quiet())
     return pa.table(
         {
-            "film_id": [a for a, _, _ in visits],
-            "other_film_id": [b for _, b, _ in visits],
-            "matches": pa.array([v.matches for _, _, v in visits], pa.int32()),
-            "inliers": pa.array([v.inliers for _, _, v in visits], pa.int32()),
-            "inlier_share": pa.array([v.share for _, _, v in visits], pa.float64()),
+            "film_id": [v.first for v in visits],
+            "other_film_id": [v.second for v in visits],
+            "matches": pa.array([v.matches for v in visits], pa.int32()),
+            "inliers": pa.array([v.inliers for v in visits], pa.int32()),
+            "cells": pa.array([v.cells for v in visits], pa.int32()),
         }
     )

@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -23,10 +24,11 @@ from curation import (
     find_visits,
 )
 from curation.sample import write_sample_archive
+from curation.sample.revisits import revisit
+from curation.visits.verification import MIN_CELLS
 from support.film_kit import film, save, scaled, turned
 from tests.hostile_films import film_bytes, voc, write_source
 from tests.test_decisions import _reencoded
-from tests.test_visits import visit_of
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 SIZE = (1600, 840)
@@ -42,7 +44,7 @@ def films(tmp_path_factory: pytest.TempPathFactory) -> Path:
         save(picture, folder / f"{name}.jpg")
     save(turned(drawn["00001"], "rot180"), folder / "00011.jpg")
     save(scaled(drawn["00002"], 0.75), folder / "00012.jpg")
-    save(visit_of(drawn["00003"], 1), folder / "00013.jpg")
+    save(revisit(np.clip(drawn["00003"] + 0.5, 0, 255).astype(np.uint8), 1), folder / "00013.jpg")
     (folder / "00099.jpg").write_bytes(b"not a picture")
     return folder
 
@@ -72,7 +74,7 @@ def test_lookalikes_and_visits_in_a_folder(films: Path):
     }
     assert lookalikes["component"].to_pylist() == ["00001", "00002"]
     assert _pairs(visits, "film_id", "other_film_id") == {("00003", "00013")}
-    assert min(visits["inliers"].to_pylist()) >= 80
+    assert min(visits["cells"].to_pylist()) >= MIN_CELLS
 
 
 def test_curate_returns_the_manifest_and_audit_the_flagged_pairs(tmp_path: Path):

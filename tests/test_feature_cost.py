@@ -1,6 +1,6 @@
 """What keeps the feature checks' cost down (issue 22): a crowded key gives no votes, so the
 shortlist's work per film does not grow with the number of films; a build computes the
-shortlist once and reads the visits from what the same-picture step checked; each long part
+shortlist once and its visits step describes each file content once; each long part
 advances its own bar. (The cost itself is measured in ``bench.feature_cost``, not here.)"""
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from curation.features.shortlist import (
     feature_shortlist,
     pair_votes,
 )
-from curation.lookalikes import visits
 from curation.near_identical import frame_step
 
 
@@ -153,7 +152,6 @@ def recorded(monkeypatch):
         return task
 
     monkeypatch.setattr(frame_step, "feature_shortlist", counted)
-    monkeypatch.setattr(visits, "feature_shortlist", counted)
     monkeypatch.setattr(pipeline, "_Bar", Bar)
     monkeypatch.setattr(pipeline.Progress, "add_task", add_task)
     return calls, bars
@@ -164,12 +162,16 @@ def test_a_build_computes_the_shortlist_once_and_every_long_part_shows_progress(
 ):
     calls, bars = recorded
     outcome = curate(sample_source, tmp_path, Settings(), executor=LocalExecutor(1))
-    assert len(calls) == 1  # the look-alike step reads the visits from the same-picture step
+    assert len(calls) == 1  # only the frame step shortlists (the visits step retrieves)
     pending, contents = calls[0]
     assert 0 < contents < pending  # the sample files some films twice
     assert bars["local features"] == [contents, contents]  # cold: every content computed once
     assert bars["feature shortlist"] == [HASH_TABLES, HASH_TABLES]
     checked = bars["check frames"]
     assert checked[0] > 0 and checked == [checked[0], checked[0]]
+    described = bars["describe anatomy"]
+    # The visits step describes each kept film's content once (fewer: copies were dropped).
+    assert 0 < described[0] < contents and described == [described[0], described[0]]
+    assert bars["verify visits"][0] > 0 and bars["verify visits"][0] == bars["verify visits"][1]
     summary = outcome.products["summary"]
-    assert summary.counts.verified_visits > 0  # the visits were read from the checked pairs
+    assert summary.counts.verified_visits > 0

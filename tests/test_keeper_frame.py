@@ -1,7 +1,7 @@
 """Which film is kept when the original has a constant border of its own, when a copy is an
 upscale or a grey film re-saved in colour, when a copy is turned by a few degrees, and when
 nothing in the files decides (``curation.near_identical.keeper_frame`` and the keeper rules
-that read it). Films are drawn by the project (``tests/film_kit.py``)."""
+that read it). Films are drawn by the project (``support/film_kit.py``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import io
 import cv2
 import numpy as np
 import pytest
-import tests.film_kit as kit
 from PIL import Image
 
+import support.film_kit as kit
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.index.provenance import EncoderEvidence
 from curation.near_identical.candidates import same_picture_groups

@@ -23,7 +23,6 @@ from curation.features.features import FeatureMatch
 from curation.hashes.hashing import View
 from curation.lookalikes import LookalikeConfig
 from curation.lookalikes.components import lookalike_links, patient_links
-from curation.lookalikes.visits import verified
 from curation.near_identical import NearIdenticalConfig
 from curation.near_identical.candidates import candidate_pairs, confirm_component
 from curation.near_identical.frame_check import (
@@ -35,6 +34,7 @@ from curation.near_identical.frame_check import (
 )
 from curation.near_identical.keeper_reencode import written_from
 from curation.near_identical.pixels import Comparison, compare
+from curation.visits.verification import VisitEvidence
 from support import film_kit as kit
 
 # --- hash radii: same-picture candidates and look-alike links ----------------------------------
@@ -235,20 +235,15 @@ def test_an_unturned_copy_needs_one_frame_holding_99_percent_of_the_other():
 
 # --- visits of one patient --------------------------------------------------------------------
 
-VISIT_INLIERS = (
-    80  # at least (curation/lookalikes/visits.py: 1.5x the distinct maximum on real films)
-)
-VISIT_SHARE = 0.45  # at least (1.23x the distinct maximum)
+VISIT_CELLS = 12  # at least (curation/visits/verification.py: the margin in docs/design.md)
 
 
-def test_a_visit_is_verified_at_80_inliers_and_a_share_of_0_45_and_not_below_either():
-    def match(inliers: int, matches: int) -> FeatureMatch:
+def test_a_visit_is_verified_at_its_number_of_grid_cells_and_not_below():
+    def evidence(cells: int) -> VisitEvidence:
         empty = np.zeros((0, 2))
-        return FeatureMatch(matches, inliers, None, empty, empty)
+        return VisitEvidence(500, 400, cells, empty, empty)
 
-    assert verified(match(VISIT_INLIERS, 100)) and not verified(match(VISIT_INLIERS - 1, 100))
-    at_share = round(900 / VISIT_SHARE)  # 900 of 2,000 matches; one match more: 0.44978
-    assert verified(match(900, at_share)) and not verified(match(900, at_share + 1))
+    assert evidence(VISIT_CELLS).verified and not evidence(VISIT_CELLS - 1).verified
 
 
 @pytest.mark.parametrize(

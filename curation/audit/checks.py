@@ -17,11 +17,11 @@ from curation.audit.referrals import Association, HintHit
 from curation.audit.target import Film, read_image
 from curation.audit.turned import TurnedPair
 from curation.audit.visits import CrossSplitMatch
-from curation.features.features import FeatureMatch
 from curation.hashes.hashing import HASH_BYTES, View
 from curation.hashes.orientations import pairs_in_any_orientation
 from curation.hashes.pairs import as_codes, range_pairs
 from curation.publish.schema import SPLITS as KNOWN_SPLITS
+from curation.visits.verification import VisitEvidence
 
 SHORT_HASH_BITS = 64
 CLOSEST_PAIRS = 24
@@ -72,7 +72,7 @@ class Audit:
     # Cross-split pairs verified by local features (``curation.audit.visits``): visits of
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
-    visit_fits: dict[tuple[int, int], FeatureMatch] = field(default_factory=dict)
+    visit_fits: dict[tuple[int, int], VisitEvidence] = field(default_factory=dict)
     # Findings set aside by the curator's decisions (``curation.audit.decided``), one each.
     decision_notes: list[str] = field(default_factory=list)
     # Images read back, by (shard, row): the visit check's pairs are read again for their

@@ -1,14 +1,13 @@
 """The audit's visit check: films of one patient from different visits that sit in different
-splits, found by local features (``curation.lookalikes.visits``), which no hash distance can find.
+splits, found as the build finds them (``curation.visits``), which no hash distance can find.
 
-Every film's ORB features are computed from the shard's image bytes (a row group per worker,
-as the hashing does), the feature shortlist (``curation.features.shortlist``) names the pairs worth
-matching, and each cross-split pair verified by features is then told apart by the aligned
-frame check (``curation.near_identical.frame_check``): the same picture under another frame is a
-copy
-that
-leaks (a finding like any other); anything else is a visit of one patient, listed first in
-the report with the two films and their matched features drawn (``visits/visit-NNN.png``).
+Every film's anatomy is described from the shard's image bytes (a row group per worker, as
+the hashing does), retrieval names each film's nearest films, and each cross-split pair the
+verification confirms is then told apart by the aligned frame check
+(``curation.near_identical.frame_check``, on ORB features of the two films): the same
+picture under another frame is a copy that leaks (a finding like any other); anything else
+is a visit of one patient, listed first in the report with the two films and their matched
+features drawn (``visits/visit-NNN.png``).
 """
 
 from __future__ import annotations
@@ -25,16 +24,11 @@ import numpy as np
 from curation.audit.target import RowGroup, read_images, row_groups
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
-from curation.features.features import (
-    FeatureMatch,
-    FilmFeatures,
-    decoded_grey,
-    film_features,
-    match_features,
-)
-from curation.features.shortlist import feature_shortlist
-from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, verified
+from curation.features.features import decoded_grey, film_features, match_features
 from curation.near_identical.frame_check import compare_frames
+from curation.visits.descriptors import VisitFeatures, visit_features_of
+from curation.visits.find import candidates
+from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
 if TYPE_CHECKING:
     from curation.audit.target import Film
@@ -47,32 +41,28 @@ DRAWN_MATCHES = 80  # inlier matches drawn per pair (evenly chosen), so the line
 
 @dataclass(frozen=True)
 class CrossSplitMatch:
-    """Two films in different splits whose features agree under one transform: ``a`` in the
-    earlier split. ``same_picture``: the aligned check calls it a copy, not a visit."""
+    """Two films in different splits verified as one patient's: ``a`` in the earlier split.
+    ``same_picture``: the aligned check calls it a copy, not a visit."""
 
     a: int
     b: int
     matches: int
     inliers: int
-    share: float
+    share: float  # inliers over matches
     same_picture: bool
+    cells: int = 0  # grid cells of film a's anatomy holding an inlier
     drawing: str = ""  # file name below the report's folder
     decided: str = ""  # the curator's reason, for films declared one patient (no features)
 
 
-def _features(data: bytes) -> FilmFeatures:
-    grey, size = decoded_grey(data)
-    return film_features(grey, size)
-
-
-def _features_group(job: tuple[RowGroup, tuple[int, ...]], image: str) -> list[FilmFeatures]:
+def _features_group(job: tuple[RowGroup, tuple[int, ...]], image: str) -> list[VisitFeatures]:
     group, rows = job
-    return read_images(group, image, rows, _features)
+    return read_images(group, image, rows, visit_features_of)
 
 
 def shard_features(
     shards: list[Path], image: str, films: list[Film], map: Mapper | None = None
-) -> list[FilmFeatures]:
+) -> list[VisitFeatures]:
     """The features of ``films``, in their order, read from the shards a row group per job
     through ``map`` (default: one process per core)."""
     groups = row_groups(shards)
@@ -83,7 +73,7 @@ def shard_features(
         rows_of.setdefault(group, []).append(row)
     jobs = [(group, tuple(rows)) for group, rows in rows_of.items()]
     work = partial(_features_group, image=image)
-    found: dict[tuple[int, int], FilmFeatures] = {}
+    found: dict[tuple[int, int], VisitFeatures] = {}
     for (group, rows), features in zip(
         jobs, (map or LocalMap())(work, jobs, chunksize=1), strict=True
     ):
@@ -91,72 +81,80 @@ def shard_features(
     return [found[key] for key in wanted]
 
 
-def _match(pair: tuple[FilmFeatures, FilmFeatures]) -> FeatureMatch:
-    """Worker side: the feature match of one pair."""
-    return match_features(*pair)
+def _verify(pair: tuple[VisitFeatures, VisitFeatures]) -> VisitEvidence:
+    """Worker side: the verification of one pair, with its inliers (for drawing)."""
+    return verify(*pair)
 
 
-def _same_picture(job: tuple[bytes, bytes, FeatureMatch]) -> bool:
-    """Worker side: whether the aligned check calls the pair one picture under two frames."""
-    data_a, data_b, match = job
-    (grey_a, size_a), (grey_b, size_b) = decoded_grey(data_a), decoded_grey(data_b)
+def _same_picture(job: tuple[bytes, bytes]) -> bool:
+    """Worker side: whether the aligned check calls the pair one picture under two frames
+    (ORB features of both films matched, as the frame step matches them)."""
+    (grey_a, size_a), (grey_b, size_b) = decoded_grey(job[0]), decoded_grey(job[1])
+    match = match_features(film_features(grey_a, size_a), film_features(grey_b, size_b))
     return compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
 
 
 def cross_split_matches(
     films: list[Film],
-    features: list[FilmFeatures],
+    features: list[VisitFeatures],
     splits: list[str],
     image_of: Callable[[int], bytes],
     map: Mapper | None = None,
-) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], FeatureMatch]]:
-    """Every shortlisted pair of films in different splits verified by features, sorted by
-    film ids, with the feature match of each (for drawing); the matching and the aligned
-    checks go through ``map`` (default: one process per core)."""
+) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], VisitEvidence]]:
+    """Every retrieved pair of films in different splits that verification confirms,
+    sorted by film ids, with the evidence of each (for drawing); the description's
+    summaries, the verification and the aligned checks go through ``map`` (default: one
+    process per core)."""
     rank = {split: n for n, split in enumerate(splits)}
+    mapped = map or LocalMap()
     pairs = [
         (i, j) if rank[films[i].split] <= rank[films[j].split] else (j, i)
-        for i, j in feature_shortlist(features)
+        for i, j in candidates(features, mapped)
         if films[i].split != films[j].split
     ]
-    mapped = map or LocalMap()
-    fits = mapped(_match, [(features[a], features[b]) for a, b in pairs])
-    fitted = {pair: match for pair, match in zip(pairs, fits, strict=True) if verified(match)}
+    found_evidence = mapped(_verify, [(features[a], features[b]) for a, b in pairs], chunksize=8)
+    fitted = {
+        pair: evidence
+        for pair, evidence in zip(pairs, found_evidence, strict=True)
+        if evidence.verified
+    }
     verified_pairs = list(fitted.items())
     same: list[bool] = []
     for start in range(0, len(verified_pairs), PAIRS_AT_ONCE):
         batch = verified_pairs[start : start + PAIRS_AT_ONCE]
-        jobs = [(image_of(a), image_of(b), match) for (a, b), match in batch]
+        jobs = [(image_of(a), image_of(b)) for (a, b), _ in batch]
         same.extend(mapped(_same_picture, jobs, chunksize=1))
     found = [
-        CrossSplitMatch(a, b, m.matches, m.inliers, round(m.inlier_share, 4), is_same)
-        for ((a, b), m), is_same in zip(verified_pairs, same, strict=True)
+        CrossSplitMatch(
+            a, b, e.matches, e.inliers, round(e.inliers / max(1, e.matches), 4), is_same, e.cells
+        )
+        for ((a, b), e), is_same in zip(verified_pairs, same, strict=True)
     ]
     found.sort(key=lambda m: (films[m.a].film_id, films[m.b].film_id))
     return found, fitted
 
 
-def _scaled(data: bytes) -> tuple[np.ndarray, float]:
+def _scaled(data: bytes) -> np.ndarray:
     grey, size = decoded_grey(data)
-    scale = DRAWN_HEIGHT / size[1]
-    width = max(1, round(size[0] * scale))
+    width = max(1, round(size[0] * DRAWN_HEIGHT / size[1]))
     small = cv2.resize(grey, (width, DRAWN_HEIGHT), interpolation=cv2.INTER_AREA)
-    return cv2.cvtColor(small, cv2.COLOR_GRAY2BGR), scale
+    return cv2.cvtColor(small, cv2.COLOR_GRAY2BGR)
 
 
 def _key(point: np.ndarray) -> cv2.KeyPoint:
     return cv2.KeyPoint(float(point[0]), float(point[1]), 6.0)
 
 
-def draw_match(data_a: bytes, data_b: bytes, match: FeatureMatch) -> bytes:
+def draw_match(data_a: bytes, data_b: bytes, evidence: VisitEvidence) -> bytes:
     """The two films side by side with their inlier matches drawn (OpenCV), as PNG bytes."""
-    picture_a, scale_a = _scaled(data_a)
-    picture_b, scale_b = _scaled(data_b)
-    count = len(match.points_a)
+    picture_a, picture_b = _scaled(data_a), _scaled(data_b)
+    frame_a = np.array([picture_a.shape[1], picture_a.shape[0]], np.float32)
+    frame_b = np.array([picture_b.shape[1], picture_b.shape[0]], np.float32)
+    count = len(evidence.points_a)
     rows = np.unique(np.linspace(0, count - 1, min(DRAWN_MATCHES, count)).round().astype(int))
-    keys_a = [_key(match.points_a[r] * scale_a) for r in rows]
-    keys_b = [_key(match.points_b[r] * scale_b) for r in rows]
-    pairs = [cv2.DMatch(n, n, 0) for n in range(len(rows))]
+    keys_a = [_key(evidence.points_a[r] * frame_a) for r in rows] if count else []
+    keys_b = [_key(evidence.points_b[r] * frame_b) for r in rows] if count else []
+    pairs = [cv2.DMatch(n, n, 0) for n in range(len(keys_a))]
     # OpenCV's stubs do not allow None for outImg, which its documentation allows.
     drawn = cv2.drawMatches(
         picture_a, keys_a, picture_b, keys_b, pairs, None,  # type: ignore[call-overload]
@@ -169,7 +167,7 @@ def draw_match(data_a: bytes, data_b: bytes, match: FeatureMatch) -> bytes:
 
 def write_drawings(
     matches: list[CrossSplitMatch],
-    fitted: dict[tuple[int, int], FeatureMatch],
+    fitted: dict[tuple[int, int], VisitEvidence],
     image_of: Callable[[int], bytes],
     out: Path,
 ) -> list[CrossSplitMatch]:
@@ -206,6 +204,7 @@ def visit_entries(films: list[Film], matches: list[CrossSplitMatch]) -> list[dic
             "matches": m.matches,
             "inliers": m.inliers,
             "inlier_share": m.share,
+            "cells": m.cells,
             "drawing": m.drawing,
             **({"curator_reason": m.decided} if m.decided else {}),
         }
@@ -215,4 +214,5 @@ def visit_entries(films: list[Film], matches: list[CrossSplitMatch]) -> list[dic
 
 def visit_rule() -> str:
     """The rule in one phrase, for the report."""
-    return f">= {MIN_INLIERS} inliers and an inlier share >= {MIN_INLIER_SHARE}"
+    cells = GRID[0] * GRID[1]
+    return f"matched anatomy in >= {MIN_CELLS} of {cells} grid cells, fitted per arch region"

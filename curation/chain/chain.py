@@ -1,5 +1,5 @@
-"""The curation chain, declared once: source -> films -> hashes -> same pictures -> look-alike
-components -> splits -> dataset.
+"""The curation chain, declared once: source -> films -> hashes -> same pictures -> visits of one
+patient -> look-alike components -> splits -> dataset.
 
 ``CHAIN`` lists the steps in order. Each entry gives the step's name (its subcommand), its
 help, its function, the products of earlier steps it reads, the products it writes, its
@@ -153,10 +153,17 @@ CHAIN: tuple[Step, ...] = (
         config=NearIdenticalConfig,
     ),
     Step(
+        "visits",
+        "visits of one patient among the kept films (retrieval, then verification).",
+        steps.find_visits,
+        reads=("records",),
+        writes=("visits",),
+    ),
+    Step(
         "lookalikes",
         f"look-alike components at Hamming distance <= {LOOKALIKE_DISTANCE}.",
         steps.join_lookalikes,
-        reads=("records", "hashes", "same_picture"),
+        reads=("records", "hashes", "same_picture", "visits"),
         writes=("lookalikes",),
         config=LookalikeConfig,
     ),

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from curation.lookalikes.components import Cluster, Lookalikes
     from curation.near_identical.step import SamePictureOutcome
     from curation.publish.summary import ClusterSize, Summary
+    from curation.visits.step import Visit
 
 VERSIONED_PACKAGES = (
     "pericurate",
@@ -125,23 +126,32 @@ def drop_near_identical(
     return {"records": same.records, "same_picture": same}
 
 
+def find_visits(run: Run, records: list[SourceRecord]) -> dict[str, object]:
+    """The visits of one patient among the films the same-picture step kept."""
+    from curation.core.records import pending_images
+    from curation.visits.step import DESCRIPTORS_CACHE, kept_film_visits
+
+    films = {r.film_id: r for r in pending_images(records)}
+    cache = run.cache(DESCRIPTORS_CACHE)
+    return {"visits": kept_film_visits(films, run.source.root, cache, run.map, run.track)}
+
+
 def join_lookalikes(
     run: Run,
     config: LookalikeConfig,
     records: list[SourceRecord],
     hashes: Hashes,
     same_picture: SamePictureOutcome,
+    visits: list[Visit],
 ) -> dict[str, object]:
-    """The kept films joined into look-alike components, with the films the curator declared
-    one patient."""
+    """The kept films joined into look-alike components (visits only with ``link_visits``),
+    with the films the curator declared one patient."""
     from curation.core.records import pending_images
     from curation.decisions import read_decisions
     from curation.lookalikes.components import Link, lookalike_clusters
-    from curation.lookalikes.visits import kept_film_visits
 
     films = {r.film_id: r for r in pending_images(records)}
-    visits = kept_film_visits(films, same_picture.checked)
-    links = [Link(a, b, "visit", inliers=v.inliers) for a, b, v in visits]
+    links = [Link(v.first, v.second, "visit", inliers=v.inliers) for v in visits]
     decided = [Link(a, b, "curator") for a, b, _ in read_decisions(run.out).patients]
     found = lookalike_clusters(
         films,

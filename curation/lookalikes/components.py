@@ -9,10 +9,9 @@ padded, turned or re-toned): their hash is the reframing's (four distinct real f
 and more apart, were joined by their padded copies' hashes, black borders dominating), so only
 their same-picture group holds them. Films whose annotations name the same patient
 number are linked, unless implausibly many films share that number (``MAX_FILMS_PER_PATIENT``:
-a copied template, not a patient). With ``--link-visits``, visits of one patient verified by
-local features (``curation.lookalikes.visits``) are linked too; without it they are only counted
-(the
-card says how many cross splits). Clusters are the connected components (networkx).
+a copied template, not a patient). With ``--link-visits``, visits of one patient found by the visits
+step (``curation.visits``) are linked too; without it they are only counted (the card says how
+many cross splits). Clusters are the connected components (networkx).
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ class Link:
     method: str  # "ahash", "patient" or "visit"
     view: View | None = None  # the average hash's orientation
     distance: int | None = None  # None for a patient link
-    inliers: int | None = None  # a visit's matched features under one transform
+    inliers: int | None = None  # a visit's matched features under the fitted geometry
 
 
 @dataclass(frozen=True)

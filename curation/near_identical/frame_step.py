@@ -6,10 +6,9 @@ reduced JPEG scale, cached by sha256 under ``FEATURES_VERSION``); the feature sh
 pairs the whole-frame check has not already joined get the aligned frame check
 (``curation.near_identical.frame_check``, cached by the two films' sha256), over worker processes. A
 confirmed pair joins the same-picture groups like any other, with its kind (``cropped``,
-``padded``, ``rotated``, ``rescaled``, ``re-toned``) and the transform as evidence. Every
-checked pair is handed on with its feature evidence: the look-alike step reads the visits
-of one patient among the kept films from them (``curation.lookalikes.visits.kept_film_visits``)
-instead of matching the films again.
+``padded``, ``rotated``, ``rescaled``, ``re-toned``) and the transform as evidence. Visits of
+one patient are not decided here: the visits step finds them among the kept films
+(``curation.visits``).
 """
 
 from __future__ import annotations

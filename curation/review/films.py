@@ -20,7 +20,9 @@ from curation.core.jpeg_check import check_decodable
 from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import Lesion
 from curation.features.features import decoded_grey, film_features, match_features
-from curation.lookalikes.visits import verified
+from curation.near_identical.frame_check import MIN_INLIER_SHARE, MIN_INLIERS
+from curation.visits.descriptors import visit_features_of
+from curation.visits.verification import verify
 
 VIEW_HEIGHT = 1000  # SVG units: every film of a view is drawn this tall
 GAP = 30  # SVG units between two films of a view
@@ -65,14 +67,24 @@ MatchedPoints = tuple[np.ndarray, np.ndarray]  # (n, 2) pixel points in film A a
 
 
 def matched_points(source_a: Path, source_b: Path) -> MatchedPoints | None:
-    """The inlier features of film B matched onto film A (``curation.features``), or None when
-    either film cannot be read or the features do not agree under one transform."""
+    """The matched features of film B on film A, in pixels: the frame check's (one transform,
+    as a copy under another frame has) when they are a copy's evidence, else the visit check's
+    (``curation.visits``: fitted per strip of the arch); None when either film cannot be read
+    or neither check finds its evidence."""
     try:
-        found = [film_features(*decoded_grey(p.read_bytes())) for p in (source_a, source_b)]
+        data = [p.read_bytes() for p in (source_a, source_b)]
+        found = [film_features(*decoded_grey(d)) for d in data]
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
     match = match_features(*found)
-    return (match.points_a, match.points_b) if verified(match) else None
+    if match.inliers >= MIN_INLIERS and match.inlier_share >= MIN_INLIER_SHARE:
+        return (match.points_a, match.points_b)
+    described = [visit_features_of(d) for d in data]
+    evidence = verify(*described)
+    if not evidence.verified:
+        return None
+    size_a, size_b = (np.asarray(f.size, np.float32) for f in described)
+    return (evidence.points_a * size_a, evidence.points_b * size_b)
 
 
 def _number(value: float) -> str:

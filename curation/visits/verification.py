@@ -1,0 +1,138 @@
+"""Verification that fits a revisit: two films are one patient's when many RootSIFT matches
+agree with a geometry that bends like a panoramic projection, and spread across the arch.
+
+A panoramic film of the same jaw taken again is no single affine transform of the first:
+the head's tilt, turn and forward/back position bend the projection across the arch (the
+front teeth widen while the molars narrow, one side rises). So the matches (ratio test and
+mutual nearest neighbours) pass a loose global fit first (MAGSAC affine, a tolerance of a
+few percent of the frame: the coarse placement), then each overlapping strip of the arch
+(by x in film A) gets its own tight affine fit: a match counts when the fit of a strip
+holding it explains it. The evidence is the number of distinct grid cells of film A that
+hold such a match: a burned-in label, ruler or marker, however many matches it makes, sits
+in a few cells, and the anatomy mask (``curation.visits.descriptors``) keeps most such marks
+from being described at all. Limits and their margins: docs/design.md, "Visits of one patient".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import faiss
+import numpy as np
+
+from curation.visits.descriptors import VisitFeatures
+from curation.visits.retrieval import one_thread
+
+RATIO = 0.8  # Lowe's ratio test on Euclidean distances
+LOOSE_TOLERANCE = 0.05  # of the longest side: the global fit's tolerance (the bending)
+TIGHT_TOLERANCE = 0.01  # of the longest side: a strip's fit
+STRIPS = 6  # overlapping strips across the arch, each a third of the width
+STRIP_WIDTH = 1 / 3
+MIN_STRIP_INLIERS = 6  # a strip fit explaining fewer is chance
+GRID = (12, 6)  # cells across and down film A: the evidence's spread
+# Grid cells (of 72) a visit's counted matches must cover. Measured by ``python -m
+# bench.visits`` (docs/design.md, "Visits of one patient"): distinct real films reach at most
+# 5 cells at either size, realistic revisits at least 44; 12 is 2.4x the one and 3.7x below
+# the other (the chosen half's geometric mean, 16, would lose the sample's drawn distant
+# visits, which reach 12).
+MIN_CELLS = 12
+VERIFICATION_VERSION = (
+    f"verify-v1/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
+    f"tight{TIGHT_TOLERANCE}-min{MIN_STRIP_INLIERS}/grid{GRID[0]}x{GRID[1]}"
+)
+
+
+@dataclass(frozen=True)
+class VisitEvidence:
+    """What the verification found between films A and B."""
+
+    matches: int  # mutual ratio-test matches
+    inliers: int  # of those, explained by a strip's fit
+    cells: int  # distinct grid cells of A holding an inlier that counts
+    points_a: np.ndarray  # (inliers, 2) in A's fractions of the frame, for drawing
+    points_b: np.ndarray  # (inliers, 2) the same in B
+
+    @property
+    def verified(self) -> bool:
+        return self.cells >= MIN_CELLS
+
+
+def _framed(features: VisitFeatures) -> np.ndarray:
+    """Points in units of the film's longest side (the aspect kept)."""
+    width, height = features.size
+    longest = max(width, height, 1)
+    return features.points * np.array([width / longest, height / longest], np.float32)
+
+
+def mutual_matches(a: VisitFeatures, b: VisitFeatures) -> np.ndarray:
+    """Index pairs (rows of A, rows of B) that pass the ratio test and are each other's
+    nearest neighbours (faiss exact search)."""
+    if len(a.descriptors) < 2 or len(b.descriptors) < 2:
+        return np.zeros((0, 2), np.int64)
+    unit_a, unit_b = a.unit, b.unit
+    index_b = faiss.IndexFlatL2(128)
+    index_b.add(unit_b)
+    distances, nearest = one_thread(index_b, unit_a, 2)
+    passed = distances[:, 0] < RATIO * RATIO * distances[:, 1]  # squared distances
+    index_a = faiss.IndexFlatL2(128)
+    index_a.add(unit_a)
+    back = one_thread(index_a, unit_b, 1)[1][:, 0]
+    rows = np.flatnonzero(passed)
+    rows = rows[back[nearest[rows, 0]] == rows]
+    return np.stack([rows, nearest[rows, 0]], axis=1)
+
+
+def _fit(source: np.ndarray, target: np.ndarray, tolerance: float) -> np.ndarray:
+    """Which of the pairs one affine map (MAGSAC) explains within ``tolerance``."""
+    if len(source) < 3:
+        return np.zeros(len(source), bool)
+    transform, mask = cv2.estimateAffine2D(
+        source, target, method=cv2.USAC_MAGSAC, ransacReprojThreshold=tolerance,
+        maxIters=2000, confidence=0.995,
+    )  # fmt: skip
+    if transform is None or mask is None:
+        return np.zeros(len(source), bool)
+    return mask.ravel().astype(bool)
+
+
+def strip_inliers(from_a: np.ndarray, to_b: np.ndarray, span: float) -> np.ndarray:
+    """Which matches the tight fit of some strip (by x in A, ``span`` wide in all) explains."""
+    kept = np.zeros(len(from_a), bool)
+    width = STRIP_WIDTH * span
+    for start in np.linspace(0.0, span - width, STRIPS):
+        inside = np.flatnonzero((from_a[:, 0] >= start) & (from_a[:, 0] < start + width))
+        if len(inside) < MIN_STRIP_INLIERS:
+            continue
+        fitted = _fit(from_a[inside], to_b[inside], TIGHT_TOLERANCE)
+        if fitted.sum() >= MIN_STRIP_INLIERS:
+            kept[inside[fitted]] = True
+    return kept
+
+
+def verify(a: VisitFeatures, b: VisitFeatures) -> VisitEvidence:
+    """The evidence that A and B are one patient's films."""
+    pairs = mutual_matches(a, b)
+    empty = np.zeros((0, 2), np.float32)
+    if len(pairs) < 3:
+        return VisitEvidence(len(pairs), 0, 0, empty, empty)
+    from_a = np.ascontiguousarray(_framed(a)[pairs[:, 0]])
+    to_b = np.ascontiguousarray(_framed(b)[pairs[:, 1]])
+    coarse = _fit(from_a, to_b, LOOSE_TOLERANCE)
+    chosen = np.flatnonzero(coarse)
+    span = float(max(a.size) and a.size[0] / max(a.size))
+    fine = strip_inliers(from_a[chosen], to_b[chosen], span)
+    inliers = pairs[chosen[fine]]
+    cells = grid_cells(a.points[inliers[:, 0]])
+    return VisitEvidence(
+        len(pairs), len(inliers), cells, a.points[inliers[:, 0]], b.points[inliers[:, 1]]
+    )
+
+
+def grid_cells(points: np.ndarray) -> int:
+    """How many distinct cells of the ``GRID`` over the frame hold at least one point."""
+    if not len(points):
+        return 0
+    columns = np.clip((points[:, 0] * GRID[0]).astype(int), 0, GRID[0] - 1)
+    rows = np.clip((points[:, 1] * GRID[1]).astype(int), 0, GRID[1] - 1)
+    return len(np.unique(rows * GRID[0] + columns))
