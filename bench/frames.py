@@ -7,12 +7,12 @@ sentence when that folder is absent. From each film it makes every alteration of
 (``ALTERATIONS``) and one simulated visit of the same patient, at the films' own size, for a
 subset (``--upscaled``) upscaled to real archive sizes (2,440-2,950 x 1,270-1,435, grey), and
 on the archive-sized films (``--archive``). Each copy is then put through what the
-near-identical step does:
+same-picture step does:
 
-- the whole-frame check (``curation.near_identical.pixels``) for every orientation whose hash lies
+- the whole-frame check (``curation.same_picture.pixels``) for every orientation whose hash lies
   within ``SAME_PICTURE_RADIUS`` bits, and upright when the inverted hash does (a negative);
 - the feature shortlist (``curation.features.shortlist``, over the originals and that alteration's
-  copies) and the aligned frame check (``curation.near_identical.frame_check``) of the shortlisted
+  copies) and the aligned frame check (``curation.same_picture.frame_check``) of the shortlisted
   pairs.
 
 A copy is *dropped* when either check confirms it, *linked* when not but its hash lies within
@@ -53,7 +53,7 @@ from curation.core.parallel import ordered_map
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, SAME_PICTURE_RADIUS
 from curation.features.features import FilmFeatures, film_features, match_features, working_grey
 from curation.hashes.hashing import AverageHash512, View, hamming
-from curation.near_identical import frame_check, pixels
+from curation.same_picture import frame_check, pixels
 
 RESULTS = Path(__file__).with_name("frames.json")
 ARCHIVE_FILMS = REAL_FILMS.parent / "films-native"  # grey, at an archive's size

@@ -23,7 +23,7 @@ from curation.features.shortlist import (
     pair_votes,
 )
 from curation.lookalikes import visits
-from curation.near_identical import frame_step
+from curation.same_picture import frame_step
 
 
 def _film(descriptors: np.ndarray) -> FilmFeatures:

@@ -21,20 +21,20 @@ import pytest
 from curation.chain.settings import Settings
 from curation.features.features import FeatureMatch
 from curation.hashes.hashing import View
+from curation.keeper.reencode import written_from
 from curation.lookalikes import LookalikeConfig
 from curation.lookalikes.components import lookalike_links, patient_links
 from curation.lookalikes.visits import verified
-from curation.near_identical import NearIdenticalConfig
-from curation.near_identical.candidates import candidate_pairs, confirm_component
-from curation.near_identical.frame_check import (
+from curation.same_picture import SamePictureConfig
+from curation.same_picture.candidates import candidate_pairs, confirm_component
+from curation.same_picture.frame_check import (
     FrameComparison,
     frame_kind,
     plausible,
     turn_and_scale,
     without_pixels,
 )
-from curation.near_identical.keeper_reencode import written_from
-from curation.near_identical.pixels import Comparison, compare
+from curation.same_picture.pixels import Comparison, compare
 from support import film_kit as kit
 
 # --- hash radii: same-picture candidates and look-alike links ----------------------------------
@@ -69,7 +69,7 @@ def _codes(radius: int) -> dict[str, dict[View, bytes]]:
 
 
 def test_same_picture_candidates_of_a_default_run_reach_32_bits_and_stop_there():
-    radius = Settings().of(NearIdenticalConfig).same_picture_distance
+    radius = Settings().of(SamePictureConfig).same_picture_distance
     found = candidate_pairs(_codes(SAME_PICTURE_RADIUS), radius)
     assert found == [
         ("a", "in", View.identity, SAME_PICTURE_RADIUS),

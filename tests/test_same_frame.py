@@ -1,4 +1,4 @@
-"""Same picture under another frame (``curation.near_identical.frame_check``), on real-size test
+"""Same picture under another frame (``curation.same_picture.frame_check``), on real-size test
 films.
 
 The films come from ``support/film_kit.py`` (drawn without the code under test); the copies
@@ -18,16 +18,16 @@ import numpy as np
 import pytest
 
 from curation.core.records import Kind, SourceRecord
-from curation.near_identical import frame_check
-from curation.near_identical.frame_check import FrameComparison, frame_kind
-from curation.near_identical.frame_step import (
+from curation.same_picture import frame_check
+from curation.same_picture.frame_check import FrameComparison, frame_kind
+from curation.same_picture.frame_step import (
     FrameCache,
     FrameJob,
     features_of,
     frame_job,
     reversed_kind,
 )
-from curation.near_identical.pixels import compare
+from curation.same_picture.pixels import compare
 from support import film_kit as kit
 
 SEEDS = (5, 17)

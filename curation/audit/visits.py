@@ -4,7 +4,7 @@ splits, found by local features (``curation.lookalikes.visits``), which no hash 
 Every film's ORB features are computed from the shard's image bytes (a row group per worker,
 as the hashing does), the feature shortlist (``curation.features.shortlist``) names the pairs worth
 matching, and each cross-split pair verified by features is then told apart by the aligned
-frame check (``curation.near_identical.frame_check``): the same picture under another frame is a
+frame check (``curation.same_picture.frame_check``): the same picture under another frame is a
 copy
 that
 leaks (a finding like any other); anything else is a visit of one patient, listed first in
@@ -34,7 +34,7 @@ from curation.features.features import (
 )
 from curation.features.shortlist import feature_shortlist
 from curation.lookalikes.visits import MIN_INLIER_SHARE, MIN_INLIERS, verified
-from curation.near_identical.frame_check import compare_frames
+from curation.same_picture.frame_check import compare_frames
 
 if TYPE_CHECKING:
     from curation.audit.target import Film

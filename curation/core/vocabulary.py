@@ -40,7 +40,9 @@ class Reason(StrEnum):
     kept = "kept"
     augmented_copy = "augmented copy"  # by folder and stem
     augmented_copy_among_originals = "augmented copy among originals"  # by picture
-    near_identical = "near-identical"  # a re-filing of the same radiograph
+    # A re-filing of the same radiograph, recorded as "near-identical": the manifest's readers
+    # match the reason by its words.
+    refiling = "near-identical"
     annotation_of_kept = "annotation of a kept film"
     annotation_of_dropped = "annotation of a dropped film"
     annotation_of_rejected = "annotation of a rejected film"

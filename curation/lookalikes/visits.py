@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from curation.core.parallel import LocalMap, Mapper
 from curation.features.features import FeatureMatch, FilmFeatures, match_features
 from curation.features.shortlist import feature_shortlist
-from curation.near_identical.frame_check import SHORTLIST_PER_FILM, FrameComparison
+from curation.same_picture.frame_check import SHORTLIST_PER_FILM, FrameComparison
 
 # Measured on real radiographs (``uv run --frozen python -m bench.visits``; bench/RESULTS.md,
 # "Visits of one patient" and "A cheaper detector"), with the features of ``features-v3``:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from curation.core.cache import read_cache, write_cache
-from curation.near_identical.pixels import GRAIN_VERSION, PIXEL_CHECK_VERSION, Comparison, Exposure
+from curation.same_picture.pixels import GRAIN_VERSION, PIXEL_CHECK_VERSION, Comparison, Exposure
 
 PairKey = tuple[str, str, str]  # sha256 of film A, of film B, A's view
 

@@ -1,5 +1,5 @@
 """Same picture under another frame: a copy cropped, padded, turned by a few degrees or
-re-toned locally (CLAHE), which the whole-frame pixel check (``curation.near_identical.pixels``)
+re-toned locally (CLAHE), which the whole-frame pixel check (``curation.same_picture.pixels``)
 cannot see.
 
 A pair is the same picture when every gate holds; each gate has its threshold from
@@ -25,7 +25,7 @@ A pair is the same picture when every gate holds; each gate has its threshold fr
    as a shared noise pattern, can match between distinct films; the anatomy cannot).
 
 The kind of copy is read from the transform and the overlap (``frame_kind``); the transform
-and the measures are the evidence recorded (``curation.near_identical.frame_step``).
+and the measures are the evidence recorded (``curation.same_picture.frame_step``).
 """
 
 from __future__ import annotations
