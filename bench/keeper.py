@@ -8,7 +8,7 @@ script would (``WRITERS``: at the script's default quality 75, or at the origina
 quality 95, where quality tells nothing), numbers it once below and once above its
 original (``090131`` vs ``36531``: above as a number, below as text), and builds the group
 of the two films directly: detection is not measured here, only the keeper
-(``curation.same_picture.candidates.same_picture_groups`` on the facts
+(``curation.keeper.groups.same_picture_groups`` on the facts
 ``curation.keeper.evidence``
 reads from the files). The archive's mean film is that of
 the originals plus one copy of each (cycling through the alterations), as in an archive

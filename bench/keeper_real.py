@@ -9,7 +9,7 @@ From each it makes every alteration of ``bench.frame_alterations`` (15 alteratio
 strengths) and the further cases of ``EXTRA`` (60 % crops, 256-px downscales, a grey film
 re-saved as RGB 4:4:4 at quality 95, 1.15 upscales), writes each copy in the original's mode
 (the grey<->RGB alteration in the other one), numbers it once below and once above its
-original, and lets ``curation.same_picture.candidates.same_picture_groups`` choose the
+original, and lets ``curation.keeper.groups.same_picture_groups`` choose the
 keeper from the facts the step reads (a turn against the archive's mean film, made of the
 originals and one copy each). Detection is not measured here.
 

@@ -10,10 +10,10 @@ its source's size, quality and encoder: a mirror of a nearly symmetric panoramic
 which no statistic of the picture tells from its original (``curation.keeper.rules``).
 
 It is read only for films that every earlier keeper rule leaves tied (a full decode and an
-encode per film and direction: ``pairs_to_reencode`` in ``curation.same_picture.candidates``).
+encode per film and direction: ``pairs_to_reencode`` in ``curation.keeper.groups``).
 
 Measured on the 120 real films of ``../shared/realfilms-dev`` (``python -m bench.keeper``,
-``reencoding`` in ``bench/keeper.json``: every alteration of issue 22's table written by
+``reencoding`` in ``bench/keeper.json``: every alteration of ``bench.keeper``'s table written by
 Pillow at quality 75 and at the originals' own 95, and 24 films upscaled to archive sizes
 with their mirrors): re-encoding the original gave every re-encoded, grey, mirrored and
 turned copy's pixels exactly (share missed 0.0000, at 512 px and upscaled, where a mirror

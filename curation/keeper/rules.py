@@ -89,7 +89,7 @@ nothing here: panoramic films are close to left-right symmetric, and no statisti
 told a film from its mirror (correlation of the film and of its mirror with the mean of the
 other films, at 16, 64 and 256 px square: 24-26 of 120 films fit their mirror better,
 ``mirror_fits`` in ``bench/keeper.json``): those are named by the re-encoding (13). Outside
-issue 22's table the tone rules can err: a blurred, noised or sharpened copy at the
+``bench.keeper``'s 29 alterations the tone rules can err: a blurred, noised or sharpened copy at the
 original's quality moves a rough or high-contrast original's statistics towards typical, and
 5-13 of 120 such originals were named (``BEYOND`` in ``bench.keeper_copies``). Originals
 with a border of their own, upscales, colour re-saves and small turns: docs/design.md, "Same

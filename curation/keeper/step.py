@@ -58,7 +58,7 @@ class SamePictureOutcome:
 
 def learn_encoders(records: list[SourceRecord]) -> EncoderEvidence:
     """Signatures of every readable film of the archive's augmentation folder: the index read
-    them with the headers, so the evidence costs no file read (it was a 1,000-film sample)."""
+    them with the headers, so the evidence costs no file read."""
     images = [r for r in records if r.kind is Kind.image and r.fate is not Fate.rejected]
     return EncoderEvidence.learn(r.encoder for r in images if r.folder.lower() != ORIGINALS_FOLDER)
 

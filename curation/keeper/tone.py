@@ -22,7 +22,7 @@ spread (median absolute deviation); the copy is the film that departs more, by a
   decode (a reduced-scale decode averages the comb away).
 
 The margins (``CONTRAST_MARGIN``, ``ROUGHNESS_MARGIN``) and the measurements behind them
-are in ``curation.keeper.rules``'s docstring and ``bench/RESULTS.md``.
+are in ``curation.keeper.rules``'s docstring and docs/margins.md, "Keeper".
 
 Cost: one full-size decode per file content of each same-picture group the files' own facts
 leave tied between films of more than one content, and of each reference film (at most
