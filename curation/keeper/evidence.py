@@ -79,10 +79,12 @@ _IJG_LUMA = (
 
 
 def hash_bits(code: bytes) -> np.ndarray:
+    """A hash's bits as 0.0 and 1.0, for correlating with the archive's mean grid."""
     return np.unpackbits(np.frombuffer(code, dtype=np.uint8)).astype(np.float64)
 
 
 def correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson's correlation of two grids; 0 when either is flat."""
     a, b = a - a.mean(), b - b.mean()
     norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
     return float((a * b).sum()) / norm if norm else 0.0

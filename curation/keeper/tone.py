@@ -94,6 +94,7 @@ class TypicalTone:
 
     @classmethod
     def of(cls, tones: list[Tone]) -> TypicalTone:
+        """The typical tone of ``tones``, leaving out films that were not read."""
         read = [t for t in tones if t != Tone()] or [Tone()]
         contrast = np.array([t.local_contrast for t in read])
         rough = np.array([t.roughness for t in read])

@@ -77,6 +77,7 @@ def confirm_job(job: ComponentJob) -> tuple[list[SamePicture], dict[PairKey, Com
     measured: dict[PairKey, Comparison] = {}
 
     def compare(a: str, b: str, view: View) -> Comparison:
+        """The pair's comparison, from the cache or measured once."""
         (path_a, sha_a, size_a), (path_b, sha_b, size_b) = job.films[a], job.films[b]
         key = (sha_a, sha_b, view.value)
         if key not in job.known and key not in measured:

@@ -87,6 +87,9 @@ def features_of(path: str) -> FilmFeatures:
 
 @dataclass(frozen=True)
 class FrameJob:
+    """One shortlisted pair for a worker: both films' paths and their features, so the
+    worker decodes the pixels only when the features do not settle the pair."""
+
     path_a: str
     path_b: str
     features_a: FilmFeatures

@@ -52,10 +52,12 @@ class ComparisonCache:
             self.grains[row["sha256"]] = row["grain"]
 
     def add_comparisons(self, found: dict[PairKey, Comparison]) -> None:
+        """Remember comparisons measured in workers (saved by ``save``)."""
         self.comparisons.update(found)
         self.added += len(found)
 
     def add_grains(self, found: dict[str, float]) -> None:
+        """Remember grains measured in workers, by the film's sha256 (saved by ``save``)."""
         self.grains.update(found)
         self.added += len(found)
 
