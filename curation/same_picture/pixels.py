@@ -40,8 +40,8 @@ from PIL import Image, ImageChops, ImageFilter
 
 from curation.hashes.hashing import TRANSPOSES, View
 
-# Mean absolute grey-level difference after exposure correction (docs/margins.md, "Same
-# picture"); it decides from the cached differences, so it is not part of the cache's version.
+# Mean absolute grey-level difference after exposure correction; margins in docs/margins.md,
+# "Same picture". It decides from the cached differences, so the cache's version omits it.
 SAME_PICTURE_LIMIT = 0.65
 COMPARE_SIZE = (256, 128)  # the comparison grid (width, height)
 MAX_ASPECT_CHANGE = 0.05  # films whose aspects differ more are not one picture at two sizes
