@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.margins import MARGIN, Measure, kit_measures
 from curation.hashes.hashing import View
-from curation.near_identical.pixels import (
+from curation.same_picture.pixels import (
     COMPARE_SIZE,
     SAME_PICTURE_LIMIT,
     Comparison,

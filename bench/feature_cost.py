@@ -55,7 +55,7 @@ from curation.features.features import (
     match_features,
 )
 from curation.features.shortlist import MIN_SHARE, feature_shortlist, pair_votes, voting
-from curation.near_identical import frame_check
+from curation.same_picture import frame_check
 
 RESULTS = Path(__file__).with_name("feature_cost.json")
 JITTER_BITS = 64  # bits flipped per descriptor of a stand-in film, on average (> MAX_HAMMING)

@@ -7,12 +7,12 @@ sentence when that folder is absent. From each film it makes every alteration of
 (``ALTERATIONS``) and one simulated visit of the same patient, at the films' own size, for a
 subset (``--upscaled``) upscaled to real archive sizes (2,440-2,950 x 1,270-1,435, grey), and
 on the archive-sized films (``--archive``). Each copy is then put through what the
-near-identical step does:
+same-picture step does:
 
-- the whole-frame check (``curation.near_identical.pixels``) for every orientation whose hash lies
+- the whole-frame check (``curation.same_picture.pixels``) for every orientation whose hash lies
   within ``SAME_PICTURE_RADIUS`` bits, and upright when the inverted hash does (a negative);
 - the feature shortlist (``curation.features.shortlist``, over the originals and that alteration's
-  copies) and the aligned frame check (``curation.near_identical.frame_check``) of the shortlisted
+  copies) and the aligned frame check (``curation.same_picture.frame_check``) of the shortlisted
   pairs.
 
 A copy is *dropped* when either check confirms it, *linked* when not but its hash lies within
@@ -53,7 +53,7 @@ from curation.core.parallel import ordered_map
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, SAME_PICTURE_RADIUS
 from curation.features.features import FilmFeatures, film_features, match_features, working_grey
 from curation.hashes.hashing import AverageHash512, View, hamming
-from curation.near_identical import frame_check, pixels
+from curation.same_picture import frame_check, pixels
 
 RESULTS = Path(__file__).with_name("frames.json")
 ARCHIVE_FILMS = REAL_FILMS.parent / "films-native"  # grey, at an archive's size
@@ -150,7 +150,9 @@ def _pair_figures(
 ) -> PairFigures:
     """The figures of one pair; ``described``: the frame check's kind and the features' fit
     are recorded too (copies; distinct pairs keep only the measures)."""
-    geometry = _geometry(frame) if described and frame.inliers >= frame_check.MIN_INLIERS else {}
+    geometry = (
+        _geometry(frame) if described and frame.inliers >= frame_check.FEATURES.min_inliers else {}
+    )
     return PairFigures(
         kind,
         strength,
@@ -289,44 +291,48 @@ def summarise(rows: list[PairFigures]) -> dict:
         "inliers": max((r.inliers for r in distinct), default=0),
         "inlier_share": max((r.inlier_share for r in distinct), default=0.0),
     }
-    copy_differences = [r.difference for r in needing if r.inliers >= frame_check.MIN_INLIERS]
+    copy_differences = [
+        r.difference for r in needing if r.inliers >= frame_check.FEATURES.min_inliers
+    ]
     distinct_differences = [
         r.difference
         for r in distinct
-        if r.inliers >= frame_check.MIN_INLIERS and math.isfinite(r.difference)
+        if r.inliers >= frame_check.FEATURES.min_inliers and math.isfinite(r.difference)
     ]
     margins = {
         "inliers": {
-            "limit": frame_check.MIN_INLIERS,
+            "limit": frame_check.FEATURES.min_inliers,
             "largest_distinct": highest_distinct["inliers"],
             "smallest_copy": lowest_copy["inliers"],
         },
         "inlier_share": {
-            "limit": frame_check.MIN_INLIER_SHARE,
+            "limit": frame_check.FEATURES.min_inlier_share,
             "largest_distinct": round(highest_distinct["inlier_share"], 4),
             "smallest_copy": round(lowest_copy["inlier_share"], 4),
         },
         "aligned_difference": {
-            "limit": frame_check.ALIGNED_LIMIT,
+            "limit": frame_check.ALIGNED.aligned_limit,
             "largest_copy (features agree)": round(max(copy_differences, default=0.0), 4),
             "smallest_distinct (features agree)": round(
                 min(distinct_differences, default=math.inf), 4
             ),
         },
     }
-    copy_shifts = [r.shift for r in needing if r.inliers >= frame_check.MIN_INLIERS]
+    copy_shifts = [r.shift for r in needing if r.inliers >= frame_check.FEATURES.min_inliers]
     distinct_shifts = [
-        r.shift for r in distinct if r.inliers >= frame_check.MIN_INLIERS and math.isfinite(r.shift)
+        r.shift
+        for r in distinct
+        if r.inliers >= frame_check.FEATURES.min_inliers and math.isfinite(r.shift)
     ]
     margins["tile_shift"] = {
-        "limit": frame_check.SHIFT_LIMIT,
+        "limit": frame_check.ALIGNED.shift_limit,
         "largest_copy (features agree)": round(max(copy_shifts, default=0.0), 4),
         "smallest_distinct (features agree)": round(min(distinct_shifts, default=math.inf), 4),
     }
-    copy_ranks = [r.anatomy for r in needing if r.inliers >= frame_check.MIN_INLIERS]
-    distinct_ranks = [r.anatomy for r in distinct if r.inliers >= frame_check.MIN_INLIERS]
+    copy_ranks = [r.anatomy for r in needing if r.inliers >= frame_check.FEATURES.min_inliers]
+    distinct_ranks = [r.anatomy for r in distinct if r.inliers >= frame_check.FEATURES.min_inliers]
     margins["anatomy_correlation"] = {
-        "limit": frame_check.MIN_ANATOMY_CORRELATION,
+        "limit": frame_check.ALIGNED.min_anatomy_correlation,
         "smallest_copy (features agree)": round(min(copy_ranks, default=0.0), 4),
         "largest_distinct (features agree)": round(max(distinct_ranks, default=0.0), 4),
     }

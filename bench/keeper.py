@@ -8,17 +8,17 @@ script would (``WRITERS``: at the script's default quality 75, or at the origina
 quality 95, where quality tells nothing), numbers it once below and once above its
 original (``090131`` vs ``36531``: above as a number, below as text), and builds the group
 of the two films directly: detection is not measured here, only the keeper
-(``curation.near_identical.candidates.same_picture_groups`` on the facts
-``curation.near_identical.keeper_evidence``
+(``curation.keeper.groups.same_picture_groups`` on the facts
+``curation.keeper.evidence``
 reads from the files). The archive's mean film is that of
 the originals plus one copy of each (cycling through the alterations), as in an archive
 whose copies are a minority.
 
 Goal: the original kept in every group, no turned film kept. It also prints the upright
-and mirror margins of ``curation.near_identical.keeper_evidence``, how many films fit their mirror
+and mirror margins of ``curation.keeper.evidence``, how many films fit their mirror
 better
 against the mean of the others (``mirror_fits``), and the tone rules' leads
-(``curation.near_identical.keeper_tone``) on the pairs that reach them, at 512 px and on 24 films
+(``curation.keeper.tone``) on the pairs that reach them, at 512 px and on 24 films
 upscaled
 to the archive's sizes (grey, quality 95), and, beyond the table, which film is kept and by
 which rule for blurred, noised and sharpened copies at quality 95 (``BEYOND``; numbered
@@ -51,9 +51,7 @@ from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.hashes.hashing import AverageHash512, View
 from curation.index.provenance import encoder_signature
-from curation.near_identical.candidates import SamePicture, same_picture_groups
-from curation.near_identical.keeper import STRONG_RULES, FilmFacts, strong_evidence
-from curation.near_identical.keeper_evidence import (
+from curation.keeper.evidence import (
     correlation,
     draft_grey,
     hash_bits,
@@ -61,9 +59,12 @@ from curation.near_identical.keeper_evidence import (
     mean_grid,
     turn_of,
 )
-from curation.near_identical.keeper_frame import border_shares, corner_share
-from curation.near_identical.keeper_tone import TypicalTone, tone_of
-from curation.near_identical.pixels import Comparison
+from curation.keeper.frame import border_shares, corner_share
+from curation.keeper.groups import same_picture_groups
+from curation.keeper.rules import STRONG_RULES, FilmFacts, strong_evidence
+from curation.keeper.tone import TypicalTone, tone_of
+from curation.same_picture.candidates import SamePicture
+from curation.same_picture.pixels import Comparison
 
 RESULTS = Path(__file__).with_name("keeper.json")
 BORDERED_KEY = "real_films_bordered"  # written by bench.keeper_real into the same file
@@ -117,7 +118,7 @@ def _tone_margins(pairs: list[tuple[str, FilmFacts, FilmFacts]]) -> dict[str, di
     every rule before it): the original's largest lead (the rule would drop the original at
     a margin below it) and per alteration the copy's smallest lead (the rule names the copy
     at a margin up to it). Leads in spreads, as the rules read them
-    (``curation.near_identical.keeper``)."""
+    (``curation.keeper.rules``)."""
     names = [name for name, _ in STRONG_RULES]
     found = {}
     for rule, lead in (("local contrast", _contrast_lead), ("tone curve", _roughness_lead)):

@@ -9,13 +9,13 @@ From each it makes every alteration of ``bench.frame_alterations`` (15 alteratio
 strengths) and the further cases of ``EXTRA`` (60 % crops, 256-px downscales, a grey film
 re-saved as RGB 4:4:4 at quality 95, 1.15 upscales), writes each copy in the original's mode
 (the grey<->RGB alteration in the other one), numbers it once below and once above its
-original, and lets ``curation.near_identical.candidates.same_picture_groups`` choose the
+original, and lets ``curation.keeper.groups.same_picture_groups`` choose the
 keeper from the facts the step reads (a turn against the archive's mean film, made of the
 originals and one copy each). Detection is not measured here.
 
 Films are split into two halves by their place in the folder (even: the half the new limits
 are chosen on; odd: the other half); every figure is reported per half, with the margins of
-``curation.near_identical.keeper_frame``'s limits (largest value on one side, smallest on
+``curation.keeper.frame``'s limits (largest value on one side, smallest on
 the other). Figures go to ``bench/keeper.json`` under ``real_films_bordered``.
 
     uv run --frozen python -m bench.keeper_real                     # every film
@@ -44,16 +44,14 @@ from bench.real_films import REAL_FILMS
 from curation.core.atomic import write_bytes
 from curation.hashes.hashing import AverageHash512, View
 from curation.index.provenance import encoder_signature
-from curation.near_identical.candidates import SamePicture, pairs_to_reencode, same_picture_groups
-from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, tied
-from curation.near_identical.keeper_evidence import (
+from curation.keeper.evidence import (
     draft_grey,
     header_and_border,
     jpeg_quality,
     mean_grid,
     turn_of,
 )
-from curation.near_identical.keeper_frame import (
+from curation.keeper.frame import (
     Frame,
     channel_spread,
     content_ratio,
@@ -61,9 +59,12 @@ from curation.near_identical.keeper_frame import (
     pad_share,
     upscale_of,
 )
-from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_misses, written_from
-from curation.near_identical.keeper_tone import TypicalTone, tone_of
-from curation.near_identical.pixels import Comparison
+from curation.keeper.groups import pairs_to_reencode, same_picture_groups
+from curation.keeper.reencode import ReencodeJob, reencoding_misses, written_from
+from curation.keeper.rules import FIRST_TONE_RULE, FilmFacts, tied
+from curation.keeper.tone import TypicalTone, tone_of
+from curation.same_picture.candidates import SamePicture
+from curation.same_picture.pixels import Comparison
 
 NATIVE_FILMS = REAL_FILMS.parent / "films-native"
 BORDER_SHARES = (0.009, 0.013)  # of each side: the held-out films' own borders

@@ -1,5 +1,5 @@
 """The re-encoding evidence ``bench.keeper`` reads of its (original, copy) pairs: both ways,
-for the margins, and what it decides where the near-identical step would read it."""
+for the margins, and what it decides where the same-picture step would read it."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from curation.hashes.hashing import View
-from curation.near_identical.candidates import SamePicture, pairs_to_reencode
-from curation.near_identical.keeper_reencode import ReencodeJob, reencoding_misses, written_from
+from curation.keeper.groups import pairs_to_reencode
+from curation.keeper.reencode import ReencodeJob, reencoding_misses, written_from
+from curation.same_picture.candidates import SamePicture
 
 # How each turned alteration relates the original to its copy (a pair's view).
 VIEWS = {
@@ -21,7 +22,7 @@ VIEWS = {
 
 
 class Misses:
-    """The re-encoding evidence (``curation.near_identical.keeper_reencode``) of every
+    """The re-encoding evidence (``curation.keeper.reencode``) of every
     (original, copy) pair of one frame, both ways, and what it decides where the step would
     read it (the pair tied on every rule before: ``pairs_to_reencode``)."""
 

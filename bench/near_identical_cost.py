@@ -1,9 +1,9 @@
-"""``python -m bench.near_identical_cost BUILD``: where the near-identical step's CPU goes.
+"""``python -m bench.near_identical_cost BUILD``: where the same-picture step's CPU goes.
 
 Runs the chain of the build folder ``BUILD`` (a ``pericurate build`` of a corpus, e.g. the
 one ``bench.cost`` leaves in ``bench/corpus/sample-4000-seed7-cost/current``) through the
 hash step in a scratch folder (the hashes come from the hash step as a cold build makes
-them), then the near-identical step with empty caches, on this machine's worker processes.
+them), then the same-picture step with empty caches, on this machine's worker processes.
 Every per-file map the step makes is timed by the function it maps (CPU of this process and
 of the workers it reaped, and wall), and what is left is the driver's own work (the
 candidate and feature shortlists, the keeper's rules). Prints one JSON object.
@@ -26,8 +26,9 @@ from curation.chain.runner import curate
 from curation.chain.settings import Settings
 from curation.core.parallel import ordered_map
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
-from curation.near_identical.pixel_cache import ComparisonCache
-from curation.near_identical.step import run_same_picture
+from curation.keeper.step import keep_one_per_group
+from curation.same_picture.detect import Progress, find_same_pictures
+from curation.same_picture.pixel_cache import ComparisonCache
 from curation.source.source import Source
 
 
@@ -66,17 +67,20 @@ def measure(build: Path) -> dict[str, Any]:
         hashed = curate(source, out, Settings(), stop_after="hash")
         (out / "cache").mkdir(exist_ok=True)
         started, clock = _cpu(), time.perf_counter()
-        run_same_picture(
+        records = hashed.products["records"]
+        hashes = hashed.products["hashes"]
+        cache = ComparisonCache(out / "cache" / "pixels.parquet")
+        progress = Progress(lambda n: None, lambda n: None, lambda name, total: _Bar())
+        confirmed = find_same_pictures(
             source.root,
-            hashed.products["records"],  # type: ignore[arg-type]
-            hashed.products["hashes"],  # type: ignore[arg-type]
+            records,
+            hashes,
             SAME_PICTURE_RADIUS,
-            ComparisonCache(out / "cache" / "pixels.parquet"),
+            cache,
             timed,
-            on_total=lambda n: None,
-            on_progress=lambda n: None,
-            track=lambda name, total: _Bar(),
+            progress,  # type: ignore[arg-type]
         )
+        keep_one_per_group(source.root, records, hashes, confirmed, cache, timed)  # type: ignore[arg-type]
         total_cpu, total_wall = _cpu() - started, time.perf_counter() - clock
         shutil.rmtree(out / "cache")
     return {

@@ -6,8 +6,8 @@ from __future__ import annotations
 from bench.report_cells import met
 
 # The steps issue 22's checks run in: the frame check, the keeper's evidence and the visits
-# are in the near-identical step, the visits' links in the look-alike step.
-CHECKED_STEPS = ("near-identical", "lookalikes")
+# are in the same-picture step, the visits' links in the look-alike step.
+CHECKED_STEPS = ("same-picture", "lookalikes")
 
 
 def checks_cost_rows(found: dict) -> list[list[str]]:

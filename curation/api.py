@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from curation.core.parallel import Mapper
     from curation.core.records import SourceRecord
     from curation.hashes.hash_films import Hashes
-    from curation.near_identical.step import SamePictureOutcome
+    from curation.keeper.step import SamePictureOutcome
     from curation.source.source import Source
 
 DEFAULT_PERMUTATIONS = 999  # the CLI's 9,999 take longer than a notebook wants
@@ -247,14 +247,17 @@ class _Quiet:
 
 
 def _same_pictures(films: _Folder, radius: int) -> SamePictureOutcome:
-    from curation.near_identical.pixel_cache import ComparisonCache
-    from curation.near_identical.step import run_same_picture
+    from curation.keeper.step import keep_one_per_group
+    from curation.same_picture.detect import Progress, find_same_pictures
+    from curation.same_picture.pixel_cache import ComparisonCache
 
     quiet = _Quiet()
-    return run_same_picture(
-        films.root, films.records, films.hashes, radius, ComparisonCache(None), films.map,
-        quiet.total, quiet.advance, lambda _what, _total: quiet,
-    )  # fmt: skip
+    cache = ComparisonCache(None)
+    progress = Progress(quiet.total, quiet.advance, lambda _what, _total: quiet)
+    confirmed = find_same_pictures(
+        films.root, films.records, films.hashes, radius, cache, films.map, progress
+    )
+    return keep_one_per_group(films.root, films.records, films.hashes, confirmed, cache, films.map)
 
 
 def find_same_pictures(

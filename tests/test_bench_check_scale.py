@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bench.check_scale import compare_at_scale
 from curation.hashes.hashing import View
-from curation.near_identical.pixels import compare
+from curation.same_picture.pixels import compare
 from support import film_kit as kit
 
 

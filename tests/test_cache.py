@@ -78,7 +78,7 @@ def test_truncated_index_and_hash_caches_are_rebuilt(tmp_path, caplog):
 def test_a_bad_cache_is_removed_so_a_run_storing_nothing_new_is_not_warned_again(tmp_path, caplog):
     """The pixel check's caches are written only when something new was measured: a bad file
     left in place was "discarded and rebuilt" on every later run."""
-    from curation.near_identical.pixel_cache import ComparisonCache, _grain_path
+    from curation.same_picture.pixel_cache import ComparisonCache, _grain_path
 
     path = tmp_path / "pixels.parquet"
     path.write_bytes(b"PAR1 not parquet")

@@ -97,7 +97,7 @@ def test_a_new_step_with_a_setting_is_its_function_its_config_and_one_entry(
 def test_every_step_reads_what_an_earlier_step_wrote():
     check_chain(CHAIN)
     hash_step = next(step for step in CHAIN if step.name == "hash")
-    with pytest.raises(ChainError, match="'near-identical' reads hashes"):
+    with pytest.raises(ChainError, match="'same-picture' reads hashes"):
         check_chain([step for step in CHAIN if step is not hash_step])
     with pytest.raises(ChainError, match="declared twice"):
         check_chain([*CHAIN, CHAIN[0]])

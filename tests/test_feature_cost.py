@@ -22,7 +22,7 @@ from curation.features.shortlist import (
     feature_shortlist,
     pair_votes,
 )
-from curation.near_identical import frame_step
+from curation.same_picture import frame_step
 
 
 def _film(descriptors: np.ndarray) -> FilmFeatures:

@@ -1,4 +1,4 @@
-"""Which film of a same-picture group is kept (``curation.near_identical.keeper``): each rule of the
+"""Which film of a same-picture group is kept (``curation.keeper.rules``): each rule of the
 order
 outranks the next, the facts are read from project-made films (``support/film_kit.py``), and
 the sample's planted copies keep their originals."""
@@ -25,25 +25,27 @@ from curation.hashes.hashing import AverageHash512, View
 from curation.index.index import index_source
 from curation.index.originals import drop_augmented_by_name
 from curation.index.provenance import EncoderEvidence, encoder_signature
-from curation.near_identical.candidates import SamePicture, pairs_to_reencode, same_picture_groups
-from curation.near_identical.keeper import KEEPER_ORDER, STRONG_RULES, FilmFacts
-from curation.near_identical.keeper_evidence import (
+from curation.keeper.evidence import (
     FileFacts,
     header_and_border,
     keeper_facts,
     tone_reference,
     usual_encoder,
 )
-from curation.near_identical.keeper_reencode import (
+from curation.keeper.groups import pairs_to_reencode, same_picture_groups
+from curation.keeper.reencode import (
     REENCODED_SHARE,
     ReencodeJob,
     reencoding_misses,
     written_from,
 )
-from curation.near_identical.keeper_tone import CONTRAST_MARGIN, REFERENCE_FILMS, ROUGHNESS_MARGIN
-from curation.near_identical.pixel_cache import ComparisonCache
-from curation.near_identical.pixels import Comparison
-from curation.near_identical.step import run_same_picture
+from curation.keeper.rules import KEEPER_ORDER, STRONG_RULES, FilmFacts
+from curation.keeper.step import keep_one_per_group
+from curation.keeper.tone import CONTRAST_MARGIN, REFERENCE_FILMS, ROUGHNESS_MARGIN
+from curation.same_picture.candidates import SamePicture
+from curation.same_picture.detect import Progress, find_same_pictures
+from curation.same_picture.pixel_cache import ComparisonCache
+from curation.same_picture.pixels import Comparison
 from curation.sample import SampleTruth, write_sample_archive
 from curation.source.download import fetch_source
 from tests.sample_reading import SMALL_FILMS, SMALL_SEED
@@ -323,7 +325,7 @@ def test_tone_is_read_only_for_groups_the_files_leave_tied(archive, monkeypatch)
     """A full-size tone decode per film is spent only where it can decide: a group whose
     padded copy the border already names reads no tone (not even the reference sample),
     and a group tied on every fact of the files reads it for each of its films."""
-    import curation.near_identical.keeper_evidence as evidence
+    import curation.keeper.evidence as evidence
 
     read: list[str] = []
     real_tone_of = evidence.tone_of
@@ -349,7 +351,7 @@ def test_a_film_filed_twice_is_not_measured_against_itself(archive, monkeypatch)
     """The same bytes filed under two numbers measure alike everywhere: no tone decode (not
     even the reference sample), no re-encoding either way, one header read for the two;
     the lower number is kept, recorded as undecided."""
-    import curation.near_identical.keeper_evidence as evidence
+    import curation.keeper.evidence as evidence
 
     toned: list[str] = []
     headers: list[str] = []
@@ -480,17 +482,11 @@ def test_copies_filed_again_among_the_originals_are_named_by_the_augmentation_fo
     records = drop_augmented_by_name(index_source(root, map=LocalMap(1)))
     records, hashes = hash_films(root, records, map=LocalMap(1))
     cache = ComparisonCache(work / "pixels.parquet")
-    done = run_same_picture(
-        root,
-        records,
-        hashes,
-        SAME_PICTURE_RADIUS,
-        cache,
-        LocalMap(1),
-        lambda _: None,
-        lambda _: None,
-        track=lambda description, total: _Silent(),
+    progress = Progress(lambda _: None, lambda _: None, lambda description, total: _Silent())
+    confirmed = find_same_pictures(
+        root, records, hashes, SAME_PICTURE_RADIUS, cache, LocalMap(1), progress
     )
+    done = keep_one_per_group(root, records, hashes, confirmed, cache, LocalMap(1))
     rows = [
         {"kind": r.kind.value, "film_id": r.film_id, "fate": r.fate.value, "related": r.related}
         | {"reason": r.reason}

@@ -1,6 +1,6 @@
 """Which film is kept when the original has a constant border of its own, when a copy is an
 upscale or a grey film re-saved in colour, when a copy is turned by a few degrees, and when
-nothing in the files decides (``curation.near_identical.keeper_frame`` and the keeper rules
+nothing in the files decides (``curation.keeper.frame`` and the keeper rules
 that read it). Films are drawn by the project (``support/film_kit.py``)."""
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from PIL import Image
 import support.film_kit as kit
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.index.provenance import EncoderEvidence
-from curation.near_identical.candidates import same_picture_groups
-from curation.near_identical.keeper_evidence import keeper_facts
-from curation.near_identical.keeper_frame import (
+from curation.keeper.evidence import keeper_facts
+from curation.keeper.frame import (
     CONTENT_TOLERANCE,
     PAD_MIN_SHARE,
     UPSCALE_FIT,
@@ -26,6 +25,7 @@ from curation.near_identical.keeper_frame import (
     pad_share,
     upscale_of,
 )
+from curation.keeper.groups import same_picture_groups
 from tests.test_keeper import Archive, _jpeg, _pair, _radiograph
 
 BORDER = 0.013  # of each side: a border of the film's own, as held-out archives' films have

@@ -7,7 +7,7 @@ import pytest
 
 from bench.margins import MARGIN, measure
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
-from curation.near_identical.pixels import SAME_PICTURE_LIMIT
+from curation.same_picture.pixels import SAME_PICTURE_LIMIT
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from curation.near_identical import pixels
-from curation.near_identical.pixels import box_cells, draft_scale
+from curation.same_picture import pixels
+from curation.same_picture.pixels import box_cells, draft_scale
 
 SIZES = [(2043, 1090), (2048, 1024), (2940, 1435), (1999, 1001), (256, 128), (300, 140)]
 

@@ -62,7 +62,7 @@ def test_no_augmented_copy_is_kept_and_the_original_is_kept_in_every_group(decid
 
 def test_every_copy_under_another_frame_is_dropped_into_its_originals_group(decided):
     """Cropped, padded, tilted and CLAHE re-toned copies: the whole-frame check misses them,
-    the frame check (``curation.near_identical.frame_check``) drops them, named by what was done."""
+    the frame check (``curation.same_picture.frame_check``) drops them, named by what was done."""
     truth, images, kept, _, _ = decided
     reframed = [c for c in truth.augmented_among_originals if c.kind in REFRAMED]
     assert len(reframed) == 2 * len(REFRAMED)

@@ -10,7 +10,7 @@ from PIL import Image
 from curation.core.records import Fate, SourceRecord
 from curation.index.index import Kind, file_facts
 from curation.index.provenance import UNREADABLE
-from curation.near_identical.step import learn_encoders
+from curation.keeper.step import learn_encoders
 
 
 def _jpeg(**options) -> bytes:

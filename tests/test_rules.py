@@ -13,7 +13,7 @@ results are cached under one, and this file. The small-split cap is pinned in
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -21,19 +21,19 @@ import pytest
 from curation.chain.settings import Settings
 from curation.features.features import FeatureMatch
 from curation.hashes.hashing import View
+from curation.keeper.reencode import written_from
 from curation.lookalikes import LookalikeConfig
 from curation.lookalikes.components import lookalike_links, patient_links
-from curation.near_identical import NearIdenticalConfig
-from curation.near_identical.candidates import candidate_pairs, confirm_component
-from curation.near_identical.frame_check import (
+from curation.same_picture import SamePictureConfig, frame_check
+from curation.same_picture.candidates import candidate_pairs, confirm_component
+from curation.same_picture.frame_check import (
     FrameComparison,
     frame_kind,
     plausible,
     turn_and_scale,
     without_pixels,
 )
-from curation.near_identical.keeper_reencode import written_from
-from curation.near_identical.pixels import Comparison, compare
+from curation.same_picture.pixels import Comparison, compare
 from curation.visits.verification import VisitEvidence
 from support import film_kit as kit
 
@@ -69,7 +69,7 @@ def _codes(radius: int) -> dict[str, dict[View, bytes]]:
 
 
 def test_same_picture_candidates_of_a_default_run_reach_32_bits_and_stop_there():
-    radius = Settings().of(NearIdenticalConfig).same_picture_distance
+    radius = Settings().of(SamePictureConfig).same_picture_distance
     found = candidate_pairs(_codes(SAME_PICTURE_RADIUS), radius)
     assert found == [
         ("a", "in", View.identity, SAME_PICTURE_RADIUS),
@@ -231,6 +231,36 @@ def test_an_unturned_copy_needs_one_frame_holding_99_percent_of_the_other():
     assert _framed(0.0, 0.99, 0.8).same_picture and _framed(0.0, 0.8, 0.99).same_picture
     assert not _framed(0.0, 0.99 - FRAME_STEP, 0.8).same_picture
     assert not _framed(0.0, 0.8, 0.99 - FRAME_STEP).same_picture
+
+
+def _kind(overlap_a: float, overlap_b: float, scale: float = 1.0) -> str:
+    kept = tuple(float(v) for v in _transform(0.0, scale, scale).ravel())
+    return frame_kind(replace(CLEAR, transform=kept, overlap_a=overlap_a, overlap_b=overlap_b))
+
+
+def test_an_unturned_copy_is_named_cropped_padded_or_rescaled_past_its_kind_limits():
+    """FrameKindLimits: A's frame covered below 0.97, B is cropped; B's, padded; a scale off 1
+    by more than 0.02, rescaled; otherwise only the tone differs (the manifest's kind)."""
+    assert _kind(0.97, 0.97) == "re-toned"
+    assert _kind(0.97 - FRAME_STEP, 1.0) == "cropped"
+    assert _kind(1.0, 0.97 - FRAME_STEP) == "padded"
+    assert _kind(1.0, 1.0, 1.0199) == "re-toned"
+    assert _kind(1.0, 1.0, 1.0201) == "rescaled"
+    assert _kind(1.0, 1.0, 0.9801) == "re-toned"
+    assert _kind(1.0, 1.0, 0.9799) == "rescaled"
+
+
+def test_the_frame_cache_version_moves_with_every_field_of_the_gates():
+    """A cached comparison is stale once any setting that decides what is measured moves:
+    the version is made from every field of the three gates, none left out by hand."""
+    gates = (frame_check.FEATURES, frame_check.FRAMING, frame_check.ALIGNED)
+    recorded = frame_check.frame_check_version(*gates)
+    assert recorded == frame_check.FRAME_CHECK_VERSION
+    for n, gate in enumerate(gates):
+        for field in fields(gate):
+            moved = replace(gate, **{field.name: getattr(gate, field.name) * 2 + 1})
+            version = frame_check.frame_check_version(*gates[:n], moved, *gates[n + 1 :])
+            assert version != recorded, field.name
 
 
 # --- visits of one patient --------------------------------------------------------------------

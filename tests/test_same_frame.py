@@ -1,4 +1,4 @@
-"""Same picture under another frame (``curation.near_identical.frame_check``), on real-size test
+"""Same picture under another frame (``curation.same_picture.frame_check``), on real-size test
 films.
 
 The films come from ``support/film_kit.py`` (drawn without the code under test); the copies
@@ -18,16 +18,16 @@ import numpy as np
 import pytest
 
 from curation.core.records import Kind, SourceRecord
-from curation.near_identical import frame_check
-from curation.near_identical.frame_check import FrameComparison, frame_kind
-from curation.near_identical.frame_step import (
+from curation.same_picture import frame_check
+from curation.same_picture.frame_check import FrameComparison, frame_kind
+from curation.same_picture.frame_step import (
     FrameCache,
     FrameJob,
     features_of,
     frame_job,
     reversed_kind,
 )
-from curation.near_identical.pixels import compare
+from curation.same_picture.pixels import compare
 from support import film_kit as kit
 
 SEEDS = (5, 17)
@@ -137,7 +137,7 @@ def test_a_crop_past_half_of_each_side_is_not_the_same_picture(measured):
     keeping less than half of each side is not, whatever its pixels say."""
     _, _, sixty = measured["crop to 60% of each side"][0]
     assert 0.3 < sixty.overlap_a < 0.4 and sixty.same_picture
-    assert not replace(sixty, overlap_a=frame_check.MIN_KEPT_SIDE**2 - 0.001).same_picture
+    assert not replace(sixty, overlap_a=frame_check.FRAMING.min_kept_side**2 - 0.001).same_picture
 
 
 def test_the_kind_is_read_from_the_dropped_films_side(measured):
@@ -157,39 +157,42 @@ def test_each_threshold_sits_between_the_measured_sides(measured):
     copies = _copies(measured)
     others = [frame for _, _, frame in measured["another film"]]
     assert (
-        min(c.inliers for c in copies) >= frame_check.MIN_INLIERS > max(o.inliers for o in others)
+        min(c.inliers for c in copies)
+        >= frame_check.FEATURES.min_inliers
+        > max(o.inliers for o in others)
     )
-    assert min(c.inlier_share for c in copies) >= frame_check.MIN_INLIER_SHARE
-    assert max(o.inlier_share for o in others) < frame_check.MIN_INLIER_SHARE
-    assert max(c.difference for c in copies) <= frame_check.ALIGNED_LIMIT
-    assert max(c.shift for c in copies) <= frame_check.SHIFT_LIMIT
-    assert min(c.anatomy for c in copies) >= frame_check.MIN_ANATOMY_CORRELATION
-    assert min(min(c.overlap_a, c.overlap_b) for c in copies) >= frame_check.MIN_OVERLAP
+    assert min(c.inlier_share for c in copies) >= frame_check.FEATURES.min_inlier_share
+    assert max(o.inlier_share for o in others) < frame_check.FEATURES.min_inlier_share
+    assert max(c.difference for c in copies) <= frame_check.ALIGNED.aligned_limit
+    assert max(c.shift for c in copies) <= frame_check.ALIGNED.shift_limit
+    assert min(c.anatomy for c in copies) >= frame_check.ALIGNED.min_anatomy_correlation
+    assert min(min(c.overlap_a, c.overlap_b) for c in copies) >= frame_check.FRAMING.min_overlap
     for _, _, visit in measured["another visit of the patient"]:
         turn, sx, sy = frame_check.turn_and_scale(np.asarray(visit.transform).reshape(2, 3))
         assert not frame_check.plausible(np.asarray(visit.transform).reshape(2, 3)), visit
-        assert max(abs(sx - 1), abs(sy - 1)) > frame_check.RIGID_SCALE
-        assert abs(turn) > frame_check.UNTURNED
+        assert max(abs(sx - 1), abs(sy - 1)) > frame_check.FRAMING.rigid_scale
+        assert abs(turn) > frame_check.FRAMING.unturned
 
 
 @pytest.mark.parametrize(
-    "limit, moved_to",
+    "gate, limit, moved_to",
     [
-        ("MIN_INLIERS", lambda copies: max(c.inliers for c in copies) + 1),
-        ("MIN_INLIER_SHARE", lambda copies: max(c.inlier_share for c in copies) + 0.01),
-        ("ALIGNED_LIMIT", lambda copies: min(c.difference for c in copies) / 2),
-        ("SHIFT_LIMIT", lambda copies: min(c.shift for c in copies) / 2),
-        ("MIN_ANATOMY_CORRELATION", lambda copies: 1.0001),
-        ("MIN_OVERLAP", lambda copies: 1.01),
+        ("FEATURES", "min_inliers", lambda copies: max(c.inliers for c in copies) + 1),
+        ("FEATURES", "min_inlier_share", lambda copies: max(c.inlier_share for c in copies) + 0.01),
+        ("ALIGNED", "aligned_limit", lambda copies: min(c.difference for c in copies) / 2),
+        ("ALIGNED", "shift_limit", lambda copies: min(c.shift for c in copies) / 2),
+        ("ALIGNED", "min_anatomy_correlation", lambda copies: 1.0001),
+        ("FRAMING", "min_kept_side", lambda copies: 1.01),
     ],
 )
 def test_a_copy_is_missed_when_a_limit_moves_past_the_copies(
-    measured, monkeypatch, limit, moved_to
+    measured, monkeypatch, gate, limit, moved_to
 ):
     """Each limit decides: moved past the copies' side, copies are no longer confirmed."""
     copies = _copies(measured)
     assert all(c.same_picture for c in copies)
-    monkeypatch.setattr(frame_check, limit, moved_to(copies))
+    moved = replace(getattr(frame_check, gate), **{limit: moved_to(copies)})
+    monkeypatch.setattr(frame_check, gate, moved)
     assert not all(c.same_picture for c in copies), limit
 
 

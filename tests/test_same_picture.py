@@ -18,20 +18,19 @@ from curation.core.parallel import ordered_map
 from curation.core.records import Kind, Lesion, SourceRecord
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import AverageHash512, View, hamming
-from curation.near_identical import pixels
-from curation.near_identical.candidates import (
-    FilmFacts,
+from curation.keeper.groups import films_needing_grain, same_picture_groups
+from curation.keeper.rules import FilmFacts
+from curation.keeper.settle import settle_same_picture
+from curation.same_picture import pixels
+from curation.same_picture.candidates import (
     SamePicture,
     candidate_components,
     candidate_pairs,
     confirm_component,
-    films_needing_grain,
-    same_picture_groups,
 )
-from curation.near_identical.pixel_cache import ComparisonCache
-from curation.near_identical.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
-from curation.near_identical.settle import settle_same_picture
-from curation.near_identical.step import ComponentJob, confirm_job
+from curation.same_picture.detect import ComponentJob, confirm_job
+from curation.same_picture.pixel_cache import ComparisonCache
+from curation.same_picture.pixels import SAME_PICTURE_LIMIT, Comparison, Exposure, compare
 from support import film_kit as kit
 from support.same_picture_cases import COPIES, DISTINCT, SEEDS, make_case
 

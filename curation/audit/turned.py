@@ -4,7 +4,7 @@ The most common augmentation leak is a test film mirrored or turned and filed in
 its own id and cluster: its upright hash is far from the original's, so an upright-only
 search (and the usual near-duplicate tools) never sees it. Here every film's mirrored and
 turned hashes are searched against the other splits' upright hashes, and each candidate is
-confirmed with the chain's own pixel check (``curation.near_identical.pixels``). A negative
+confirmed with the chain's own pixel check (``curation.same_picture.pixels``). A negative
 (grey levels inverted) is searched the same way, by its inverted upright hash.
 """
 
@@ -21,7 +21,7 @@ from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import View
 from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
-from curation.near_identical.pixels import compare
+from curation.same_picture.pixels import compare
 
 TURNED_VIEWS = tuple(view for view in View if view is not View.identity)
 

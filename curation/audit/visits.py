@@ -4,7 +4,7 @@ splits, found as the build finds them (``curation.visits``), which no hash dista
 Every film's anatomy is described from the shard's image bytes (a row group per worker, as
 the hashing does), retrieval names each film's nearest films, and each cross-split pair the
 verification confirms is then told apart by the aligned frame check
-(``curation.near_identical.frame_check``, on ORB features of the two films): the same
+(``curation.same_picture.frame_check``, on ORB features of the two films): the same
 picture under another frame is a copy that leaks (a finding like any other); anything else
 is a visit of one patient, listed first in the report with the two films and their matched
 features drawn (``visits/visit-NNN.png``).
@@ -25,7 +25,7 @@ from curation.audit.target import RowGroup, read_images, row_groups
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
 from curation.features.features import decoded_grey, film_features, match_features
-from curation.near_identical.frame_check import compare_frames
+from curation.same_picture.frame_check import compare_frames
 from curation.visits.descriptors import VisitFeatures, visit_features_of
 from curation.visits.find import candidates
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify

@@ -32,8 +32,8 @@ from curation.core.parallel import Mapper
 from curation.core.vocabulary import LOOKALIKE_DISTANCE
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
-from curation.near_identical import NearIdenticalConfig
 from curation.publish import PublishConfig
+from curation.same_picture import SamePictureConfig
 from splits import AssignConfig
 
 
@@ -145,12 +145,12 @@ CHAIN: tuple[Step, ...] = (
         config=HashConfig,
     ),
     Step(
-        "near-identical",
-        "drop augmented copies and near-identical films (pixel-confirmed).",
-        steps.drop_near_identical,
+        "same-picture",
+        "same pictures confirmed in pixels or under another frame; one film kept per group.",
+        steps.find_same_picture,
         reads=("records", "hashes"),
         writes=("records", "same_picture"),
-        config=NearIdenticalConfig,
+        config=SamePictureConfig,
     ),
     Step(
         "visits",

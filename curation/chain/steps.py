@@ -16,8 +16,8 @@ from curation.core.build_origin import SAMPLE_COMMENT
 from curation.core.vocabulary import Reason, reason_text
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
-from curation.near_identical import NearIdenticalConfig
 from curation.publish import PublishConfig
+from curation.same_picture import SamePictureConfig
 from curation.source.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
 from splits import AssignConfig
 from splits.figures import SPLITS, Figures
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from curation.chain.run import Run
     from curation.core.records import SourceRecord
     from curation.hashes.hash_films import Hashes
+    from curation.keeper.step import SamePictureOutcome
     from curation.lookalikes.components import Cluster, Lookalikes
-    from curation.near_identical.step import SamePictureOutcome
     from curation.publish.summary import ClusterSize, Summary
     from curation.visits.step import Visit
 
@@ -101,28 +101,41 @@ def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[
     return {"records": records, "hashes": hashes}
 
 
-def drop_near_identical(
-    run: Run, config: NearIdenticalConfig, records: list[SourceRecord], hashes: Hashes
+def find_same_picture(
+    run: Run, config: SamePictureConfig, records: list[SourceRecord], hashes: Hashes
 ) -> dict[str, object]:
-    """Same-picture candidates confirmed in pixels; one film kept per group (never two films
-    the curator declared not the same picture)."""
+    """Step 5: same-picture pairs found and confirmed (``curation.same_picture``), then one
+    film kept per group (``curation.keeper``), never grouping two films the curator declared
+    not the same picture.
+
+    Args:
+        run: the run (its source, cache, executor and build folder).
+        config: the step's setting (the candidates' hash radius).
+        records: every record so far.
+        hashes: each pending film's hash in every view.
+
+    Returns:
+        ``records`` (the dropped films settled) and ``same_picture`` (the outcome).
+    """
     from curation.decisions import read_decisions
-    from curation.near_identical.pixel_cache import ComparisonCache
-    from curation.near_identical.step import run_same_picture
+    from curation.keeper.step import keep_one_per_group
+    from curation.same_picture.detect import Progress, find_same_pictures
+    from curation.same_picture.pixel_cache import ComparisonCache
 
     bar = run.track("compare pixels", None)
-    same = run_same_picture(
-        run.source.root,
+    cache = ComparisonCache(run.cache("pixels.parquet"))
+    root = run.source.root
+    confirmed = find_same_pictures(
+        root,
         records,
         hashes,
         config.same_picture_distance,
-        ComparisonCache(run.cache("pixels.parquet")),
+        cache,
         run.map,
-        on_total=bar.total,
-        on_progress=bar.advance,
-        track=run.track,
+        Progress(on_total=bar.total, on_progress=bar.advance, track=run.track),
         apart=read_decisions(run.out).apart,
     )
+    same = keep_one_per_group(root, records, hashes, confirmed, cache, run.map)
     return {"records": same.records, "same_picture": same}
 
 

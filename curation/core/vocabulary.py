@@ -10,10 +10,10 @@ from enum import StrEnum
 # Two films are look-alikes within this Hamming distance of 512 bits, in some orientation.
 LOOKALIKE_DISTANCE = 30
 
-# Copies reach 16 bits in their best orientation on real films (issue 11's measurements) and
-# 15 on the sample; distinct films start at 61 bits on real films and at 50 on the sample
-# (nearest distinct film, python -m bench.margins): the radius keeps a quarter of margin from
-# both. Visits of one patient fall inside it; the pixel check tells them apart.
+# Copies reach 16 bits in their best orientation on real films and 15 on the sample; distinct
+# films start at 61 bits on real films and at 50 on the sample (nearest distinct film, python
+# -m bench.margins): the radius keeps a quarter of margin from both; docs/margins.md,
+# "Same picture". Visits of one patient fall inside it; the pixel check tells them apart.
 SAME_PICTURE_RADIUS = 32
 
 
@@ -40,7 +40,9 @@ class Reason(StrEnum):
     kept = "kept"
     augmented_copy = "augmented copy"  # by folder and stem
     augmented_copy_among_originals = "augmented copy among originals"  # by picture
-    near_identical = "near-identical"  # a re-filing of the same radiograph
+    # A re-filing of the same radiograph, recorded as "near-identical": the manifest's readers
+    # match the reason by its words.
+    refiling = "near-identical"
     annotation_of_kept = "annotation of a kept film"
     annotation_of_dropped = "annotation of a dropped film"
     annotation_of_rejected = "annotation of a rejected film"

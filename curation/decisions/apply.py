@@ -1,6 +1,6 @@
 """The curator's decisions applied where the chain decides: rejected films settled before any
 step looks at them, and same-picture pairs the curator keeps apart cut from the pairs the
-near-identical step groups. (One-patient decisions become look-alike links in the chain's
+same-picture step groups. (One-patient decisions become look-alike links in the chain's
 binding, ``curation.chain.steps.join_lookalikes``.)"""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from curation.decisions.decisions import CURATOR_REJECTED, Decisions
 
 
 class FilmPair(Protocol):
-    """A pair of films (a same-picture pair: ``curation.near_identical.candidates``)."""
+    """A pair of films (a same-picture pair: ``curation.same_picture.candidates``)."""
 
     @property
     def a(self) -> str: ...

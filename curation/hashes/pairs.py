@@ -3,7 +3,7 @@
 Two exact engines, one answer: faiss brute force (``IndexBinaryFlat``, every query against
 every code) for small searches, and pigeonhole multi-index hashing (``curation.hashes.multi_index``)
 once a search compares more than ``INDEX_PAIRS`` pairs: on the bench corpus's codes it is
-slower below ~20,000 codes and about 30x faster at 1,000,000 (``bench/RESULTS.md``, goal 5).
+slower below ~20,000 codes and about 30x faster at 1,000,000 (docs/margins.md, "Search").
 Both give the same rows in the same order (query row, then indexed row), so which one ran
 never shows.
 

@@ -5,8 +5,8 @@ them the original's stem with a last digit of 2 (noise), 3 (scaling), 4 (mirror)
 (rotation); originals end in 1. A film is dropped by its name only when the original its name
 points to is a film of the source: a film found only in the augmentation folder (its original
 never filed) is the only copy of its picture, so it goes on as the film, annotations read, and
-the near-identical step judges it like any other. Copies filed among the originals are found
-by image later (``curation.near_identical.candidates``).
+the same-picture step judges it like any other. Copies filed among the originals are found
+by image later (``curation.same_picture.candidates``).
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import LESION_STRUCT, Fate, Kind, Lesion, SourceRecord
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
+from curation.keeper.settle import AgreementPair
 from curation.lookalikes.components import Cluster
-from curation.near_identical.settle import AgreementPair
 from curation.publish import schema as schema_module
 from curation.publish.referrals import referral_for
 from curation.publish.schema import SPLITS, features, shard_name

@@ -151,7 +151,7 @@ def card_values(summary: Summary, agreement_line: str, revision: str | None) -> 
         "same_picture_distance": params.same_picture_distance,
         "same_picture_groups": counts.same_picture_groups,
         "copies_among_originals": among,
-        "refilings": counts.files("image", "dropped", Reason.near_identical),
+        "refilings": counts.files("image", "dropped", Reason.refiling),
         "agreement_pairs": counts.agreement_pairs,
         "lookalike_distance": params.lookalike_distance,
         "lookalike_edges": counts.lookalike_edges,

@@ -20,7 +20,7 @@ from curation.core.jpeg_check import check_decodable
 from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import Lesion
 from curation.features.features import decoded_grey, film_features, match_features
-from curation.near_identical.frame_check import MIN_INLIER_SHARE, MIN_INLIERS
+from curation.same_picture.frame_check import FEATURES
 from curation.visits.descriptors import visit_features_of
 from curation.visits.verification import verify
 
@@ -77,7 +77,7 @@ def matched_points(source_a: Path, source_b: Path) -> MatchedPoints | None:
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
     match = match_features(*found)
-    if match.inliers >= MIN_INLIERS and match.inlier_share >= MIN_INLIER_SHARE:
+    if match.inliers >= FEATURES.min_inliers and match.inlier_share >= FEATURES.min_inlier_share:
         return (match.points_a, match.points_b)
     described = [visit_features_of(d) for d in data]
     evidence = verify(*described)

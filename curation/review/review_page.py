@@ -8,9 +8,8 @@ from pathlib import Path
 
 from curation.core.records import Fate, Kind, SourceRecord
 from curation.hashes.thumbnails import Thumbnail, read_thumbnails
+from curation.keeper.groups import SamePictureGroup
 from curation.lookalikes.components import Cluster, Link
-from curation.near_identical.candidates import SamePictureGroup
-from curation.near_identical.pixels import SAME_PICTURE_LIMIT
 from curation.review.closeness import (
     RejectedFile,
     ReviewCluster,
@@ -20,6 +19,7 @@ from curation.review.closeness import (
     RuleCounts,
 )
 from curation.review.review import write_review_page
+from curation.same_picture.pixels import SAME_PICTURE_LIMIT
 
 
 def review_groups(groups: list[SamePictureGroup]) -> list[ReviewGroup]:

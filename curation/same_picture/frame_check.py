@@ -1,78 +1,129 @@
 """Same picture under another frame: a copy cropped, padded, turned by a few degrees or
-re-toned locally (CLAHE), which the whole-frame pixel check (``curation.near_identical.pixels``)
+re-toned locally (CLAHE), which the whole-frame pixel check (``curation.same_picture.pixels``)
 cannot see.
 
-A pair is the same picture when every gate holds; each gate has its threshold from
-``python -m bench.frames`` (real radiographs; figures and margins in ``bench/RESULTS.md``):
+A pair is the same picture when every gate holds; each gate's thresholds are the fields of
+its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured by
+``python -m bench.frames`` on real radiographs (margins in docs/margins.md, "Frame check"):
 
 1. **Features agree** (``curation.features.features``): enough ORB matches explained by one affine
-   transform fitted by MAGSAC (``MIN_INLIERS``) and a large share of the ratio-test matches
-   (``MIN_INLIER_SHARE``). Distinct films share a few chance corners; a copy shares most.
+   transform fitted by MAGSAC (``min_inliers``) and a large share of the ratio-test matches
+   (``min_inlier_share``). Distinct films share a few chance corners; a copy shares most.
 2. **Framed as a copy is framed** (``plausible``, ``framed_as_a_copy``): no mirror, a few
    degrees at most; rigid (one scale: a crop, a pad, a turn) or unturned (a resize); and,
    unturned, one frame holds the other. A later visit of the patient moves the frame in
    scale, turn and shift at once; these rules are how scripts reframe, not a measure of
    content, and say so.
-3. **Pixels agree once aligned**: film B is warped onto film A's frame at ``COMPARE_SIDE``
+3. **Pixels agree once aligned**: film B is warped onto film A's frame at ``compare_side``
    pixels by the fitted transform, refined by OpenCV's ECC, and compared on the overlap only
-   (``MIN_OVERLAP``), where neither film is clipped, after *local* tone normalisation (minus
-   the local mean, over the local contrast, windows of ``TONE_SIGMA``): re-exposure, gamma,
+   (``min_overlap``), where neither film is clipped, after *local* tone normalisation (minus
+   the local mean, over the local contrast, windows of ``tone_sigma``): re-exposure, gamma,
    CLAHE and equalisation are monotone and near-affine within a small window, so they
    vanish. Three measures: the difference of the normalised films, 3 x 3 averaged, in the
-   ``TILE_PERCENTILE`` worst tile (``ALIGNED_LIMIT``: a copy agrees everywhere); the median
-   shift still left between tiles (``SHIFT_LIMIT``: an arch bent otherwise); and the
-   correlation at the anatomy's scale (``MIN_ANATOMY_CORRELATION``: fine texture alone, such
+   ``tile_percentile`` worst tile (``aligned_limit``: a copy agrees everywhere); the median
+   shift still left between tiles (``shift_limit``: an arch bent otherwise); and the
+   correlation at the anatomy's scale (``min_anatomy_correlation``: fine texture alone, such
    as a shared noise pattern, can match between distinct films; the anatomy cannot).
 
-The kind of copy is read from the transform and the overlap (``frame_kind``); the transform
-and the measures are the evidence recorded (``curation.near_identical.frame_step``).
+The kind of copy is read from the transform and the overlap (``frame_kind``, limits in
+``FrameKindLimits``); the transform and the measures are the evidence recorded
+(``curation.same_picture.frame_step``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import cv2
 import numpy as np
 
 from curation.features.features import FeatureMatch
 
-COMPARE_SIDE = 512  # longest side of film A at which the aligned films are compared
-TONE_SIGMA = 8.0  # pixels at COMPARE_SIDE: the window of the local tone normalisation
-ECC_STEPS = 60  # iterations of the ECC refinement
-ANATOMY_BLUR = 2.0  # pixels at COMPARE_SIDE: grain and fine texture blurred away
-ANATOMY_SIGMA = 24.0  # pixels at COMPARE_SIDE: the anatomy's local normalisation window
-# (applied at half COMPARE_SIDE, as ANATOMY_SIGMA / 2: ``anatomy_correlation``)
-TILE = 64  # pixels at COMPARE_SIDE: the tiles whose remaining shift is measured
-SHIFT_PERCENTILE = 50  # the median tile's shift
-TILE_PERCENTILE = 95  # the worst tiles' difference, but for a few (a label, a blemish)
-EDGE = 4  # pixels at COMPARE_SIDE left out along the overlap's edge (interpolation, borders)
-# A crop keeping at least half of each side of its film (a quarter of its area) is a copy;
-# what is cut further is no longer the same picture, and the audit names such a pair
-# (docs/design.md, "Same picture under another frame").
-MIN_KEPT_SIDE = 0.5
-MIN_OVERLAP = MIN_KEPT_SIDE**2  # share of either film the overlap must cover
-CONTAINED = 0.99  # an unturned copy's frame holds the other's (or lies in it) to this share
-TURNED = 0.5  # degrees from which a copy is "rotated"
-MIN_INLIERS = 120  # inliers (real films, features-v3: distinct <= 41, copies >= 667; 584 upscaled)
-MIN_INLIER_SHARE = 0.45  # of the matches (distinct <= 0.400, copies >= 0.909)
-ALIGNED_LIMIT = 0.5  # worst-tile difference of the normalised films (copies <= 0.372)
-MIN_ANATOMY_CORRELATION = 0.8  # at the anatomy's scale (real copies >= 0.8956: CLAHE clip 4
-# on archive-sized films; no distinct real pair reaches the pixels: docs/design.md)
-SHIFT_LIMIT = 0.9  # pixels at COMPARE_SIDE, median tile moved after alignment (copies <= 0.692)
-MAX_SCALE_CHANGE = 0.25  # the two axes' scales differ by at most this (a width-only resize)
-MAX_TURN = 10.0  # degrees: larger turns are quarter turns or other pictures
-RIGID_SCALE = 0.004  # a crop, a pad, a turn keeps its scale to this (real copies: <= 0.0026)
-UNTURNED = 0.1  # degrees: a resize turns nothing (real unturned copies: <= 0.076)
-FRAME_CHECK_VERSION = (
-    f"frame-v2/side{COMPARE_SIDE}-tone{TONE_SIGMA}-edge{EDGE}-box3/ecc{ECC_STEPS}/"
-    f"tiles{TILE}-shift-p{SHIFT_PERCENTILE}-worst-p{TILE_PERCENTILE}/"
-    f"anatomy{ANATOMY_BLUR}-{ANATOMY_SIGMA}-half/inliers{MIN_INLIERS}-share{MIN_INLIER_SHARE}/"
-    f"limit{ALIGNED_LIMIT}-shift{SHIFT_LIMIT}-anatomy{MIN_ANATOMY_CORRELATION}/"
-    f"overlap{MIN_OVERLAP}-contained{CONTAINED}-turned{TURNED}-rigid{RIGID_SCALE}-"
-    f"unturned{UNTURNED}-turn{MAX_TURN}-aspect{MAX_SCALE_CHANGE}"
-)
+
+@dataclass(frozen=True)
+class FeatureGate:
+    """Gate 1, the features agree. Margins: docs/margins.md, "Frame check"."""
+
+    min_inliers: int = 120  # inliers (features-v3: distinct <= 41, copies >= 667; 584 upscaled)
+    min_inlier_share: float = 0.45  # of the matches (distinct <= 0.400, copies >= 0.909)
+
+
+@dataclass(frozen=True)
+class FrameGate:
+    """Gate 2, framed as a copy is framed: rules of how scripts reframe, not a measure of
+    content. Margins: docs/margins.md, "Frame check"."""
+
+    # A crop keeping at least half of each side of its film (a quarter of its area) is a
+    # copy; what is cut further is no longer the same picture, and the audit names such a
+    # pair (docs/design.md, "Same picture under another frame").
+    min_kept_side: float = 0.5
+    contained: float = 0.99  # an unturned copy's frame holds the other's (or lies in it)
+    turned: float = 0.5  # degrees from which a copy is "rotated"
+    max_turn: float = 10.0  # degrees: larger turns are quarter turns or other pictures
+    max_scale_change: float = 0.25  # the two axes' scales differ by at most this
+    rigid_scale: float = 0.004  # a crop, a pad, a turn keeps its scale (copies: <= 0.0026)
+    unturned: float = 0.1  # degrees: a resize turns nothing (unturned copies: <= 0.076)
+
+    @property
+    def min_overlap(self) -> float:
+        """Share of either film the overlap must cover."""
+        return self.min_kept_side**2
+
+
+@dataclass(frozen=True)
+class AlignedGate:
+    """Gate 3, the pixels agree once aligned: how they are compared, and the limits.
+    Margins: docs/margins.md, "Frame check"."""
+
+    compare_side: int = 512  # longest side of film A at which the aligned films are compared
+    tone_sigma: float = 8.0  # pixels at compare_side: the local tone normalisation's window
+    edge: int = 4  # pixels left out along the overlap's edge (interpolation, borders)
+    ecc_steps: int = 60  # iterations of the ECC refinement
+    tile: int = 64  # pixels at compare_side: the tiles whose remaining shift is measured
+    shift_percentile: int = 50  # the median tile's shift
+    tile_percentile: int = 95  # the worst tiles' difference, but for a few (a label, a blemish)
+    anatomy_blur: float = 2.0  # pixels at compare_side: grain and fine texture blurred away
+    # pixels at compare_side: the anatomy's local normalisation window (applied at half
+    # compare_side, as anatomy_sigma / 2: ``anatomy_correlation``)
+    anatomy_sigma: float = 24.0
+    aligned_limit: float = 0.5  # worst-tile difference of the normalised films (copies <= 0.372)
+    shift_limit: float = 0.9  # pixels at compare_side, median tile's shift (copies <= 0.692)
+    # At the anatomy's scale (real copies >= 0.8956: CLAHE clip 4 on archive-sized films; no
+    # distinct real pair reaches the pixels: docs/design.md).
+    min_anatomy_correlation: float = 0.8
+    min_compared_share: float = 0.1  # of the frame, else the pixels say nothing
+    min_tile_cover: float = 0.9  # share of a tile inside the compared area for its shift
+    min_phase_response: float = 0.1  # a tile's phase correlation peak, else no shift is read
+    min_shifted_tiles: int = 4  # tiles with a shift, else the shift is not measured
+    whole_block: float = 0.999  # share of a halved pixel's block inside, for the anatomy
+
+
+@dataclass(frozen=True)
+class FrameKindLimits:
+    """What a confirmed copy is called (``frame_kind``); they name the kind in the manifest
+    and decide nothing about dropping it. Their margin is not measured; the sample's planted
+    crops and pads (``curation.sample.reframe``) are named by them
+    (``tests/test_planted_cases.py``; docs/margins.md, "Frame check")."""
+
+    full_overlap: float = 0.97  # below this share of a film's frame, it was cropped or padded
+    same_scale: float = 0.02  # a scale departing from 1 by more is a rescale
+
+
+FEATURES = FeatureGate()
+FRAMING = FrameGate()
+ALIGNED = AlignedGate()
+KINDS = FrameKindLimits()
+
+
+def frame_check_version(*gates: FeatureGate | FrameGate | AlignedGate) -> str:
+    """The cache's version: every field of the gates that decide what is measured and kept."""
+    return "frame-v3/" + "/".join(
+        "-".join(f"{name}{value}" for name, value in asdict(gate).items()) for gate in gates
+    )
+
+
+FRAME_CHECK_VERSION = frame_check_version(FEATURES, FRAMING, ALIGNED)
 SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film verified (frames and visits)
 CLIPPED = 8  # grey levels from black or white: padding and burnt-out areas say nothing
 
@@ -93,27 +144,33 @@ class FrameComparison:
 
     @property
     def features_agree(self) -> bool:
-        return self.inliers >= MIN_INLIERS and self.inlier_share >= MIN_INLIER_SHARE
+        """Gate 1: enough inliers, and enough of the matches."""
+        return (
+            self.inliers >= FEATURES.min_inliers and self.inlier_share >= FEATURES.min_inlier_share
+        )
 
     @property
     def framed_as_a_copy(self) -> bool:
         """Unturned, one frame holds the other (a crop or a pad; a re-toned or resized copy
         keeps its frame); a frame moved within the picture, both losing a strip, is another
-        shot. Turned by ``TURNED`` or more: a turn about the centre cuts both corners."""
+        shot. Turned by ``FRAMING.turned`` or more: a turn about the centre cuts both corners."""
         if not self.transform:
             return False
         turn, _, _ = turn_and_scale(np.asarray(self.transform).reshape(2, 3))
-        return abs(turn) >= TURNED or max(self.overlap_a, self.overlap_b) >= CONTAINED
+        return (
+            abs(turn) >= FRAMING.turned or max(self.overlap_a, self.overlap_b) >= FRAMING.contained
+        )
 
     @property
     def same_picture(self) -> bool:
+        """Every gate holds: one picture under another frame."""
         return (
             self.features_agree
             and self.framed_as_a_copy
-            and min(self.overlap_a, self.overlap_b) >= MIN_OVERLAP
-            and self.difference <= ALIGNED_LIMIT
-            and self.shift <= SHIFT_LIMIT
-            and self.anatomy >= MIN_ANATOMY_CORRELATION
+            and min(self.overlap_a, self.overlap_b) >= FRAMING.min_overlap
+            and self.difference <= ALIGNED.aligned_limit
+            and self.shift <= ALIGNED.shift_limit
+            and self.anatomy >= ALIGNED.min_anatomy_correlation
         )
 
 
@@ -133,14 +190,18 @@ def turn_and_scale(transform: np.ndarray) -> tuple[float, float, float]:
 def plausible(transform: np.ndarray) -> bool:
     """A reframing as a copy is made, not another positioning of the patient: no mirror, a
     few degrees at most, and either rigid (a turn and a shift at one scale: a crop, a pad, a
-    turn; ``RIGID_SCALE``) or unturned (a resize, a crop resized back; ``UNTURNED``). A
+    turn; ``rigid_scale``) or unturned (a resize, a crop resized back; ``unturned``). A
     later visit changes the patient's position in scale, turn and shift at once."""
     turn, sx, sy = turn_and_scale(transform)
     determinant = float(np.linalg.det(transform[:, :2]))
-    if determinant <= 0 or abs(turn) > MAX_TURN or abs(sx / sy - 1) > MAX_SCALE_CHANGE:
+    if (
+        determinant <= 0
+        or abs(turn) > FRAMING.max_turn
+        or abs(sx / sy - 1) > FRAMING.max_scale_change
+    ):
         return False
-    rigid = max(abs(sx - 1), abs(sy - 1)) <= RIGID_SCALE
-    return rigid or abs(turn) <= UNTURNED
+    rigid = max(abs(sx - 1), abs(sy - 1)) <= FRAMING.rigid_scale
+    return rigid or abs(turn) <= FRAMING.unturned
 
 
 def locally_normalised(
@@ -167,7 +228,7 @@ def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.nd
     ORB corners sit on a coarse pyramid, so their fit is off by up to a pixel or two, which a
     copy should not be charged for. The features' fit stays when ECC does not converge."""
     inverse = cv2.invertAffineTransform(warp).astype(np.float32)
-    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, ECC_STEPS, 1e-5)
+    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, ALIGNED.ecc_steps, 1e-5)
     try:
         # OpenCV's stub lacks the documented call with no mask and a filter size
         _, found = cv2.findTransformECC(  # type: ignore[call-overload]
@@ -180,67 +241,75 @@ def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.nd
 
 
 def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
-    """The ``TILE_PERCENTILE`` percentile, over whole tiles of the overlap, of the tiles' mean
+    """The ``tile_percentile`` percentile, over whole tiles of the overlap, of the tiles' mean
     difference: a copy agrees everywhere, while two films that share only a texture (or a
     region) differ somewhere, which a mean over the whole overlap would dilute."""
     height, width = core.shape
+    tile = ALIGNED.tile
     means = [
-        float(difference[y : y + TILE, x : x + TILE][core[y : y + TILE, x : x + TILE]].mean())
-        for y in range(0, height - TILE + 1, TILE // 2)
-        for x in range(0, width - TILE + 1, TILE // 2)
-        if core[y : y + TILE, x : x + TILE].mean() >= 0.5
+        float(difference[y : y + tile, x : x + tile][core[y : y + tile, x : x + tile]].mean())
+        for y in range(0, height - tile + 1, tile // 2)
+        for x in range(0, width - tile + 1, tile // 2)
+        if core[y : y + tile, x : x + tile].mean() >= 0.5  # mostly inside the compared area
     ]
     if not means:
         return float(difference[core].mean())
-    return float(np.percentile(means, TILE_PERCENTILE))
+    return float(np.percentile(means, ALIGNED.tile_percentile))
 
 
 def tile_shift(toned_a: np.ndarray, toned_b: np.ndarray, valid: np.ndarray) -> float:
-    """How far the aligned films still move against each other, tile by tile: the 90th
-    percentile of the phase-correlation shift (pixels at ``COMPARE_SIDE``) of every whole
-    tile of the overlap. A copy is one affine map away from its original (about 0 left);
-    another visit bends (the arch's curve, the patient's posture), which no affine map
-    undoes."""
+    """How far the aligned films still move against each other, tile by tile: the
+    ``shift_percentile`` percentile of the phase-correlation shift (pixels at
+    ``compare_side``) of every tile inside the overlap. A copy is one affine map away from its
+    original (about 0 left); another visit bends (the arch's curve, the patient's posture),
+    which no affine map undoes."""
     height, width = valid.shape
-    window = cv2.createHanningWindow((TILE, TILE), cv2.CV_32F)
+    tile = ALIGNED.tile
+    window = cv2.createHanningWindow((tile, tile), cv2.CV_32F)
     shifts = []
-    for y in range(0, height - TILE + 1, TILE // 2):
-        for x in range(0, width - TILE + 1, TILE // 2):
-            if valid[y : y + TILE, x : x + TILE].mean() < 0.9:
+    for y in range(0, height - tile + 1, tile // 2):
+        for x in range(0, width - tile + 1, tile // 2):
+            if valid[y : y + tile, x : x + tile].mean() < ALIGNED.min_tile_cover:
                 continue
             (dx, dy), response = cv2.phaseCorrelate(
-                toned_a[y : y + TILE, x : x + TILE].astype(np.float32),
-                toned_b[y : y + TILE, x : x + TILE].astype(np.float32),
+                toned_a[y : y + tile, x : x + tile].astype(np.float32),
+                toned_b[y : y + tile, x : x + tile].astype(np.float32),
                 window,
             )
-            if response > 0.1:
+            if response > ALIGNED.min_phase_response:
                 shifts.append(math.hypot(dx, dy))
-    return float(np.percentile(shifts, SHIFT_PERCENTILE)) if len(shifts) >= 4 else math.inf
+    if len(shifts) < ALIGNED.min_shifted_tiles:
+        return math.inf
+    return float(np.percentile(shifts, ALIGNED.shift_percentile))
 
 
 def anatomy_correlation(small_a: np.ndarray, warped: np.ndarray, valid: np.ndarray) -> float:
     """Correlation of the two aligned films at the anatomy's scale: each blurred by
-    ``ANATOMY_BLUR`` (grain and fine texture gone), halved, then locally normalised over
-    windows of ``ANATOMY_SIGMA`` (exposure and local tone gone), on pixels whose whole
+    ``anatomy_blur`` (grain and fine texture gone), halved, then locally normalised over
+    windows of ``anatomy_sigma`` (exposure and local tone gone), on pixels whose whole
     2 x 2 block lies in the overlap. The local difference looks at fine texture, which alone
     can match between distinct films (a shared noise pattern, a detector's fixed pattern);
     the anatomy cannot. Nothing finer than the blur is left, so half the pixels say the same:
-    on the corpus's 63 aligned pairs the correlation moved by at most 0.0034, in a sixth of
-    the time (6 ms against 39; ``bench/RESULTS.md``, round thirteen)."""
+    on the corpus's 63 aligned pairs the correlation is within 0.0034 of the full-size one,
+    at a sixth of its cost."""
     inside = cv2.erode(valid, np.ones((5, 5), np.uint8)) > 0.5
-    if inside.sum() < 0.1 * inside.size:
+    if inside.sum() < ALIGNED.min_compared_share * inside.size:
         return 0.0
     height, width = valid.shape
     half = (max(1, width // 2), max(1, height // 2))
     blurred = tuple(
         cv2.resize(
-            cv2.GaussianBlur(image, (0, 0), ANATOMY_BLUR), half, interpolation=cv2.INTER_AREA
+            cv2.GaussianBlur(image, (0, 0), ALIGNED.anatomy_blur),
+            half,
+            interpolation=cv2.INTER_AREA,
         )
         for image in (small_a, warped)
     )
-    whole = cv2.resize(valid, half, interpolation=cv2.INTER_AREA) > 0.999
-    counted = cv2.resize(inside.astype(np.float32), half, interpolation=cv2.INTER_AREA) > 0.999
-    band_a, band_b = locally_normalised(blurred, whole.astype(np.float32), ANATOMY_SIGMA / 2)
+    whole = cv2.resize(valid, half, interpolation=cv2.INTER_AREA) > ALIGNED.whole_block
+    inside_half = cv2.resize(inside.astype(np.float32), half, interpolation=cv2.INTER_AREA)
+    counted = inside_half > ALIGNED.whole_block
+    sigma = ALIGNED.anatomy_sigma / 2
+    band_a, band_b = locally_normalised(blurred, whole.astype(np.float32), sigma)
     rho = np.corrcoef(band_a[counted], band_b[counted])[0, 1]
     return float(rho) if math.isfinite(rho) else 0.0
 
@@ -256,7 +325,7 @@ def aligned_difference(
     B warped onto film A's frame. ``transform`` maps B's full-size pixels to A's; ``sizes`` are the
     films' full width and height; ``grey_a`` and ``grey_b`` may be decoded at any scale."""
     (width_a, _), (width_b, _) = sizes
-    small_a, _ = _small(grey_a, COMPARE_SIDE)
+    small_a, _ = _small(grey_a, ALIGNED.compare_side)
     scale_a = small_a.shape[1] / width_a
     side_b = max(1, round(max(sizes[1]) * scale_a))
     small_b, _ = _small(grey_b, side_b)
@@ -272,13 +341,13 @@ def aligned_difference(
     overlap_a = float(covered.mean())
     area_b = small_b.size * abs(float(np.linalg.det(warp[:, :2])))
     overlap_b = min(float(covered.sum()) / max(area_b, 1.0), 1.0)
-    kernel = np.ones((2 * EDGE + 1, 2 * EDGE + 1), np.uint8)
+    kernel = np.ones((2 * ALIGNED.edge + 1, 2 * ALIGNED.edge + 1), np.uint8)
     inside = cv2.erode(covered, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0)
     valid = inside * (small_a > CLIPPED) * (small_a < 255 - CLIPPED)
     valid = (valid * (warped > CLIPPED) * (warped < 255 - CLIPPED)).astype(np.float32)
-    if valid.sum() < 0.1 * valid.size:
+    if valid.sum() < ALIGNED.min_compared_share * valid.size:
         return overlap_a, overlap_b, math.inf, math.inf, 0.0
-    toned_a, toned_b = locally_normalised((small_a, warped), valid, TONE_SIGMA)
+    toned_a, toned_b = locally_normalised((small_a, warped), valid, ALIGNED.tone_sigma)
     residual = (toned_a - toned_b) * valid
     counted = cv2.blur(valid, (3, 3), borderType=cv2.BORDER_CONSTANT)
     smoothed = cv2.blur(residual, (3, 3), borderType=cv2.BORDER_CONSTANT)
@@ -299,7 +368,7 @@ def without_pixels(match: FeatureMatch) -> FrameComparison | None:
             match.inliers, share, (), 0.0, 0.0, math.inf, math.inf, 0.0, match.matches
         )
     transform = np.asarray(match.transform, np.float64)
-    if match.inliers < MIN_INLIERS or not plausible(transform):
+    if match.inliers < FEATURES.min_inliers or not plausible(transform):
         kept = tuple(round(float(v), 6) for v in transform.ravel())
         return FrameComparison(
             match.inliers, share, kept, 0.0, 0.0, math.inf, math.inf, 0.0, match.matches
@@ -337,17 +406,17 @@ def compare_frames(
 
 def frame_kind(comparison: FrameComparison) -> str:
     """What film B's reframing of film A is, from the transform and the overlap: ``rotated``
-    (turned by ``TURNED`` or more), ``cropped`` (B shows part of A), ``padded`` (A lies
-    inside B), ``rescaled`` (another size or aspect) or ``re-toned`` (the same frame: only
-    the tone differs)."""
+    (turned by ``FRAMING.turned`` or more), ``cropped`` (B shows part of A), ``padded`` (A
+    lies inside B), ``rescaled`` (another size or aspect) or ``re-toned`` (the same frame:
+    only the tone differs); limits in ``KINDS``."""
     transform = np.asarray(comparison.transform, np.float64).reshape(2, 3)
     turn, sx, sy = turn_and_scale(transform)
-    if abs(turn) >= TURNED:
+    if abs(turn) >= FRAMING.turned:
         return "rotated"
-    if comparison.overlap_a < 0.97:
+    if comparison.overlap_a < KINDS.full_overlap:
         return "cropped"
-    if comparison.overlap_b < 0.97:
+    if comparison.overlap_b < KINDS.full_overlap:
         return "padded"
-    if abs(sx - 1) > 0.02 or abs(sy - 1) > 0.02:
+    if max(abs(sx - 1), abs(sy - 1)) > KINDS.same_scale:
         return "rescaled"
     return "re-toned"

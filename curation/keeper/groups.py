@@ -1,39 +1,30 @@
-"""Step 5, same picture: films that show one radiograph, grouped, one film kept per group.
+"""Which film is kept, per group: confirmed pairs (``curation.same_picture``) form groups
+(connected components), so chains of copies (a mirror of a re-filing, say) are one group; each
+group keeps exactly one film.
 
-Candidates come from the hashes: film A in each orientation (``View``) against every film's
-own hash, within ``SAME_PICTURE_RADIUS`` bits. Each candidate is confirmed in pixels
-(``curation.near_identical.pixels``). Confirmed pairs form groups (connected components), so chains
-of
-copies (a mirror of a re-filing, say) are one group; each group keeps exactly one film.
-
-Which film is kept is decided by evidence from the files, strongest first, and the rule
-that decided is recorded with its sentence: the order and why are in
-``curation.near_identical.keeper``
-(an augmentation-folder twin, the script's encoder, a turn, a pad, an upscale, fewer pixels,
-a grey film re-saved in colour, lower JPEG quality, an unusual encoder, black corners, tone,
-a re-encoding, grain among script copies, and only then, recorded as undecided, the lower
+Which film is kept is decided by evidence from the files, strongest first, and the rule that
+decided is recorded with its sentence: the order and why are in ``curation.keeper.rules`` (an
+augmentation-folder twin, the script's encoder, a turn, a pad, an upscale, fewer pixels, a grey
+film re-saved in colour, lower JPEG quality, an unusual encoder, black corners, tone, a
+re-encoding, grain among script copies, and only then, recorded as undecided, the lower
 number, compared as a number).
 
 A dropped film's kind says how it relates to the film it was confirmed against: ``mirror``,
 ``rotation``, ``rescaled``, ``noised`` (same frame, a copy), ``negative`` (grey levels
-inverted) or ``re-filing`` (the same
-radiograph filed twice with its own annotation: inter-annotator evidence); a pair the frame
-check confirmed (``curation.near_identical.frame_step``) is ``cropped``, ``padded``, ``rotated``,
-``rescaled`` or ``re-toned``.
+inverted) or ``re-filing`` (the same radiograph filed twice with its own annotation:
+inter-annotator evidence); a pair the frame check confirmed is ``cropped``, ``padded``,
+``rotated``, ``rescaled`` or ``re-toned``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import networkx as nx
 
-from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, turned_back
-from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
-from curation.hashes.pairs import as_codes
-from curation.near_identical.keeper import (
+from curation.keeper.rules import (
     COPY_RULES,
     FilmFacts,
     deciding,
@@ -43,25 +34,7 @@ from curation.near_identical.keeper import (
     one_content,
     tied,
 )
-from curation.near_identical.pixels import Comparison
-
-Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
-
-
-@dataclass(frozen=True)
-class SamePicture:
-    """A confirmed pair: film ``a`` turned by ``view`` is film ``b``."""
-
-    a: str
-    b: str
-    view: View
-    distance: int
-    comparison: Comparison
-    # Same picture under another frame (``curation.near_identical.frame_step``): the kind of B
-    # relative to
-    # A and of A relative to B, and the transform as evidence; empty for whole-frame pairs.
-    frame_kinds: tuple[str, str] | tuple[()] = ()
-    frame_evidence: str = ""
+from curation.same_picture.candidates import SamePicture
 
 
 @dataclass(frozen=True)
@@ -80,68 +53,14 @@ class DroppedFilm:
 
 @dataclass(frozen=True)
 class SamePictureGroup:
+    """One picture's films: the one kept and the others, each with why it was dropped."""
+
     kept: str
     dropped: tuple[DroppedFilm, ...]
 
 
-def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
-    """Every ``(a, b, view, distance)`` where film A turned by ``view`` is within
-    ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b).
-    Then the negatives: film A's upright hash inverted within ``max_distance`` bits of film
-    B's, compared upright (the exposure fit maps grey levels by a negative gain)."""
-    ids = sorted(hashes)
-    turned = [
-        (ids[a], ids[b], view, distance)
-        for view, rows in pairs_in_any_orientation(
-            lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
-        )
-        for a, b, distance in rows.tolist()
-    ]
-    upright = as_codes([hashes[i][View.identity] for i in ids])
-    negatives = negative_pairs(upright, max_distance).tolist()
-    return turned + [(ids[a], ids[b], View.identity, distance) for a, b, distance in negatives]
-
-
-def candidate_components(candidates: list[Candidate]) -> list[list[Candidate]]:
-    """The candidates split by connected component of the films they join, each closest
-    first (then by view, then by ids), components in order of their lowest film id.
-    Confirmation in one component never depends on another, so they can run anywhere."""
-    graph = nx.Graph((a, b) for a, b, _, _ in candidates)
-    components = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: c[0])
-    number = {film: n for n, films in enumerate(components) for film in films}
-    order = {view: n for n, view in enumerate(View)}
-    grouped: list[list[Candidate]] = [[] for _ in components]
-    for candidate in sorted(candidates, key=lambda c: (c[3], order[c[2]], c[0], c[1])):
-        grouped[number[candidate[0]]].append(candidate)
-    return grouped
-
-
-def confirm_component(
-    candidates: list[Candidate], compare: Callable[[str, str, View], Comparison]
-) -> tuple[list[SamePicture], int]:
-    """The candidates of one component whose pixels agree, and how many were not compared.
-
-    A pair confirmed in several views keeps the first. Candidates go closest first; a turned
-    candidate whose two films are already joined by confirmed pairs is not compared: it could
-    only add an edge inside a group, so the groups are the same as comparing every pair, at a
-    fraction of the full-size decoding when a film has several copies. Upright pairs are
-    always compared: a re-filing is told from a copy by its direct comparison."""
-    joined = nx.utils.UnionFind()
-    found: dict[tuple[str, str], SamePicture] = {}
-    skipped = 0
-    for a, b, view, distance in candidates:
-        if view is not View.identity and joined[a] == joined[b]:
-            skipped += 1
-            continue
-        result = compare(a, b, view)
-        key = (min(a, b), max(a, b))
-        if key not in found and result.same_picture:
-            found[key] = SamePicture(a, b, view, distance, result)
-            joined.union(a, b)
-    return [found[k] for k in sorted(found)], skipped
-
-
 def _graph(pairs: list[SamePicture]) -> nx.Graph:
+    """The films joined by their confirmed pairs, each edge carrying its pair."""
     graph = nx.Graph()
     for pair in pairs:
         graph.add_edge(pair.a, pair.b, pair=pair)

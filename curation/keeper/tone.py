@@ -1,5 +1,5 @@
 """Which film of a same-picture group was re-toned: two tone statistics of each film, read
-as a departure from the archive's typical film (``curation.near_identical.keeper``'s ``local
+as a departure from the archive's typical film (``curation.keeper.rules``'s ``local
 contrast``
 and ``tone curve`` rules).
 
@@ -22,12 +22,12 @@ spread (median absolute deviation); the copy is the film that departs more, by a
   decode (a reduced-scale decode averages the comb away).
 
 The margins (``CONTRAST_MARGIN``, ``ROUGHNESS_MARGIN``) and the measurements behind them
-are in ``curation.near_identical.keeper``'s docstring and ``bench/RESULTS.md``.
+are in ``curation.keeper.rules``'s docstring and docs/margins.md, "Keeper".
 
 Cost: one full-size decode per file content of each same-picture group the files' own facts
 leave tied between films of more than one content, and of each reference film (at most
 ``REFERENCE_FILMS``), only when the archive has such a group
-(``curation.near_identical.keeper_evidence.keeper_facts``).
+(``curation.keeper.evidence.keeper_facts``).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from PIL import Image
 CONTRAST_WIDTH = 256  # px: the width local contrast is measured at
 CONTRAST_SIGMA = 4.0  # px at that width
 ROUGH_WINDOW = 5  # grey levels of the moving average a histogram is compared with
-CONTRAST_MARGIN = 0.93  # spreads: midway between 0.784 and 1.066 (curation.near_identical.keeper)
-ROUGHNESS_MARGIN = 1.0  # spreads: midway between 0.671 and 1.320 (curation.near_identical.keeper)
+CONTRAST_MARGIN = 0.93  # spreads: midway between 0.784 and 1.066 (curation.keeper.rules)
+ROUGHNESS_MARGIN = 1.0  # spreads: midway between 0.671 and 1.320 (curation.keeper.rules)
 REFERENCE_FILMS = 100  # films of the archive its typical tone is measured on
 _SPREAD_FLOOR = 1e-6  # a reference sample of identical films still divides
 
@@ -94,6 +94,7 @@ class TypicalTone:
 
     @classmethod
     def of(cls, tones: list[Tone]) -> TypicalTone:
+        """The typical tone of ``tones``, leaving out films that were not read."""
         read = [t for t in tones if t != Tone()] or [Tone()]
         contrast = np.array([t.local_contrast for t in read])
         rough = np.array([t.roughness for t in read])

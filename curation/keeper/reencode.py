@@ -7,13 +7,13 @@ copy's quantisation tables, gives the copy's pixels exactly; going the other way
 original's pixels are not the encoding of the copy's picture, since the original was written
 from the imaging system's own data. This is the only evidence left when a copy is written at
 its source's size, quality and encoder: a mirror of a nearly symmetric panoramic film, say,
-which no statistic of the picture tells from its original (``curation.near_identical.keeper``).
+which no statistic of the picture tells from its original (``curation.keeper.rules``).
 
 It is read only for films that every earlier keeper rule leaves tied (a full decode and an
-encode per film and direction: ``pairs_to_reencode`` in ``curation.near_identical.candidates``).
+encode per film and direction: ``pairs_to_reencode`` in ``curation.keeper.groups``).
 
 Measured on the 120 real films of ``../shared/realfilms-dev`` (``python -m bench.keeper``,
-``reencoding`` in ``bench/keeper.json``: every alteration of issue 22's table written by
+``reencoding`` in ``bench/keeper.json``: every alteration of ``bench.keeper``'s table written by
 Pillow at quality 75 and at the originals' own 95, and 24 films upscaled to archive sizes
 with their mirrors): re-encoding the original gave every re-encoded, grey, mirrored and
 turned copy's pixels exactly (share missed 0.0000, at 512 px and upscaled, where a mirror

@@ -1,4 +1,4 @@
-"""The facts the keeper rules read (``curation.near_identical.keeper``), gathered for the films of
+"""The facts the keeper rules read (``curation.keeper.rules``), gathered for the films of
 same-picture groups only, at little cost:
 
 - which way is up comes from the hashes every film already has: each film's 512 hash bits
@@ -13,12 +13,12 @@ same-picture groups only, at little cost:
   their mirror better), so no mirror fact;
 - each side's constant border, the black share of the corner blocks inside it, and whether a
   colour file holds a grey picture (three equal channels), from one reduced-scale (draft)
-  decode, the scale the hash step decodes at (``curation.near_identical.keeper_frame``; the
+  decode, the scale the hash step decodes at (``curation.keeper.frame``; the
   pad and the colour re-save are judged against the pair and the archive by the rules). Real
   films' corners: at most 0.006 black; a copy turned by 1 degree, at least 0.122: limit
   0.064;
 - whether the larger film of a whole-frame pair of two sizes is an upscale of the smaller
-  (``keeper_frame.upscale_of``: a full decode of both, for those pairs only);
+  (``curation.keeper.frame.upscale_of``: a full decode of both, for those pairs only);
 - the JPEG quality from the quantisation tables in the header (Pillow parses them on open);
 - the archive's usual encoder: the signature (``curation.index.provenance``, read by the index)
   that more than half of the films in play carry, if one does;
@@ -27,7 +27,7 @@ same-picture groups only, at little cost:
   folder holds of another film of the group. Noise and scaling copies (2, 3) count only
   byte for byte: every upright relative of a film is the same picture as those;
 - the tone departures (local contrast, histogram roughness) against the archive's typical
-  film, measured on a bounded reference sample (``curation.near_identical.keeper_tone``): one
+  film, measured on a bounded reference sample (``curation.keeper.tone``): one
   full-size decode per film and per reference film, only for the groups in which two films
   tie on every rule before the tone rules (``keeper.tied``): elsewhere a tone departure
   could decide nothing. (Every film of such a group is measured, since the tone rules read
@@ -54,16 +54,16 @@ from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import DRAFT_REQUEST, AverageHash512, View, hamming
 from curation.index.originals import AUGMENTATION_KINDS, ORIGINALS_FOLDER
 from curation.index.provenance import EncoderEvidence
-from curation.near_identical import pixels
-from curation.near_identical.keeper import FIRST_TONE_RULE, FilmFacts, one_content, tied
-from curation.near_identical.keeper_frame import (
+from curation.keeper.frame import (
     Borders,
     border_shares,
     corner_share,
     grey_in_colour,
     is_upscale,
 )
-from curation.near_identical.keeper_tone import REFERENCE_FILMS, TypicalTone, tone_of
+from curation.keeper.rules import FIRST_TONE_RULE, FilmFacts, one_content, tied
+from curation.keeper.tone import REFERENCE_FILMS, TypicalTone, tone_of
+from curation.same_picture import pixels
 
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
 COLOUR_MODES = ("RGB", "RGBA", "CMYK", "YCbCr", "P")  # decoded in colour: are its channels equal?
@@ -79,10 +79,12 @@ _IJG_LUMA = (
 
 
 def hash_bits(code: bytes) -> np.ndarray:
+    """A hash's bits as 0.0 and 1.0, for correlating with the archive's mean grid."""
     return np.unpackbits(np.frombuffer(code, dtype=np.uint8)).astype(np.float64)
 
 
 def correlation(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson's correlation of two grids; 0 when either is flat."""
     a, b = a - a.mean(), b - b.mean()
     norm = float(np.sqrt((a * a).sum() * (b * b).sum()))
     return float((a * b).sum()) / norm if norm else 0.0
@@ -125,7 +127,7 @@ def draft_grey(path: Path) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FileFacts:
-    """What one film's header and draft decode say (``curation.near_identical.keeper_frame``);
+    """What one film's header and draft decode say (``curation.keeper.frame``);
     all empty, saying nothing, for a film that no longer reads."""
 
     quality: int = 0
@@ -302,7 +304,7 @@ def upscaled_films(
     root: Path, films: dict[str, SourceRecord], rescaled: list[tuple[str, str]], map: Mapper
 ) -> dict[str, str]:
     """Larger film -> the smaller film it is an upscale of, among the ``rescaled`` pairs
-    (larger, smaller), read through ``map`` (``curation.near_identical.keeper_frame``)."""
+    (larger, smaller), read through ``map`` (``curation.keeper.frame``)."""
     jobs = [(str(root / films[a].path), str(root / films[b].path)) for a, b in rescaled]
     found = {}
     for (larger, smaller), upscale in zip(rescaled, map(is_upscale, jobs), strict=True):

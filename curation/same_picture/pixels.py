@@ -8,7 +8,8 @@ hash alone. The check is built so that it holds at real film sizes and exposures
   of one size in one orientation are decoded at reduced scale (JPEG draft: their 8 x 8 block
   grids coincide, and Pillow's draft box covers a partial last block exactly); a turned or
   rescaled pair is decoded at full size, since its block grids do not coincide when a side
-  is not a multiple of 8 (on test films the half-turn difference fell from ~1.9 to ~0.14).
+  is not a multiple of 8 (on test films a half turn differs by ~0.14 decoded at full size,
+  by ~1.9 decoded at reduced scale).
 - **One resampling for a rescaled pair.** Films of two sizes are first brought to the smaller
   one's pixel size (area resampling, as a script downscales), then both to the grid: boxed
   straight from sizes whose ratio to the grid is not whole, a downscale near the grid's size
@@ -23,7 +24,7 @@ The difference is the mean absolute grey-level difference after that correction,
 ``COMPARE_SIZE``. ``SAME_PICTURE_LIMIT`` comes from measured distributions and keeps a
 quarter of margin from both sides (``tests/test_same_picture.py`` on real-size test films,
 ``tests/test_margins.py`` and ``python -m bench.margins`` on the sample; the figures are in
-the README and ``bench/RESULTS.md``).
+docs/margins.md, "Same picture").
 """
 
 from __future__ import annotations
@@ -39,18 +40,23 @@ from PIL import Image, ImageChops, ImageFilter
 
 from curation.hashes.hashing import TRANSPOSES, View
 
-SAME_PICTURE_LIMIT = 0.65  # mean absolute grey-level difference after exposure correction
-PIXEL_CHECK_VERSION = (
-    "pixels-v6/256x128-box-turn-after-full-unless-aligned-exact-sums-rescaled-to-smaller/"
-    "offset-gain-gamma-stride4-float32-unclipped/box3-mad"
-)
-GRAIN_VERSION = "grain-v2/luma-full-scale/8bands-box3"
-COMPARE_SIZE = (256, 128)
-MAX_ASPECT_CHANGE = 0.05
+# Mean absolute grey-level difference after exposure correction; margins in docs/margins.md,
+# "Same picture". It decides from the cached differences, so the cache's version omits it.
+SAME_PICTURE_LIMIT = 0.65
+COMPARE_SIZE = (256, 128)  # the comparison grid (width, height)
+MAX_ASPECT_CHANGE = 0.05  # films whose aspects differ more are not one picture at two sizes
 GRAIN_BANDS = 8
-GAMMAS = tuple(float(g) for g in np.geomspace(0.7, 1 / 0.7, 25))
-FIT_STRIDE = 4
+GAMMAS = tuple(float(g) for g in np.geomspace(0.7, 1 / 0.7, 25))  # the exposure fit's grid
+FIT_STRIDE = 4  # the exposure is fitted on every fourth cell
 CLIPPED = 8  # grey levels from black or white
+MIN_INFORMATIVE = 0.1  # share of unclipped cells below which the clipped ones count too
+PIXEL_CHECK_VERSION = (
+    f"pixels-v7/{COMPARE_SIZE[0]}x{COMPARE_SIZE[1]}-box-turn-after-full-unless-aligned-"
+    f"exact-sums-rescaled-to-smaller-aspect{MAX_ASPECT_CHANGE}/offset-gain-gamma"
+    f"{GAMMAS[0]:.4f}-{GAMMAS[-1]:.4f}x{len(GAMMAS)}-stride{FIT_STRIDE}-float32-unclipped"
+    f"{CLIPPED}-informative{MIN_INFORMATIVE}/box3-mad"
+)
+GRAIN_VERSION = f"grain-v2/luma-full-scale/{GRAIN_BANDS}bands-box3"
 
 _QUARTER_TURNS = (View.rot90, View.rot270)
 
@@ -74,6 +80,7 @@ class Comparison:
 
     @property
     def same_picture(self) -> bool:
+        """The pixels agree within ``SAME_PICTURE_LIMIT``."""
         return self.difference <= SAME_PICTURE_LIMIT
 
 
@@ -211,7 +218,7 @@ def fit_exposure(a: np.ndarray, b: np.ndarray) -> tuple[Exposure, float]:
     picture: a darker re-export clips the dark corners, so they are left out of the fit and
     of the difference (unless nearly all cells are clipped)."""
     informative = (a > CLIPPED) & (a < 255 - CLIPPED) & (b > CLIPPED) & (b < 255 - CLIPPED)
-    if informative.mean() < 0.1:
+    if informative.mean() < MIN_INFORMATIVE:
         informative = np.ones_like(informative)
     base = np.clip(a, 0, 255) / 255.0
     target = b[informative][::FIT_STRIDE]

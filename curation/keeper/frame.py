@@ -1,4 +1,4 @@
-"""What two films' frames say about which one is the original (``curation.near_identical.keeper``'s
+"""What two films' frames say about which one is the original (``curation.keeper.rules``'s
 ``padded``, ``upscaled``, ``re-saved in colour`` and ``filled corners`` rules).
 
 - **Padding is read from the pair, not from one film.** Many exported radiographs carry a

@@ -1,8 +1,7 @@
 """Step 5, settled: each same-picture group keeps one film; re-filings feed the agreement table.
 
-The groups and their keepers come from ``curation.near_identical.candidates``. A dropped augmented
-copy
-is recorded with its kind, the film it copies and the evidence that named it the copy; a
+The groups and their keepers come from ``curation.keeper.groups``. A dropped augmented copy is
+recorded with its kind, the film it copies and the evidence that named it the copy; a
 re-filing (the same radiograph filed twice, each with its own annotation) is recorded as
 near-identical, and both annotation sets go to the agreement table: the source's
 double-annotated films are the only inter-annotator evidence it has.
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 
 from curation.core.records import Fate, Kind, Lesion, SourceRecord, settle_many
 from curation.core.vocabulary import Reason, reason_text
-from curation.near_identical.candidates import SamePictureGroup
+from curation.keeper.groups import SamePictureGroup
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ def settle_same_picture(
                 measured = f"hash distance {film.distance}; {film.frame}"
             if film.kind == "re-filing":
                 reason = reason_text(
-                    Reason.near_identical,
+                    Reason.refiling,
                     f"the same radiograph as {group.kept} (re-filing; {measured}; {film.evidence})",
                 )
                 first, second = sorted((group.kept, film.film_id))

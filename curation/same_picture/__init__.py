@@ -1,6 +1,7 @@
-"""Same picture: candidates by hash, confirmed in pixels (whole frame) or by local features
-under one fitted transform (another frame); one film kept per group, with the evidence.
-``NearIdenticalConfig`` is the step's setting (standard library only)."""
+"""Same picture (step 5, detection): candidates by hash, confirmed in pixels (whole frame) or
+by local features under one fitted transform (another frame). It hands the confirmed pairs
+with their evidence to ``curation.keeper``, which keeps one film per group.
+``SamePictureConfig`` is the step's setting (standard library only)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from curation.core.vocabulary import SAME_PICTURE_RADIUS
 
 
 @dataclass(frozen=True)
-class NearIdenticalConfig:
-    """The near-identical step's setting."""
+class SamePictureConfig:
+    """The same-picture step's setting."""
 
     same_picture_distance: int = field(
         default=SAME_PICTURE_RADIUS,

@@ -1,7 +1,7 @@
 """Which film of a same-picture group is kept: the evidence rules, strongest first.
 
 Every rule reads one fact of each film (``FilmFacts``, gathered by
-``curation.near_identical.keeper_evidence``) and gives a value, lower = more original; the film with
+``curation.keeper.evidence``) and gives a value, lower = more original; the film with
 the
 lowest values, compared rule by rule in ``KEEPER_ORDER``, is kept, and the first rule on
 which a dropped film loses to the kept one is the evidence recorded for it. The order, and
@@ -17,14 +17,14 @@ why:
    a landscape film; or turned: its hash grid correlates better with the archive's mean
    grid turned than as it is (the films' own hashes, no decode).
 4. ``padded``: a border added after the exposure, read from the pair
-   (``curation.near_identical.keeper_frame``): the film is larger than another film of its
+   (``curation.keeper.frame``): the film is larger than another film of its
    group, its constant black or white border is wider than that film's on some side by
    ``PAD_MIN_SHARE``, and the picture inside it is no more than that film shows. A border of
    the film's own (many exported films carry one about 1 % wide) is shared by its re-encoded
    and re-toned copies and cut by its crops, so it names nothing.
 5. ``upscaled``: more pixels but no detail: the larger film of a whole-frame pair of two
    sizes is better explained as the smaller one upscaled than the smaller one as it
-   downscaled (``keeper_frame.upscale_of``).
+   downscaled (``curation.keeper.frame.upscale_of``).
 6. ``fewer pixels``: a crop or a downscale loses pixels (after padding and upscaling, which
    add some).
 7. ``re-saved in colour``: a grey picture stored in three equal channels, in an archive whose
@@ -40,13 +40,13 @@ why:
     would lose.
 11. ``local contrast``: its local contrast lies above the archive's typical film by
    ``CONTRAST_MARGIN`` spreads more than the other film lies from it (either side): CLAHE
-   and equalisation raise it, an export does not (``curation.near_identical.keeper_tone``).
+   and equalisation raise it, an export does not (``curation.keeper.tone``).
 12. ``tone curve``: its grey histogram departs from the archive's typical roughness by
     ``ROUGHNESS_MARGIN`` spreads more than the other film's: a tone curve (gamma,
     brightness/contrast, equalisation) applied to 8-bit levels combs the histogram.
 13. ``re-encoded``: among films tied so far, one whose pixels are exactly what encoding the
     other film's picture (turned as the pair is) with its own JPEG tables gives, while the
-    other's are not that of it (``curation.near_identical.keeper_reencode``): a copy written
+    other's are not that of it (``curation.keeper.reencode``): a copy written
     at its source's size, quality and encoder, a same-quality mirror say. Measured only for
     tied films (a full decode and an encode each way: ``pairs_to_reencode``).
 14. ``grainier``: among films tied so far, of one frame, that repeat each other's boxes
@@ -89,7 +89,7 @@ nothing here: panoramic films are close to left-right symmetric, and no statisti
 told a film from its mirror (correlation of the film and of its mirror with the mean of the
 other films, at 16, 64 and 256 px square: 24-26 of 120 films fit their mirror better,
 ``mirror_fits`` in ``bench/keeper.json``): those are named by the re-encoding (13). Outside
-issue 22's table the tone rules can err: a blurred, noised or sharpened copy at the
+``bench.keeper``'s 29 alterations the tone rules can err: a blurred, noised or sharpened copy at the
 original's quality moves a rough or high-contrast original's statistics towards typical, and
 5-13 of 120 such originals were named (``BEYOND`` in ``bench.keeper_copies``). Originals
 with a border of their own, upscales, colour re-saves and small turns: docs/design.md, "Same
@@ -105,15 +105,15 @@ from dataclasses import dataclass
 from curation.core.records import Lesion
 from curation.hashes.hashing import View
 from curation.index.provenance import scripted
-from curation.near_identical.keeper_frame import Borders, Frame, pad_share
-from curation.near_identical.keeper_tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
+from curation.keeper.frame import Borders, Frame, pad_share
+from curation.keeper.tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
 
 Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
 
 
 @dataclass(frozen=True)
 class FilmFacts:
-    """What the keeper rules read about a film (``curation.near_identical.keeper_evidence`` gathers
+    """What the keeper rules read about a film (``curation.keeper.evidence`` gathers
     them)."""
 
     width: int

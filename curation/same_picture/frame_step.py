@@ -4,7 +4,7 @@ Every film still in play gets its local features once (``curation.features.featu
 reduced JPEG scale, cached by sha256 under ``FEATURES_VERSION``); the feature shortlist
 (``curation.features.shortlist``, linear in the number of films) proposes pairs, once per build; the
 pairs the whole-frame check has not already joined get the aligned frame check
-(``curation.near_identical.frame_check``, cached by the two films' sha256), over worker processes. A
+(``curation.same_picture.frame_check``, cached by the two films' sha256), over worker processes. A
 confirmed pair joins the same-picture groups like any other, with its kind (``cropped``,
 ``padded``, ``rotated``, ``rescaled``, ``re-toned``) and the transform as evidence. Visits of
 one patient are not decided here: the visits step finds them among the kept films
@@ -35,15 +35,15 @@ from curation.features.features import (
 from curation.features.shortlist import HASH_TABLES, feature_shortlist
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, hamming
-from curation.near_identical import frame_check
-from curation.near_identical.candidates import SamePicture
-from curation.near_identical.frame_check import (
+from curation.same_picture import frame_check
+from curation.same_picture.candidates import SamePicture
+from curation.same_picture.frame_check import (
     FrameComparison,
     compare_frames,
     frame_kind,
     turn_and_scale,
 )
-from curation.near_identical.pixels import Comparison
+from curation.same_picture.pixels import Comparison
 
 FEATURES_CACHE = "features.parquet"
 FRAMES_CACHE = "frames.parquet"
@@ -86,6 +86,9 @@ def features_of(path: str) -> FilmFeatures:
 
 @dataclass(frozen=True)
 class FrameJob:
+    """One shortlisted pair for a worker: both films' paths and their features, so the
+    worker decodes the pixels only when the features do not settle the pair."""
+
     path_a: str
     path_b: str
     features_a: FilmFeatures

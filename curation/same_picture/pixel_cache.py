@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from curation.core.cache import read_cache, write_cache
-from curation.near_identical.pixels import GRAIN_VERSION, PIXEL_CHECK_VERSION, Comparison, Exposure
+from curation.same_picture.pixels import GRAIN_VERSION, PIXEL_CHECK_VERSION, Comparison, Exposure
 
 PairKey = tuple[str, str, str]  # sha256 of film A, of film B, A's view
 
@@ -52,10 +52,12 @@ class ComparisonCache:
             self.grains[row["sha256"]] = row["grain"]
 
     def add_comparisons(self, found: dict[PairKey, Comparison]) -> None:
+        """Remember comparisons measured in workers (saved by ``save``)."""
         self.comparisons.update(found)
         self.added += len(found)
 
     def add_grains(self, found: dict[str, float]) -> None:
+        """Remember grains measured in workers, by the film's sha256 (saved by ``save``)."""
         self.grains.update(found)
         self.added += len(found)
 

@@ -1,0 +1,94 @@
+"""Same picture, candidates: film A in each orientation (``View``) against every film's own
+hash, within ``SAME_PICTURE_RADIUS`` bits, then each candidate confirmed in pixels
+(``curation.same_picture.pixels``). A pair the frame check confirmed
+(``curation.same_picture.frame_step``) carries its kinds (``cropped``, ``padded``, ``rotated``,
+``rescaled`` or ``re-toned``) and the fitted transform. The confirmed pairs are handed to
+``curation.keeper``, which groups them and keeps one film per group."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import networkx as nx
+
+from curation.hashes.hash_films import Hashes
+from curation.hashes.hashing import View
+from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
+from curation.hashes.pairs import as_codes
+from curation.same_picture.pixels import Comparison
+
+Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
+
+
+@dataclass(frozen=True)
+class SamePicture:
+    """A confirmed pair: film ``a`` turned by ``view`` is film ``b``."""
+
+    a: str
+    b: str
+    view: View
+    distance: int
+    comparison: Comparison
+    # Same picture under another frame (``curation.same_picture.frame_step``): the kind of B
+    # relative to A and of A relative to B, and the transform as evidence; empty for
+    # whole-frame pairs.
+    frame_kinds: tuple[str, str] | tuple[()] = ()
+    frame_evidence: str = ""
+
+
+def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
+    """Every ``(a, b, view, distance)`` where film A turned by ``view`` is within
+    ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b).
+    Then the negatives: film A's upright hash inverted within ``max_distance`` bits of film
+    B's, compared upright (the exposure fit maps grey levels by a negative gain)."""
+    ids = sorted(hashes)
+    turned = [
+        (ids[a], ids[b], view, distance)
+        for view, rows in pairs_in_any_orientation(
+            lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
+        )
+        for a, b, distance in rows.tolist()
+    ]
+    upright = as_codes([hashes[i][View.identity] for i in ids])
+    negatives = negative_pairs(upright, max_distance).tolist()
+    return turned + [(ids[a], ids[b], View.identity, distance) for a, b, distance in negatives]
+
+
+def candidate_components(candidates: list[Candidate]) -> list[list[Candidate]]:
+    """The candidates split by connected component of the films they join, each closest
+    first (then by view, then by ids), components in order of their lowest film id.
+    Confirmation in one component never depends on another, so they can run anywhere."""
+    graph = nx.Graph((a, b) for a, b, _, _ in candidates)
+    components = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: c[0])
+    number = {film: n for n, films in enumerate(components) for film in films}
+    order = {view: n for n, view in enumerate(View)}
+    grouped: list[list[Candidate]] = [[] for _ in components]
+    for candidate in sorted(candidates, key=lambda c: (c[3], order[c[2]], c[0], c[1])):
+        grouped[number[candidate[0]]].append(candidate)
+    return grouped
+
+
+def confirm_component(
+    candidates: list[Candidate], compare: Callable[[str, str, View], Comparison]
+) -> tuple[list[SamePicture], int]:
+    """The candidates of one component whose pixels agree, and how many were not compared.
+
+    A pair confirmed in several views keeps the first. Candidates go closest first; a turned
+    candidate whose two films are already joined by confirmed pairs is not compared: it could
+    only add an edge inside a group, so the groups are the same as comparing every pair, at a
+    fraction of the full-size decoding when a film has several copies. Upright pairs are
+    always compared: a re-filing is told from a copy by its direct comparison."""
+    joined = nx.utils.UnionFind()
+    found: dict[tuple[str, str], SamePicture] = {}
+    skipped = 0
+    for a, b, view, distance in candidates:
+        if view is not View.identity and joined[a] == joined[b]:
+            skipped += 1
+            continue
+        result = compare(a, b, view)
+        key = (min(a, b), max(a, b))
+        if key not in found and result.same_picture:
+            found[key] = SamePicture(a, b, view, distance, result)
+            joined.union(a, b)
+    return [found[k] for k in sorted(found)], skipped
