@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
 from bench.frame_alterations import ALTERATIONS
+from bench.frame_records import Film, PairFigures
 from curation.lookalikes.components import lookalike_links
-
-if TYPE_CHECKING:
-    from bench.frames import Film, PairFigures
 
 
 def _film_number(name: str) -> int:

@@ -47,52 +47,18 @@ from PIL import Image
 
 from bench.frame_alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from bench.frame_halves import half, joined_through_a_copy
+from bench.frame_records import Film, PairFigures
 from bench.real_films import REAL_FILMS, upscaled
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, SAME_PICTURE_RADIUS
-from curation.features.features import FilmFeatures, film_features, match_features, working_grey
+from curation.features.features import film_features, match_features, working_grey
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.same_picture import frame_check, pixels
 
 RESULTS = Path(__file__).with_name("frames.json")
 ARCHIVE_FILMS = REAL_FILMS.parent / "films-native"  # grey, at an archive's size
 MARGIN = 0.25
-
-
-@dataclass(frozen=True)
-class PairFigures:
-    """What the two checks say about one pair of films."""
-
-    kind: str  # the alteration, "visit", or "distinct"
-    strength: int
-    first: str
-    second: str
-    best_distance: int  # hash distance in the best orientation
-    whole_frame: bool  # confirmed by the whole-frame pixel check
-    inliers: int
-    inlier_share: float
-    overlap: float  # the smaller of the two overlap shares
-    difference: float  # aligned, locally normalised difference (inf: not compared)
-    shift: float  # median tile shift left after alignment (inf: not compared)
-    anatomy: float  # correlation of the aligned films at the anatomy's scale (0: not compared)
-    frame_same: bool  # confirmed by the aligned frame check
-    frame_kind: str  # what the frame check calls it, when it confirms
-    turn: float = 0.0  # degrees, of the features' fit
-    scale_change: float = 0.0  # the larger |scale - 1| of the two axes, of the features' fit
-    shortlisted: bool | None = None  # None: not asked (distinct pairs)
-
-
-@dataclass(frozen=True)
-class Film:
-    """A film as the checks read it."""
-
-    name: str
-    data: bytes
-    hashes: dict[View, bytes]
-    grey: np.ndarray  # the working-scale grey decode
-    size: tuple[int, int]
-    features: FilmFeatures
 
 
 def _film(name: str, data: bytes) -> Film:
