@@ -20,6 +20,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.measure import run_measured
@@ -90,15 +92,14 @@ def audit_measured(checkout: Path, build: Path, rounds: int = 1) -> dict[str, fl
     }
 
 
-def measure(
-    archive: Path, baseline: str, rounds: int = 2, audit: bool = False, builds: Path | None = None
-) -> dict:
-    """Interleaved cold builds and no-op reruns of ``baseline`` and this checkout, medians
-    and the ratio; with ``audit``, each side's audit of its last build. Build folders go
-    below ``builds`` (default: beside the archive)."""
-    builds = builds or archive.parent / f"{archive.stem}-cost"
-    cold = (*COMMANDS, "total", "build_cpu_s", "build_peak_rss_mib")
-    figures = (*cold, *(f"noop_{c}" for c in (*COMMANDS, "total")))
+@contextmanager
+def _checkouts(baseline: str | None) -> Iterator[tuple[tuple[str, Path], ...]]:
+    """Each side's checkout: ``baseline`` in a temporary ``git worktree``, then this one;
+    with no baseline, this checkout alone (the smoke test's tiny sizes: the code measured
+    once, no checkout made)."""
+    if baseline is None:
+        yield (("current", REPO),)
+        return
     with tempfile.TemporaryDirectory(prefix="pericurate-cost-") as scratch:
         old = Path(scratch) / "baseline"
         subprocess.run(
@@ -107,22 +108,37 @@ def measure(
             capture_output=True,
         )
         try:
-            sides = (("baseline", old), ("current", REPO))
-            runs: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
-            for _ in range(rounds):
-                for side, checkout in sides:
-                    runs[side].append(cold_splits(checkout, archive, builds / side))
-            audits = (
-                {side: audit_measured(c, builds / side, rounds) for side, c in sides}
-                if audit
-                else {}
-            )
+            yield (("baseline", old), ("current", REPO))
         finally:
             subprocess.run(
                 ["git", "-C", str(REPO), "worktree", "remove", "--force", str(old)],
                 check=False,
                 capture_output=True,
             )
+
+
+def measure(
+    archive: Path,
+    baseline: str | None,
+    rounds: int = 2,
+    audit: bool = False,
+    builds: Path | None = None,
+) -> dict:
+    """Interleaved cold builds and no-op reruns of ``baseline`` and this checkout, medians
+    and the ratio; with ``audit``, each side's audit of its last build. Build folders go
+    below ``builds`` (default: beside the archive). With no baseline, this checkout alone
+    and no ratio."""
+    builds = builds or archive.parent / f"{archive.stem}-cost"
+    cold = (*COMMANDS, "total", "build_cpu_s", "build_peak_rss_mib")
+    figures = (*cold, *(f"noop_{c}" for c in (*COMMANDS, "total")))
+    with _checkouts(baseline) as sides:
+        runs: dict[str, list[dict[str, float]]] = {side: [] for side, _ in sides}
+        for _ in range(rounds):
+            for side, checkout in sides:
+                runs[side].append(cold_splits(checkout, archive, builds / side))
+        audits = (
+            {side: audit_measured(c, builds / side, rounds) for side, c in sides} if audit else {}
+        )
     steps = sorted({k for rs in runs.values() for r in rs for k in r if k.startswith("step_")})
     medians = {
         side: {
@@ -139,7 +155,11 @@ def measure(
         "rounds": rounds,
         "runs": runs,
         "median": medians,
-        "ratio": round(medians["current"]["total"] / medians["baseline"]["total"], 3),
+        "ratio": (
+            round(medians["current"]["total"] / medians["baseline"]["total"], 3)
+            if "baseline" in medians
+            else None
+        ),
         "audit_s": {side: a["wall_s"] for side, a in audits.items()},
         "audit_cpu_s": {side: a["cpu_s"] for side, a in audits.items()},
         "audit_peak_rss_mib": {side: a["peak"] for side, a in audits.items()},

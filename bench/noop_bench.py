@@ -126,14 +126,18 @@ def _one_and_five(python: str, source: Path, build: Path) -> dict[str, list[str]
     }
 
 
-def measure(runs: int = 5, python: str = sys.executable) -> dict:
+def measure(
+    runs: int = 5, python: str = sys.executable, films: int = 200, sample: Path | None = None
+) -> dict:
     """The no-op of ``pericurate splits`` against the five commands it replaced, interleaved
-    (``runs`` of each) on a scratch build of the bundled sample."""
+    (``runs`` of each) on a scratch build of the bundled sample (``films`` originals), or of
+    ``sample`` when that archive of it is already written."""
     from curation.sample import write_sample_archive
 
     with tempfile.TemporaryDirectory(prefix="pericurate-noop-") as scratch:
-        source, build = Path(scratch) / "sample.zip", Path(scratch) / "build"
-        write_sample_archive(source, seed=0)
+        source, build = sample or Path(scratch) / "sample.zip", Path(scratch) / "build"
+        if sample is None:
+            write_sample_archive(source, seed=0, films=films)
         commands = _one_and_five(python, source, build)
         _timed(commands["one"])  # the cold build, then a settling rerun
         _timed(commands["one"])
@@ -149,7 +153,7 @@ def measure(runs: int = 5, python: str = sys.executable) -> dict:
             five.append(round(sum(_timed(c)[0] for c in commands["five"]), 3))
         untouched = _files(build) == before
     return {
-        "sample": "write_sample_archive(seed=0)",
+        "sample": f"write_sample_archive(seed=0, films={films})",
         "runs": runs,
         "one_process_s": {"min": min(one), "median": statistics.median(one), "all": one},
         "five_processes_s": {"min": min(five), "median": statistics.median(five), "all": five},

@@ -19,17 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bench import audit_memory, cost, lookalike_spread, margins, peers
+from bench import audit_memory, cost, lookalike_spread, parts, peers
 from bench.corpus import CORPUS_DIR, corpus_source, corpus_zip
 from bench.measure import child_json, python_child, run_measured
+from bench.parts import WHOLE_BRUTE_FORCE
 from bench.report import write_results
-from bench.splits_bench import draft_build, pericurate
+from bench.splits_bench import build_draft, draft_build
 from bench.splits_bench import measure as measure_splits
-from curation.sample import SampleTruth, truth_path
 
 BENCH_DIR = Path(__file__).parent
 ISSUE_22_BASELINE = "0020104"  # the commit issue 22 was filed on, before any feature check
-WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
 
 
 def _machine() -> dict:
@@ -51,118 +50,6 @@ def _machine() -> dict:
     }
 
 
-def _search(sizes: list[int], fraction_queries: int, kind: str) -> list[dict]:
-    """Issue 15, goal 5: pericurate's search (``curation.hashes.pairs``: the multi-index above its
-    threshold) run whole at every size on codes with the structure of film hashes, beside
-    faiss brute force (whole up to ``WHOLE_BRUTE_FORCE`` codes, where the found pairs are
-    compared by digest; beyond, a fraction of its queries, extrapolated and said so)."""
-    from bench.film_codes import film_codes
-
-    if kind == "films":  # hashed once here, so no search child's memory counts it
-        film_codes(corpus_zip(4000))
-    rows = []
-    for n in sizes:
-        ours = run_measured(python_child("bench.search_bench", "faiss", str(n), "0", kind))
-        queries = "0" if n <= WHOLE_BRUTE_FORCE else str(fraction_queries)
-        brute = run_measured(python_child("bench.search_bench", "flat", str(n), queries, kind))
-        rows.append(
-            {
-                "ours": {**child_json(ours), "peak_rss_mib": ours.peak_rss_mib},
-                "brute_force": {**child_json(brute), "peak_rss_mib": brute.peak_rss_mib},
-            }
-        )
-    return rows
-
-
-def _executors(films: int, executors: tuple[str, ...]) -> dict:
-    """Issue 15, goal 6: the bundled sample built once on each executor; wall time, peak
-    memory, and whether the manifest and clusters are byte-identical."""
-    from curation.sample import write_sample_archive
-
-    with tempfile.TemporaryDirectory(prefix="pericurate-executors-") as scratch:
-        archive = Path(scratch) / "sample.zip"
-        write_sample_archive(archive, seed=0, films=films)
-        found: dict = {}
-        for name in executors:
-            build = Path(scratch) / name
-            run_measured(
-                pericurate(
-                    sys.executable,
-                    "download",
-                    str(archive),
-                    "--build",
-                    str(build),
-                    "--lock",
-                    str(build / "source.lock.json"),
-                )
-            )
-            built = run_measured(
-                pericurate(
-                    sys.executable,
-                    "build",
-                    "--build",
-                    str(build),
-                    "--no-fail-on-rejected",
-                    "--executor",
-                    name,
-                )
-            )
-            outputs = [(build / f).read_bytes() for f in ("manifest.parquet", "clusters.parquet")]
-            found[name] = {
-                "wall_s": built.wall_s,
-                "peak_rss_mib": built.peak_rss_mib,
-                "step_times": json.loads((build / "work" / "times.json").read_text()),
-                "outputs": outputs,
-            }
-        outputs = [found[name].pop("outputs") for name in executors]
-    same = all(o == outputs[0] for o in outputs)
-    sample = f"write_sample_archive(seed=0, films={films})"
-    return {"sample": sample, "runs": found, "outputs_identical": same}
-
-
-def _audit(folder: Path) -> dict:
-    """``pericurate audit`` on the draft corpus build (exit 1 means it found leakage)."""
-    if importlib.util.find_spec("curation.audit.audit") is None:
-        return {
-            "measured": False,
-            "why": "not measured: audit not available (curation.audit.audit)",
-        }
-    build = draft_build(folder)
-    if not (build / "dataset").is_dir():
-        return {"measured": False, "why": f"not measured: no corpus build in {build}"}
-    command = pericurate(sys.executable, "audit", str(build), "--out", str(folder / "audit"))
-    run = run_measured(command, ok_codes=(0, 1))
-    return {
-        "measured": True,
-        "wall_s": run.wall_s,
-        "peak_rss_mib": run.peak_rss_mib,
-        "leakage_found": run.exit_code == 1,
-    }
-
-
-def _margins(archive: Path | None, films: int) -> dict:
-    """Largest copy vs smallest distinct pair, on the test films, the 200-film sample and
-    (when ``archive``) the bench corpus (about 10 minutes more)."""
-    found = {
-        "kit": margins.margins(margins.kit_measures()),
-        "sample": margins.run(films, 0, all_copies=False),
-    }
-    if archive is not None:
-        found["corpus"] = margins.run(0, 0, all_copies=True, archive=archive)
-    return found
-
-
-def _planted(archive: Path, builds: Path) -> dict:
-    """Issue 11's planted cases against the draft corpus build of the splits part."""
-    from bench.planted import planted_figures
-
-    build = draft_build(builds)
-    if not (build / "manifest.parquet").is_file():
-        return {"measured": False, "why": f"not measured: no corpus build in {build}"}
-    truth = SampleTruth.from_json(truth_path(archive).read_text())
-    return {"measured": True, "figures": planted_figures(build, truth)}
-
-
 @dataclass(frozen=True)
 class Sizes:
     """What the parts measure on: ``make bench``'s sizes by default, ``TINY`` for the smoke
@@ -175,8 +62,10 @@ class Sizes:
     peers_films: int = 4000
     corpus_margins: bool = False
     margins_films: int = 200
-    baseline: str = cost.ISSUE_11_BASELINE
-    checks_baseline: str = ISSUE_22_BASELINE
+    # The commits `cost`, `speed` and `checks_cost` compare with; None: no baseline, the
+    # current code measured once (no checkout made)
+    baseline: str | None = cost.ISSUE_11_BASELINE
+    checks_baseline: str | None = ISSUE_22_BASELINE
     cost_rounds: int = 2  # interleaved rounds of `cost` and `speed`
     rounds: int = 3  # interleaved rounds of the checks' cost
     real_films: int = 120  # real radiographs read by the parts that need them; 0: skip them
@@ -187,6 +76,10 @@ class Sizes:
     audit_rows: tuple[int, ...] = audit_memory.ROWS
     corpus_dir: Path = CORPUS_DIR
     noop_runs: int = 5  # interleaved runs of the no-op `make splits`, one process and five
+    noop_films: int = 200  # originals of the sample the no-op part builds
+    # The bundled samples of `margins`, `executors` and `noop` written once into corpus_dir
+    # and shared (as the smoke test does), instead of into each part's scratch folder
+    samples_in_corpus_dir: bool = False
 
 
 TINY = Sizes(
@@ -196,8 +89,8 @@ TINY = Sizes(
     fraction_queries=256,
     peers_films=40,
     margins_films=40,
-    baseline="HEAD",
-    checks_baseline="HEAD",
+    baseline=None,
+    checks_baseline=None,
     cost_rounds=1,
     rounds=1,
     real_films=0,
@@ -207,12 +100,22 @@ TINY = Sizes(
     feature_sizes=(40,),
     audit_rows=(20, 40),
     noop_runs=1,
+    noop_films=40,
+    samples_in_corpus_dir=True,
 )
 
 
 def skipped(why: str) -> dict:
     """A part's record when it could not measure: the run says so instead of a figure."""
     return {"measured": False, "why": f"skipped: {why}"}
+
+
+def sample(s: Sizes, films: int) -> Path | None:
+    """The bundled sample of ``films`` originals (seed 0, copies in their folders), written
+    once into the corpus folder when the sizes say so; else None (each part writes its own)."""
+    if not s.samples_in_corpus_dir:
+        return None
+    return corpus_zip(films, seed=0, folder=s.corpus_dir, all_copies_among_originals=False)
 
 
 def _real_films_off(s: Sizes, part: str) -> dict | None:
@@ -231,30 +134,30 @@ def _splits(s: Sizes) -> dict:
 
 
 def _search_part(s: Sizes) -> dict:
-    return {"search": _search(list(s.codes), s.fraction_queries, s.code_kind)}
+    return {"search": parts.search(list(s.codes), s.fraction_queries, s.code_kind)}
 
 
 def _corpus_builds(s: Sizes) -> Path:
     """The folder of the corpus's builds, with the draft build ``audit`` and ``planted`` read:
-    made here (as by ``splits``) when no earlier part or run made it."""
+    made here (the draft alone, as ``splits`` makes it) when no earlier part or run made it."""
     builds = s.corpus_dir / "builds"
     if not (draft_build(builds) / "manifest.parquet").is_file():
-        measure_splits(sys.executable, corpus_zip(s.films, folder=s.corpus_dir), builds)
+        build_draft(sys.executable, corpus_zip(s.films, folder=s.corpus_dir), builds)
     return builds
 
 
 def _audit_part(s: Sizes) -> dict:
-    return {"audit": _audit(_corpus_builds(s))}
+    return {"audit": parts.audit(_corpus_builds(s))}
 
 
 def _margins_part(s: Sizes) -> dict:
     archive = corpus_zip(s.films, folder=s.corpus_dir) if s.corpus_margins else None
-    return {"margins": _margins(archive, s.margins_films)}
+    return {"margins": parts.margins_found(archive, s.margins_films, sample(s, s.margins_films))}
 
 
 def _planted_part(s: Sizes) -> dict:
     builds = _corpus_builds(s)
-    return {"planted": _planted(corpus_zip(s.films, folder=s.corpus_dir), builds)}
+    return {"planted": parts.planted(corpus_zip(s.films, folder=s.corpus_dir), builds)}
 
 
 def _cost(s: Sizes) -> dict:
@@ -281,7 +184,7 @@ def _peers(s: Sizes) -> dict:
 
 
 def _executors_part(s: Sizes) -> dict:
-    return {"executors": _executors(s.films, s.executors)}
+    return {"executors": parts.executors(s.films, s.executors, sample(s, s.films))}
 
 
 def _keeper(s: Sizes) -> dict:
@@ -366,7 +269,8 @@ def _noop(s: Sizes) -> dict:
     """``make splits`` with nothing to do: one process against the five commands it replaced."""
     from bench import noop_bench
 
-    return {"noop": noop_bench.measure(s.noop_runs)}
+    found = noop_bench.measure(s.noop_runs, films=s.noop_films, sample=sample(s, s.noop_films))
+    return {"noop": found}
 
 
 PARTS: dict[str, Callable[[Sizes], dict]] = {
@@ -413,7 +317,7 @@ def main(argv: list[str] | None = None) -> None:
         "--fraction-queries",
         type=int,
         default=default.fraction_queries,
-        help=f"queries of brute force (the search's baseline) above {WHOLE_BRUTE_FORCE:,} codes",
+        help=f"brute force's queries (the search's baseline) above {WHOLE_BRUTE_FORCE:,} codes",
     )
     parser.add_argument(
         "--peers-films", type=int, default=default.peers_films, help="corpus size for peers"
@@ -423,8 +327,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--baseline", default=default.baseline, help="commit for `cost`")
     args = parser.parse_args(argv)
-    parts = [p for p in args.parts.split(",") if p]
-    unknown = sorted(set(parts) - set(PARTS))
+    chosen = [p for p in args.parts.split(",") if p]
+    unknown = sorted(set(chosen) - set(PARTS))
     if unknown:
         parser.error(f"unknown parts {unknown}; parts are {', '.join(PARTS)}")
     sizes = replace(
@@ -438,10 +342,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     results: dict = {"machine": _machine()}
     results["started"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    if {"hashing", "splits", "planted", "cost"} & set(parts) or args.corpus_margins:
+    if {"hashing", "splits", "planted", "cost"} & set(chosen) or args.corpus_margins:
         archive = corpus_zip(sizes.films, folder=sizes.corpus_dir)
         results["corpus"] = {"films": args.films, "archive": archive.name}
-    for part in parts:
+    for part in chosen:
         results.update(PARTS[part](sizes))
     results["machine"]["load_average_at_end"] = os.getloadavg()
     results_path = BENCH_DIR / "results.json"

@@ -52,6 +52,14 @@ def draft_build(folder: Path) -> Path:
     return folder / "build-draft"
 
 
+def build_draft(python: str, archive: Path, folder: Path) -> Path:
+    """The draft build alone, for the parts that read it when ``measure`` has not run."""
+    build = draft_build(folder)
+    shutil.rmtree(build, ignore_errors=True)
+    _make_splits(python, archive, build)
+    return build
+
+
 def measure(python: str, archive: Path, folder: Path) -> dict:
     draft, full = draft_build(folder), folder / "build-full"
     for build in (draft, full):

@@ -7,20 +7,51 @@ need what a machine may lack (``bench.run.MAY_SKIP``) may record a plain skip.""
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from bench import run
+from bench.corpus import corpus_zip
+from bench.splits_bench import build_draft, draft_build
+from curation.sample import truth_path
 
 SKIP_KEYS = {"measured", "why"}
 
 
+@pytest.fixture(scope="session")
+def tiny_corpus(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The tiny corpus in both its layouts and the bundled sample, with their truth files,
+    and the draft build that ``audit`` and ``planted`` read, made once per session: under
+    ``pytest -n`` the workers share the folder above their own, one making it while the
+    others wait on its lock."""
+    own = tmp_path_factory.getbasetemp()
+    shared = (own if worker_id == "master" else own.parent) / "bench-tiny-corpus"
+    shared.mkdir(exist_ok=True)
+    with FileLock(shared.with_suffix(".lock")):
+        archive = corpus_zip(run.TINY.films, folder=shared)
+        corpus_zip(run.TINY.films, folder=shared, all_copies_among_originals=False)
+        run.sample(replace(run.TINY, corpus_dir=shared), run.TINY.films)
+        if not (draft_build(shared / "builds") / "manifest.parquet").is_file():
+            build_draft(sys.executable, archive, shared / "builds")
+    return shared
+
+
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> run.Sizes:
-    """The tiny sizes with one corpus folder for the whole module: the parts that read the
-    draft build of ``splits`` find it, as in ``make bench``."""
-    return replace(run.TINY, corpus_dir=tmp_path_factory.mktemp("bench-corpus"))
+def tiny(tmp_path_factory: pytest.TempPathFactory, tiny_corpus: Path) -> run.Sizes:
+    """The tiny sizes with one corpus folder per worker, holding copies of the shared
+    archives and draft build (as ``splits`` leaves them in ``make bench``), so no two
+    workers build into one folder."""
+    folder = tmp_path_factory.mktemp("bench-corpus")
+    for archive in tiny_corpus.glob("*.zip"):
+        shutil.copyfile(archive, folder / archive.name)
+        shutil.copyfile(truth_path(archive), truth_path(folder / archive.name))
+    shutil.copytree(tiny_corpus / "builds", folder / "builds")
+    return replace(run.TINY, corpus_dir=folder)
 
 
 def _is_skip(record: object) -> bool:
