@@ -38,7 +38,7 @@ from bench.real_films import REAL_FILMS, repositioned, upscaled
 from curation.core.atomic import write_json
 from curation.sample.revisits import burned_in, revisit
 from curation.visits import verification
-from curation.visits.descriptors import VisitFeatures, visit_features
+from curation.visits.descriptors import WORKING_SIDE, VisitFeatures, visit_features
 from curation.visits.find import candidates
 from curation.visits.retrieval import PARTNERS
 
@@ -115,26 +115,27 @@ def _grey(path: str, size: str, seed: int) -> np.ndarray:
     return grey
 
 
-def _film_job(job: tuple[str, str, int]) -> tuple[list[VisitFeatures], float]:
-    """The film, its revisit and its easy visit, described; seconds to describe the film."""
-    path, size, seed = job
+def _film_job(job: tuple[str, str, int, int]) -> tuple[list[VisitFeatures], float]:
+    """The film, its revisit and its easy visit, described at ``side`` px; CPU seconds to
+    describe the film."""
+    path, size, seed, side = job
     grey = _grey(path, size, seed)
     started = time.process_time()
-    film = visit_features(grey)
+    film = visit_features(grey, side=side)
     spent = time.process_time() - started
     return [
         film,
-        visit_features(revisit(grey, seed)),
-        visit_features(simulated_visit(grey, seed)),
+        visit_features(revisit(grey, seed), side=side),
+        visit_features(simulated_visit(grey, seed), side=side),
     ], spent
 
 
-def _mark_job(job: tuple[str, str, str, str, float, int]) -> list[VisitFeatures]:
-    path_a, path_b, size, kind, width, seed = job
+def _mark_job(job: tuple[str, str, str, str, float, int, int]) -> list[VisitFeatures]:
+    path_a, path_b, size, kind, width, seed, side = job
     marked = [
         burned_in(_grey(p, size, n), kind, width, seed) for n, p in enumerate((path_a, path_b))
     ]
-    return [visit_features(g) for g in marked]
+    return [visit_features(g, side=side) for g in marked]
 
 
 _FEATURES: list[VisitFeatures] = []
@@ -178,16 +179,17 @@ def _spread(values: list[int]) -> dict:
             "max": float(array.max())} if len(values) else {}  # fmt: skip
 
 
-def measure_size(paths: list[Path], size: str, workers: int) -> dict:
-    """Everything at one size: see the module's docstring."""
+def measure_size(paths: list[Path], size: str, workers: int, side: int = WORKING_SIDE) -> dict:
+    """Everything at one size of film, described at ``side`` px: see the module's
+    docstring."""
     count = len(paths)
     started = time.monotonic()
     context = get_context("spawn")
     with context.Pool(workers) as pool:
-        described = pool.map(_film_job, [(str(p), size, n) for n, p in enumerate(paths)])
+        described = pool.map(_film_job, [(str(p), size, n, side) for n, p in enumerate(paths)])
         marks = pool.map(
             _mark_job,
-            [(str(paths[2 * k]), str(paths[2 * k + 1]), size, kind, width, 100 + k)
+            [(str(paths[2 * k]), str(paths[2 * k + 1]), size, kind, width, 100 + k, side)
              for k, (kind, width) in enumerate(MARKS)],
         )  # fmt: skip
     films = [d[0][0] for d in described]
@@ -245,6 +247,7 @@ def measure_size(paths: list[Path], size: str, workers: int) -> dict:
     return {
         "films": count,
         "size": size,
+        "working_side": side,
         "pairs_distinct": len(distinct),
         "limit_in_use": at,
         "limit_chosen_on_half": limit,
