@@ -302,8 +302,32 @@ def measure_size(paths: list[Path], size: str, workers: int, side: int = WORKING
     }
 
 
-def measure(workers: int = 2, films: int = 0, sizes: tuple[str, ...] = ("512", "archive")) -> dict:
-    """Both sizes; ``{"skipped": ...}`` when the real films are absent."""
+def side_summary(done: dict) -> dict:
+    """What a working side decides, from ``measure_size``'s figures: the margins (each
+    half) and the cost of describing a film."""
+    return {
+        "working_side": done["working_side"],
+        "size": done["size"],
+        "describe_film_cpu_ms": done["cost"]["describe_film_cpu_ms"],
+        "distinct_most_cells": done["distinct_cells"]["max"],
+        "revisit_fewest_cells": done["revisit_cells"]["min"],
+        "easy_fewest_cells": done["easy_cells"]["min"],
+        "marks_most_cells": max(m["cells"] for m in done["marks"]),
+        "halves": done["halves"],
+        "revisits_linked": done["revisits_linked"],
+        "distinct_verified": done["distinct_verified"],
+    }
+
+
+def measure(
+    workers: int = 2,
+    films: int = 0,
+    sizes: tuple[str, ...] = ("512", "archive"),
+    compare_sides: tuple[int, ...] = (),
+) -> dict:
+    """Both sizes at ``WORKING_SIDE``, and the archive size at each of ``compare_sides`` (the
+    512-px films are described as they are at any side of 512 or more); ``{"skipped": ...}``
+    when the real films are absent."""
     if not REAL_FILMS.is_dir() or not NATIVE_FILMS.is_dir():
         return {
             "skipped": f"bench.visits skipped: {REAL_FILMS.parent} is absent (it needs the "
@@ -317,13 +341,16 @@ def measure(workers: int = 2, films: int = 0, sizes: tuple[str, ...] = ("512", "
         "partners_per_film": PARTNERS,
         "verification": verification.VERIFICATION_VERSION,
         **{f"at_{size}": measure_size(paths, size, workers) for size in sizes},
+        "working_sides": [
+            side_summary(measure_size(paths, "archive", workers, side)) for side in compare_sides
+        ],
     }
 
 
-def run(workers: int = 2, films: int = 0) -> dict:
+def run(workers: int = 2, films: int = 0, compare_sides: tuple[int, ...] = ()) -> dict:
     """Measure, write ``bench/visits.json`` (unless skipped; a subset says so in ``films``),
     say what was done."""
-    results = measure(workers, films)
+    results = measure(workers, films, compare_sides=compare_sides)
     if "skipped" in results:
         print(results["skipped"])
         return results
@@ -347,8 +374,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--films", type=int, default=0, help="a subset: half from each end of the sorted list"
     )
+    parser.add_argument(
+        "--compare-sides",
+        type=int,
+        nargs="*",
+        default=[],
+        help="working sides (px) to compare at archive size besides WORKING_SIDE, e.g. 768 1024",
+    )
     args = parser.parse_args(argv)
-    run(args.workers, args.films)
+    run(args.workers, args.films, tuple(args.compare_sides))
 
 
 if __name__ == "__main__":

@@ -22,11 +22,11 @@ import simplejpeg
 from curation.core.jpeg_check import check_decodable
 from curation.features.features import decoded_grey
 
-# Longest side described, px: the archive's films (about 2,900 x 1,400) at a sixth, the
-# 512-px development films as they are. SIFT doubles its input for the first octave, so
-# this is detected at 1,024; margins as wide as at 768 or 1,024 px, at under half the cost
-# (docs/design.md, "Visits of one patient").
-WORKING_SIDE = 512
+# Longest side described, px: the archive's films (about 2,900 x 1,400) at about a quarter,
+# the 512-px development films as they are. SIFT doubles its input for its first octave.
+# The smallest side whose margins stay wide on the real films and on the sample's drawings
+# (docs/design.md, "Visits of one patient"): at half the cost of 1,024.
+WORKING_SIDE = 768
 MAX_DESCRIPTORS = 1000
 # SIFT's contrast threshold, a quarter of OpenCV's 0.04: smooth films (the sample's drawings)
 # yield a hundred features instead of sixty; real films reach MAX_DESCRIPTORS either way.
