@@ -38,7 +38,7 @@ from bench.real_films import REAL_FILMS, repositioned, upscaled
 from curation.core.atomic import write_json
 from curation.sample.revisits import burned_in, revisit
 from curation.visits import verification
-from curation.visits.descriptors import VisitFeatures, visit_features
+from curation.visits.descriptors import WORKING_SIDE, VisitFeatures, visit_features
 from curation.visits.find import candidates
 from curation.visits.retrieval import PARTNERS
 
@@ -115,26 +115,27 @@ def _grey(path: str, size: str, seed: int) -> np.ndarray:
     return grey
 
 
-def _film_job(job: tuple[str, str, int]) -> tuple[list[VisitFeatures], float]:
-    """The film, its revisit and its easy visit, described; seconds to describe the film."""
-    path, size, seed = job
+def _film_job(job: tuple[str, str, int, int]) -> tuple[list[VisitFeatures], float]:
+    """The film, its revisit and its easy visit, described at ``side`` px; CPU seconds to
+    describe the film."""
+    path, size, seed, side = job
     grey = _grey(path, size, seed)
     started = time.process_time()
-    film = visit_features(grey)
+    film = visit_features(grey, side=side)
     spent = time.process_time() - started
     return [
         film,
-        visit_features(revisit(grey, seed)),
-        visit_features(simulated_visit(grey, seed)),
+        visit_features(revisit(grey, seed), side=side),
+        visit_features(simulated_visit(grey, seed), side=side),
     ], spent
 
 
-def _mark_job(job: tuple[str, str, str, str, float, int]) -> list[VisitFeatures]:
-    path_a, path_b, size, kind, width, seed = job
+def _mark_job(job: tuple[str, str, str, str, float, int, int]) -> list[VisitFeatures]:
+    path_a, path_b, size, kind, width, seed, side = job
     marked = [
         burned_in(_grey(p, size, n), kind, width, seed) for n, p in enumerate((path_a, path_b))
     ]
-    return [visit_features(g) for g in marked]
+    return [visit_features(g, side=side) for g in marked]
 
 
 _FEATURES: list[VisitFeatures] = []
@@ -178,16 +179,17 @@ def _spread(values: list[int]) -> dict:
             "max": float(array.max())} if len(values) else {}  # fmt: skip
 
 
-def measure_size(paths: list[Path], size: str, workers: int) -> dict:
-    """Everything at one size: see the module's docstring."""
+def measure_size(paths: list[Path], size: str, workers: int, side: int = WORKING_SIDE) -> dict:
+    """Everything at one size of film, described at ``side`` px: see the module's
+    docstring."""
     count = len(paths)
     started = time.monotonic()
     context = get_context("spawn")
     with context.Pool(workers) as pool:
-        described = pool.map(_film_job, [(str(p), size, n) for n, p in enumerate(paths)])
+        described = pool.map(_film_job, [(str(p), size, n, side) for n, p in enumerate(paths)])
         marks = pool.map(
             _mark_job,
-            [(str(paths[2 * k]), str(paths[2 * k + 1]), size, kind, width, 100 + k)
+            [(str(paths[2 * k]), str(paths[2 * k + 1]), size, kind, width, 100 + k, side)
              for k, (kind, width) in enumerate(MARKS)],
         )  # fmt: skip
     films = [d[0][0] for d in described]
@@ -245,6 +247,7 @@ def measure_size(paths: list[Path], size: str, workers: int) -> dict:
     return {
         "films": count,
         "size": size,
+        "working_side": side,
         "pairs_distinct": len(distinct),
         "limit_in_use": at,
         "limit_chosen_on_half": limit,
@@ -299,8 +302,32 @@ def measure_size(paths: list[Path], size: str, workers: int) -> dict:
     }
 
 
-def measure(workers: int = 2, films: int = 0, sizes: tuple[str, ...] = ("512", "archive")) -> dict:
-    """Both sizes; ``{"skipped": ...}`` when the real films are absent."""
+def side_summary(done: dict) -> dict:
+    """What a working side decides, from ``measure_size``'s figures: the margins (each
+    half) and the cost of describing a film."""
+    return {
+        "working_side": done["working_side"],
+        "size": done["size"],
+        "describe_film_cpu_ms": done["cost"]["describe_film_cpu_ms"],
+        "distinct_most_cells": done["distinct_cells"]["max"],
+        "revisit_fewest_cells": done["revisit_cells"]["min"],
+        "easy_fewest_cells": done["easy_cells"]["min"],
+        "marks_most_cells": max(m["cells"] for m in done["marks"]),
+        "halves": done["halves"],
+        "revisits_linked": done["revisits_linked"],
+        "distinct_verified": done["distinct_verified"],
+    }
+
+
+def measure(
+    workers: int = 2,
+    films: int = 0,
+    sizes: tuple[str, ...] = ("512", "archive"),
+    compare_sides: tuple[int, ...] = (),
+) -> dict:
+    """Both sizes at ``WORKING_SIDE``, and the archive size at each of ``compare_sides`` (the
+    512-px films are described as they are at any side of 512 or more); ``{"skipped": ...}``
+    when the real films are absent."""
     if not REAL_FILMS.is_dir() or not NATIVE_FILMS.is_dir():
         return {
             "skipped": f"bench.visits skipped: {REAL_FILMS.parent} is absent (it needs the "
@@ -314,13 +341,16 @@ def measure(workers: int = 2, films: int = 0, sizes: tuple[str, ...] = ("512", "
         "partners_per_film": PARTNERS,
         "verification": verification.VERIFICATION_VERSION,
         **{f"at_{size}": measure_size(paths, size, workers) for size in sizes},
+        "working_sides": [
+            side_summary(measure_size(paths, "archive", workers, side)) for side in compare_sides
+        ],
     }
 
 
-def run(workers: int = 2, films: int = 0) -> dict:
+def run(workers: int = 2, films: int = 0, compare_sides: tuple[int, ...] = ()) -> dict:
     """Measure, write ``bench/visits.json`` (unless skipped; a subset says so in ``films``),
     say what was done."""
-    results = measure(workers, films)
+    results = measure(workers, films, compare_sides=compare_sides)
     if "skipped" in results:
         print(results["skipped"])
         return results
@@ -344,8 +374,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--films", type=int, default=0, help="a subset: half from each end of the sorted list"
     )
+    parser.add_argument(
+        "--compare-sides",
+        type=int,
+        nargs="*",
+        default=[],
+        help="working sides (px) to compare at archive size besides WORKING_SIDE, e.g. 768 1024",
+    )
     args = parser.parse_args(argv)
-    run(args.workers, args.films)
+    run(args.workers, args.films, tuple(args.compare_sides))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ def split_of(build: Path) -> dict[str, str]:
 
 
 def planted_groups(truth) -> list[tuple[str, ...]]:
-    return [*truth.lookalike_groups, *truth.distant_visit_groups]
+    """Every planted visit group: look-alike, distant and realistic visits."""
+    return [*truth.lookalike_groups, *truth.distant_visit_groups, *truth.realistic_visits]
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +57,8 @@ def test_every_planted_visit_group_across_splits_is_flagged_first(
             assert any(pair <= set(kept) for pair in pairs), (group, listed)
     assert crossing, "the sample build has no planted visit group across splits to flag"
     assert all(v["kind"] == "visit of one patient" for v in listed)
+    # The two films sharing a burned-in label are never listed as one patient's.
+    assert frozenset(sample_zip[1].shared_label_films) not in pairs
     assert report["cross_split_visits"]["visits_of_one_patient"] == len(listed)
     assert not report["clean"]
     for entry in listed:
@@ -106,6 +109,8 @@ def test_link_visits_puts_every_planted_visit_group_in_one_split(
     for group in planted_groups(sample_zip[1]):
         kept = [f for f in group if f in splits]
         assert len({splits[f] for f in kept}) <= 1, (group, {f: splits[f] for f in kept})
+    # The realistic revisits were verified and joined, not dropped as copies.
+    assert all(f in splits for pair in sample_zip[1].realistic_visits for f in pair)
     summary = Summary.load(linked_build / "curation.json")
     assert summary.flat_settings().link_visits is True
     assert summary.counts.visits_across_splits == 0 and summary.counts.verified_visits > 0

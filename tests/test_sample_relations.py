@@ -187,6 +187,7 @@ def test_patient_numbers_mark_real_patients_and_one_copied_template(default_samp
     patients = {frozenset(group) for group in truth.patient_groups}
     pairs = [(p.first, p.second) for p in truth.double_annotated]
     visits = [*truth.lookalike_groups, *truth.distant_visit_groups, *pairs]
+    visits += truth.realistic_visits
     expected_patients = {frozenset(group) for group in visits}
     assert patients == expected_patients
     assert frozenset(truth.template_number_films) in sets and len(truth.template_number_films) == 25

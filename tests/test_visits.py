@@ -17,7 +17,7 @@ from curation.visits.find import candidates, find_visits
 from curation.visits.verification import MIN_CELLS, verify
 from support.film_kit import film
 
-SIZE = (1280, 660)  # a film of the archive's shape at half size: described at 1024 px
+SIZE = (1280, 660)  # a film of the archive's shape at half size: described at 768 px
 
 # Measured by ``uv run --frozen python -m bench.visits`` on the 145 real development films
 # (docs/design.md, "Visits of one patient"; bench/visits.json): the most cells any pair of

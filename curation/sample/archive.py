@@ -25,6 +25,7 @@ from curation.sample.copies import (
 )
 from curation.sample.layout import ANNOTS_DIR, JUNK_ARCHIVES, SAMPLE_COMMENT, ZIP_TIME
 from curation.sample.planner import Planner
+from curation.sample.planted_visits import plant_visits
 from curation.sample.render import RenderJob, render
 from curation.sample.truth import FilmTruth, SampleTruth, truth_path
 
@@ -53,6 +54,12 @@ NOTES = {
         "double_annotated: second filing = 255 * ((v * gain + offset) / 255) ** gamma of the "
         "first's pixels, saved at second_quality"
     ),
+    "realistic_visits": (
+        "a later visit of a single film: the projection bent, the mouth treated, another "
+        "machine's exposure with new noise, exported at the source's size; its boxes are the "
+        "source's"
+    ),
+    "shared_label_films": "two films of different patients with one large burned-in label",
     "sample": "synthetic: figures computed on it say nothing about the real data",
 }
 
@@ -103,6 +110,7 @@ def _plan(seed: int, films: int, all_copies_among_originals: bool) -> Planner:
         file_every_copy_among_originals(planner)
     plan_bad_inputs(planner)
     plan_held_out_cases(planner)
+    plant_visits(planner, seed)
     return planner
 
 
@@ -195,6 +203,8 @@ def write_sample_archive(
         encoders=dict(encoders.SIGNATURES),
         notes=NOTES,
         held_out=tuple(planner.held_out),
+        realistic_visits=tuple(planner.revisits),
+        shared_label_films=planner.shared_label,
     )
     _write_atomically(truth_path(dest_zip), lambda p: p.write_text(truth.to_json()))
     return truth

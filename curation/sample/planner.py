@@ -61,11 +61,15 @@ class Planner:
         self.augmented: list[AugmentedCopy] = []
         self.among: list[AugmentedCopy] = []
         self.held_out: list[AugmentedCopy] = []  # cases reviewers tried on held-out films
-        self.held_out_notes: list[Annotation] = []  # their annotation files
+        # Annotation files planted after the quirks were drawn: the held-out cases' and the
+        # planted visits' (``curation.sample.planted_visits``).
+        self.held_out_notes: list[Annotation] = []
         self.doubles: list[DoubleAnnotated] = []
         self.groups: list[tuple[str, ...]] = []
         self.distant: list[tuple[str, ...]] = []
         self.template: tuple[str, ...] = ()
+        self.revisits: list[tuple[str, str]] = []  # realistic revisits: (source, revisit)
+        self.shared_label: tuple[str, ...] = ()  # films of different patients, one label
         self.patient_numbers: dict[str, int] = {}
         self.bad: list[BadInput] = []
         self._used_numbers: set[int] = set()
@@ -259,4 +263,5 @@ class Planner:
     def patient_groups(self) -> tuple[tuple[str, ...], ...]:
         """Every set of originals known to show one patient (re-filings and visits)."""
         pairs = [(pair.first, pair.second) for pair in self.doubles]
-        return tuple(sorted(tuple(sorted(g)) for g in (*pairs, *self.groups, *self.distant)))
+        groups = (*pairs, *self.groups, *self.distant, *self.revisits)
+        return tuple(sorted(tuple(sorted(g)) for g in groups))

@@ -10,6 +10,7 @@ from PIL import Image
 
 import curation.sample.encoders as encoders
 from curation.sample.reframe import REFRAMINGS, reframed, with_drawn_lesion
+from curation.sample.revisits import SHARED_LABEL_WIDTH, burned_in, same_frame_revisit
 
 GRAIN_SIGMA = 1.5
 _TILE_SHAPE = (1500, 2900)
@@ -32,7 +33,8 @@ class Output:
     ``encoding`` is ``system`` or ``script`` (the two signatures) or a planted bad encoding
     (``plain``, ``png16``, ``truncated``); ``transform`` is ``none``, ``noise``, ``scaling``,
     ``mirror`` or ``rotation`` with its ``param`` (sigma, factor or angle in degrees), a
-    reframing (``curation.sample.reframe``), ``negative`` or ``drawn lesion``.
+    reframing (``curation.sample.reframe``), ``negative``, ``drawn lesion``, ``revisit`` or
+    ``burned-in label`` (their seed as ``param``).
     """
 
     arcname: str
@@ -92,6 +94,10 @@ def _transformed(film: np.ndarray, output: Output, seed: int) -> np.ndarray:
         return np.ascontiguousarray(255 - film)
     if output.transform == "drawn lesion":
         return with_drawn_lesion(film)
+    if output.transform == "revisit":
+        return same_frame_revisit(film, round(output.param))
+    if output.transform == "burned-in label":
+        return burned_in(film, "label", SHARED_LABEL_WIDTH, round(output.param))
     if output.transform in REFRAMINGS:  # cropped, padded, tilted, re-toned (CLAHE)
         return reframed(film, output.transform, output.param)
     if output.transform == "scaling":

@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 LABEL_KINDS = ("label", "ruler", "marker")
+SHARED_LABEL_WIDTH = 0.3  # of the width: the sample's shared label, a large one
 
 
 def bent(grey: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
@@ -128,6 +129,13 @@ def revisit(grey: np.ndarray, seed: int) -> np.ndarray:
     top, bottom = (rng.uniform(0.0, 0.04, 2) * height).astype(int)
     left, right = (rng.uniform(0.0, 0.04, 2) * width).astype(int)
     return jpeg(out[top : height - bottom, left : width - right], int(rng.integers(70, 96)))
+
+
+def same_frame_revisit(grey: np.ndarray, seed: int) -> np.ndarray:
+    """``revisit`` of ``grey`` exported at ``grey``'s own size (the archive's films share one
+    export size), so that the sample's annotation of the visit keeps the frame."""
+    height, width = grey.shape
+    return cv2.resize(revisit(grey, seed), (width, height), interpolation=cv2.INTER_AREA)
 
 
 def burned_in(grey: np.ndarray, kind: str, size: float, seed: int) -> np.ndarray:

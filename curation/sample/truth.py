@@ -88,6 +88,10 @@ class SampleTruth:
     # Planted after every other file: copies as reviewers made them on held-out films, a
     # re-filing with a drawn lesion, a copy found only in the augmentation folder.
     held_out: tuple[AugmentedCopy, ...] = ()
+    # Planted last (``curation.sample.planted_visits``): realistic revisits (source, revisit)
+    # and the films of different patients that share one burned-in label.
+    realistic_visits: tuple[tuple[str, ...], ...] = ()
+    shared_label_films: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True) + "\n"
@@ -130,6 +134,8 @@ class SampleTruth:
             encoders=dict(raw["encoders"]),
             notes=dict(raw["notes"]),
             held_out=tuple(AugmentedCopy(**a) for a in raw.get("held_out", ())),
+            realistic_visits=tuple(tuple(pair) for pair in raw.get("realistic_visits", ())),
+            shared_label_films=tuple(raw.get("shared_label_films", ())),
         )
 
 

@@ -22,9 +22,11 @@ import simplejpeg
 from curation.core.jpeg_check import check_decodable
 from curation.features.features import decoded_grey
 
-# Longest side described, px: the archive's films (about 2,900 x 1,400) at a third, the
-# 512-px development films as they are (docs/design.md, "Visits of one patient").
-WORKING_SIDE = 1024
+# Longest side described, px: the archive's films (about 2,900 x 1,400) at about a quarter,
+# the 512-px development films as they are. SIFT doubles its input for its first octave.
+# The smallest side whose margins stay wide on the real films and on the sample's drawings
+# (docs/design.md, "Visits of one patient"): at half the cost of 1,024.
+WORKING_SIDE = 768
 MAX_DESCRIPTORS = 1000
 # SIFT's contrast threshold, a quarter of OpenCV's 0.04: smooth films (the sample's drawings)
 # yield a hundred features instead of sixty; real films reach MAX_DESCRIPTORS either way.
@@ -60,10 +62,10 @@ class VisitFeatures:
         return self.descriptors.astype(np.float32) / QUANTUM
 
 
-def working_size(grey: np.ndarray) -> np.ndarray:
-    """The film at ``WORKING_SIDE`` on its longest side at most (area averaging)."""
+def working_size(grey: np.ndarray, side: int = WORKING_SIDE) -> np.ndarray:
+    """The film at ``side`` on its longest side at most (area averaging)."""
     height, width = grey.shape
-    scale = min(1.0, WORKING_SIDE / max(height, width))
+    scale = min(1.0, side / max(height, width))
     if scale >= 1.0:
         return grey
     size = (max(1, round(width * scale)), max(1, round(height * scale)))
@@ -107,11 +109,14 @@ def root_sift(descriptors: np.ndarray) -> np.ndarray:
     return rooted
 
 
-def visit_features(grey: np.ndarray, size: tuple[int, int] | None = None) -> VisitFeatures:
+def visit_features(
+    grey: np.ndarray, size: tuple[int, int] | None = None, side: int = WORKING_SIDE
+) -> VisitFeatures:
     """The anatomy's RootSIFT features of a grey film (uint8), decoded at full size or at a
-    reduced scale of ``size`` (the full width and height)."""
+    reduced scale of ``size`` (the full width and height), described at ``side`` px on its
+    longest side at most (the bench compares sizes)."""
     full = size or (grey.shape[1], grey.shape[0])
-    small = working_size(grey)
+    small = working_size(grey, side)
     toned = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8)).apply(small)
     sift = cv2.SIFT.create(nfeatures=MAX_DESCRIPTORS, contrastThreshold=CONTRAST)
     keypoints, found = sift.detectAndCompute(toned, anatomy_mask(small))
