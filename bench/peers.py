@@ -116,7 +116,7 @@ def joined_groups(pairs: set[Pair] | list[Pair]) -> Groups:
 def truth_groups(truth: SampleTruth) -> Groups:
     """Films joined by any planted relation, also through other films."""
     groups = joined_groups(set().union(*relations(truth).values()))
-    for copy in truth.augmented:
+    for copy in (*truth.augmented, *truth.held_out):
         groups.join(copy.stem, copy.source)
     for group in (*truth.distant_visit_groups, *truth.patient_groups):
         for other in group[1:]:
