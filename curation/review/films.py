@@ -20,7 +20,7 @@ from curation.core.jpeg_check import check_decodable
 from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import Lesion
 from curation.features.features import decoded_grey, film_features, match_features
-from curation.same_picture.frame_check import FEATURES
+from curation.same_picture.frame_limits import FEATURES
 from curation.visits.descriptors import visit_features_of
 from curation.visits.verification import verify
 
