@@ -221,9 +221,8 @@ def pin_revision(repo_root: Path, sha: str) -> list[Path]:
 def build_environment(repo_root: Path, out: Path) -> list[Path]:
     """The environment's sdist and wheel in ``out``, built by its own backend (hatchling) run
     by this interpreter: no build tool on PATH and no network needed."""
-    from pyproject_hooks import quiet_subprocess_runner
-
     from build import BuildBackendException, BuildException, ProjectBuilder
+    from pyproject_hooks import quiet_subprocess_runner
 
     package = repo_root / ENV_PACKAGE
     if not (package / "pyproject.toml").is_file():
