@@ -32,7 +32,7 @@ from curation.source.extract import MAX_MEMBERS
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
 # the steps with per-file work, all of it through run.map (lookalikes reads the frame step's pairs)
-MAPPED_STEPS = ("index", "hash", "same-picture")
+MAPPED_STEPS = ("index", "hash", "same-picture", "keeper")
 PROJECTED = (100_000, 1_000_000)
 MACHINES = (1, 4, 16)
 EXECUTORS = ("local", "ray")

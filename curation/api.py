@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from curation.core.parallel import Mapper
     from curation.core.records import SourceRecord
     from curation.hashes.hash_films import Hashes
-    from curation.keeper.step import SamePictureOutcome
+    from curation.keeper.step import KeptGroups
     from curation.source.source import Source
 
 DEFAULT_PERMUTATIONS = 999  # the CLI's 9,999 take longer than a notebook wants
@@ -41,6 +41,10 @@ def download(source: str | Path, build: str | Path = "build") -> Source:
     """Fetch ``source`` (a URL, a local zip or an extracted folder) into ``build``, check it
     against the build's source lock and extract it safely: ``pericurate download``.
 
+    Args:
+        source: the archive's URL, a local zip or an extracted folder.
+        build: the build folder (held for the download: another run waits).
+
     Returns:
         The fetched source, also recorded in ``build/work/source.json``.
     """
@@ -52,8 +56,16 @@ def download(source: str | Path, build: str | Path = "build") -> Source:
 
 
 def fetch(source: str | Path, build: Path, lock: Path | None = None) -> Source:
-    """``download`` for a caller that already holds the build folder (the command line):
-    the source fetched, checked against ``lock`` (default: the build's) and recorded."""
+    """``download`` for a caller that already holds the build folder (the command line).
+
+    Args:
+        source: the archive's URL, a local zip or an extracted folder.
+        build: the build folder.
+        lock: the source lock to check against (default: the build's).
+
+    Returns:
+        The fetched source, also recorded in ``build/work/source.json``.
+    """
     from curation.source.download import fetch_source
     from curation.source.source import lock_path
 
@@ -117,8 +129,16 @@ def curate(
 
 
 def manifest(build: str | Path = "build") -> pa.Table:
-    """The manifest of a finished build, with each kept film's ``cluster_id`` and ``split``
-    (from ``clusters.parquet``), sorted by path."""
+    """The manifest of a finished build.
+
+    Args:
+        build: the build folder.
+
+    Returns:
+        One row per source file (``path``, ``kind``, ``film_id``, ``fate``, ``reason``,
+        ...), with each kept film's ``cluster_id`` and ``split`` (from ``clusters.parquet``),
+        sorted by path.
+    """
     import pyarrow.parquet as pq
 
     build = Path(build)
@@ -246,7 +266,9 @@ class _Quiet:
         pass
 
 
-def _same_pictures(films: _Folder, radius: int) -> SamePictureOutcome:
+def _same_pictures(films: _Folder, radius: int) -> KeptGroups:
+    """The chain's same-picture and keeper steps on ``films``: the groups, one film kept in
+    each (the pixel comparisons and grain held in memory only)."""
     from curation.keeper.step import keep_one_per_group
     from curation.same_picture.detect import Progress, find_same_pictures
     from curation.same_picture.pixel_cache import ComparisonCache
@@ -257,7 +279,10 @@ def _same_pictures(films: _Folder, radius: int) -> SamePictureOutcome:
     confirmed = find_same_pictures(
         films.root, films.records, films.hashes, radius, cache, films.map, progress
     )
-    return keep_one_per_group(films.root, films.records, films.hashes, confirmed, cache, films.map)
+    _, kept = keep_one_per_group(
+        films.root, films.records, films.hashes, confirmed, cache, films.map
+    )
+    return kept
 
 
 def find_same_pictures(
@@ -265,7 +290,7 @@ def find_same_pictures(
 ) -> pa.Table:
     """Copies of one picture among the films of ``folder`` (turned, mirrored, cropped,
     re-encoded, re-toned or filed twice), confirmed in pixels, one film kept per picture by
-    evidence from the files: the chain's same-picture step.
+    evidence from the files: the chain's same-picture and keeper steps.
 
     Args:
         folder: a folder of JPEG films (below it, at any depth); film ids are file stems.
@@ -300,6 +325,11 @@ def find_lookalikes(
     """Pairs of films of ``folder`` that look alike: within ``distance`` bits of 512 of
     each other in some orientation (the rule that keeps look-alikes in one split).
 
+    Args:
+        folder: a folder of JPEG films (below it, at any depth); film ids are file stems.
+        distance: the look-alike distance, in bits of 512.
+        workers: local worker processes (0: one per core).
+
     Returns:
         One row per pair: ``film_id``, ``other_film_id``, ``distance``, ``view`` (the
         orientation of the closest match) and ``component`` (the look-alike component both
@@ -332,6 +362,10 @@ def find_visits(folder: str | Path, *, workers: int = 0) -> pa.Table:
     picture but show one patient's anatomy (the chain's visits step: RootSIFT on the anatomy,
     retrieval, verification fitted per strip of the arch, run on the films left once copies
     are set aside).
+
+    Args:
+        folder: a folder of JPEG films (below it, at any depth); film ids are file stems.
+        workers: local worker processes (0: one per core).
 
     Returns:
         One row per pair: ``film_id``, ``other_film_id``, ``matches``, ``inliers`` and

@@ -46,6 +46,20 @@ def target_counts(n_films: int, fractions: tuple[float, float, float]) -> dict[s
     return dict(zip(SPLITS, (n_films - validation - test, validation, test), strict=True))
 
 
+@dataclass(frozen=True)
+class SplitTargets:
+    """What an assignment aims at: the shares of train, validation and test, and each split's
+    film target for the films assigned (``target_counts``)."""
+
+    fractions: tuple[float, float, float]
+    films: dict[str, int]
+
+    @classmethod
+    def of(cls, n_films: int, fractions: tuple[float, float, float]) -> SplitTargets:
+        """The targets of ``n_films`` films split by ``fractions``."""
+        return cls(fractions, target_counts(n_films, fractions))
+
+
 def smallest_source(fractions: tuple[float, ...]) -> int:
     """The fewest films for which each small split's target can take a one-film group
     (``MAX_SMALL_SHARE`` of it at least one film): 35 with the default fractions."""

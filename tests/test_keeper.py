@@ -486,11 +486,11 @@ def test_copies_filed_again_among_the_originals_are_named_by_the_augmentation_fo
     confirmed = find_same_pictures(
         root, records, hashes, SAME_PICTURE_RADIUS, cache, LocalMap(1), progress
     )
-    done = keep_one_per_group(root, records, hashes, confirmed, cache, LocalMap(1))
+    settled, _ = keep_one_per_group(root, records, hashes, confirmed, cache, LocalMap(1))
     rows = [
         {"kind": r.kind.value, "film_id": r.film_id, "fate": r.fate.value, "related": r.related}
         | {"reason": r.reason}
-        for r in done.records
+        for r in settled
     ]
     images = _assert_copies_keep_their_originals(truth, rows)
     filed = [c for c in truth.augmented_among_originals if c.filed_copy_of]

@@ -198,7 +198,7 @@ def test_cli_exit_status_says_files_were_rejected(sample_source, tmp_path):
     )
     result = CliRunner().invoke(app, ["lookalikes", "--build", str(tmp_path), "--workers", "1"])
     assert result.exit_code == EXIT_REJECTED, result.output
-    assert (tmp_path / "work" / "06-lookalikes.parquet").exists()
+    assert (tmp_path / "work" / "07-lookalikes.parquet").exists()
     ok = CliRunner().invoke(app, ["index", "--build", str(tmp_path), "--no-fail-on-rejected"])
     assert ok.exit_code == 0
 

@@ -1,5 +1,5 @@
-"""The curation chain, declared once: source -> films -> hashes -> same pictures -> visits of one
-patient -> look-alike components -> splits -> dataset.
+"""The curation chain, declared once: source -> films -> hashes -> same-picture pairs -> one
+film kept per picture -> visits of one patient -> look-alike components -> splits -> dataset.
 
 ``CHAIN`` lists the steps in order. Each entry gives the step's name (its subcommand), its
 help, its function, the products of earlier steps it reads, the products it writes, its
@@ -12,6 +12,8 @@ leaves (what the up-to-date check watches). A step function is
 and knows nothing of where it runs: it hands its per-file work to ``run.map``, which the
 executor (``curation.chain.executors``) provides. Step functions import their heavy
 libraries inside their bodies, so this declaration (read by ``pericurate --help``) stays light.
+A step is given its own config only: what a later step needs of it (the hash version, the
+split targets, the look-alike distance) is a product it writes.
 
 To add a step: write its module and function (and its config, if it has settings), and add
 one entry to ``CHAIN``; its number, command, options, recorded settings and README row follow.
@@ -141,16 +143,23 @@ CHAIN: tuple[Step, ...] = (
         "512-bit average hashes, parallel and cached.",
         steps.hash_all,
         reads=("records",),
-        writes=("records", "hashes"),
+        writes=("records", "hashes", "hash_version"),
         config=HashConfig,
     ),
     Step(
         "same-picture",
-        "same pictures confirmed in pixels or under another frame; one film kept per group.",
+        "same-picture pairs confirmed in pixels or under another frame, with their evidence.",
         steps.find_same_picture,
         reads=("records", "hashes"),
-        writes=("records", "same_picture"),
+        writes=("same_picture_pairs",),
         config=SamePictureConfig,
+    ),
+    Step(
+        "keeper",
+        "one film kept per same-picture group, by evidence from the files.",
+        steps.keep_one_per_picture,
+        reads=("records", "hashes", "same_picture_pairs"),
+        writes=("records", "kept_groups"),
     ),
     Step(
         "visits",
@@ -163,7 +172,7 @@ CHAIN: tuple[Step, ...] = (
         "lookalikes",
         f"look-alike components at Hamming distance <= {LOOKALIKE_DISTANCE}.",
         steps.join_lookalikes,
-        reads=("records", "hashes", "same_picture", "visits"),
+        reads=("records", "hashes", "kept_groups", "visits"),
         writes=("lookalikes",),
         config=LookalikeConfig,
     ),
@@ -172,14 +181,23 @@ CHAIN: tuple[Step, ...] = (
         "whole components to train / validation / test.",
         steps.assign_splits,
         reads=("records", "lookalikes"),
-        writes=("records", "split_of"),
+        writes=("records", "split_of", "split_targets"),
         config=AssignConfig,
     ),
     Step(
         "build",
         "the whole chain, then referrals, the dataset, manifest, review page and curation.json.",
         steps.write_build,
-        reads=("records", "hashes", "same_picture", "lookalikes", "split_of"),
+        reads=(
+            "records",
+            "hashes",
+            "hash_version",
+            "same_picture_pairs",
+            "kept_groups",
+            "lookalikes",
+            "split_of",
+            "split_targets",
+        ),
         writes=("summary",),
         config=PublishConfig,
         outputs=(

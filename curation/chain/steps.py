@@ -7,45 +7,45 @@ that the declaration, which ``pericurate --help`` reads, stays light."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
-from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from curation.core.build_origin import SAMPLE_COMMENT
 from curation.core.vocabulary import Reason, reason_text
 from curation.hashes import HashConfig
 from curation.lookalikes import LookalikeConfig
 from curation.publish import PublishConfig
 from curation.same_picture import SamePictureConfig
-from curation.source.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE, Source
+from curation.source.source import Source
 from splits import AssignConfig
-from splits.figures import SPLITS, Figures
+from splits.figures import SPLITS
 
 if TYPE_CHECKING:
     from curation.chain.run import Run
     from curation.core.records import SourceRecord
     from curation.hashes.hash_films import Hashes
-    from curation.keeper.step import SamePictureOutcome
-    from curation.lookalikes.components import Cluster, Lookalikes
-    from curation.publish.summary import ClusterSize, Summary
+    from curation.keeper.step import KeptGroups
+    from curation.lookalikes.components import Lookalikes
+    from curation.same_picture.detect import ConfirmedPairs
     from curation.visits.step import Visit
+    from splits.assign import SplitTargets
 
-VERSIONED_PACKAGES = (
-    "pericurate",
-    "datasets",
-    "faiss-cpu",
-    "imagehash",
-    "networkx",
-    "numpy",
-    "pillow",
-    "pyarrow",
-)
+PIXELS_CACHE = "pixels.parquet"  # below BUILD/cache: the pixel comparisons, and grain beside
 
 
 def index_files(run: Run) -> dict[str, object]:
     """The archive members not extracted, then every file of the source folder; the films
-    the curator rejected (``BUILD/decisions.toml``) settled with the curator's reason."""
+    the curator rejected (``BUILD/decisions.toml``) settled with the curator's reason.
+
+    Args:
+        run: the run (its source, build folder, cache and executor).
+
+    Returns:
+        ``records``: one record per source file, a bad file rejected with its reason.
+
+    Raises:
+        DecisionsError: the decisions file cannot be read or names a film the source does
+            not hold.
+    """
     from curation.core.records import Kind
     from curation.decisions import read_decisions
     from curation.decisions.apply import reject_by_curator
@@ -76,16 +76,35 @@ def _skipped_records(source: Source) -> list[SourceRecord]:
 
 
 def keep_originals(run: Run, records: list[SourceRecord]) -> dict[str, object]:
-    """Augmented copies dropped by folder and name, before any film is decoded."""
+    """Augmented copies dropped by folder and name, before any film is decoded.
+
+    Args:
+        run: the run (unused: the rule reads the records only).
+        records: every record so far.
+
+    Returns:
+        ``records``, the augmented copies settled.
+    """
     from curation.index.originals import drop_augmented_by_name
 
     return {"records": drop_augmented_by_name(records)}
 
 
 def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[str, object]:
-    """Every film still in play hashed in every orientation (cached by sha256)."""
+    """Every film still in play hashed in every orientation (cached by sha256).
+
+    Args:
+        run: the run (its source, cache, executor and progress).
+        config: the step's setting (how films are decoded for hashing).
+        records: every record so far.
+
+    Returns:
+        ``records`` (an undecodable film rejected), ``hashes`` (each pending film's hash in
+        every view) and ``hash_version`` (the hash's version string, which the build records).
+    """
     from curation.core.records import pending_images
     from curation.hashes.hash_films import hash_films
+    from curation.hashes.hashing import AverageHash512
     from curation.hashes.thumbnails import THUMBNAILS_CACHE
 
     bar = run.track("hash films", len(pending_images(records)))
@@ -98,15 +117,15 @@ def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[
         thumbnail_cache=run.cache(THUMBNAILS_CACHE),
         on_progress=bar.advance,
     )
-    return {"records": records, "hashes": hashes}
+    version = AverageHash512(config.decode).version
+    return {"records": records, "hashes": hashes, "hash_version": version}
 
 
 def find_same_picture(
     run: Run, config: SamePictureConfig, records: list[SourceRecord], hashes: Hashes
 ) -> dict[str, object]:
-    """Step 5: same-picture pairs found and confirmed (``curation.same_picture``), then one
-    film kept per group (``curation.keeper``), never grouping two films the curator declared
-    not the same picture.
+    """Same-picture pairs found by hash and confirmed in pixels or under another frame
+    (``curation.same_picture``), never a pair the curator declared not the same picture.
 
     Args:
         run: the run (its source, cache, executor and build folder).
@@ -115,32 +134,66 @@ def find_same_picture(
         hashes: each pending film's hash in every view.
 
     Returns:
-        ``records`` (the dropped films settled) and ``same_picture`` (the outcome).
+        ``same_picture_pairs``: the confirmed pairs with their evidence.
     """
     from curation.decisions import read_decisions
-    from curation.keeper.step import keep_one_per_group
     from curation.same_picture.detect import Progress, find_same_pictures
     from curation.same_picture.pixel_cache import ComparisonCache
 
     bar = run.track("compare pixels", None)
-    cache = ComparisonCache(run.cache("pixels.parquet"))
-    root = run.source.root
     confirmed = find_same_pictures(
-        root,
+        run.source.root,
         records,
         hashes,
         config.same_picture_distance,
-        cache,
+        ComparisonCache(run.cache(PIXELS_CACHE)),
         run.map,
         Progress(on_total=bar.total, on_progress=bar.advance, track=run.track),
         apart=read_decisions(run.out).apart,
     )
-    same = keep_one_per_group(root, records, hashes, confirmed, cache, run.map)
-    return {"records": same.records, "same_picture": same}
+    return {"same_picture_pairs": confirmed}
+
+
+def keep_one_per_picture(
+    run: Run, records: list[SourceRecord], hashes: Hashes, same_picture_pairs: ConfirmedPairs
+) -> dict[str, object]:
+    """One film kept per same-picture group by evidence from the files (``curation.keeper``);
+    the others settled as copies or re-filings.
+
+    Args:
+        run: the run (its source, cache and executor).
+        records: every record so far.
+        hashes: each pending film's hash in every view (augmentation twins are found by hash).
+        same_picture_pairs: the same-picture step's confirmed pairs.
+
+    Returns:
+        ``records`` (the dropped films settled) and ``kept_groups`` (each group, its kept
+        film and each dropped film's rule and evidence, and the agreement pairs).
+    """
+    from curation.keeper.step import keep_one_per_group
+    from curation.same_picture.pixel_cache import ComparisonCache
+
+    records, kept = keep_one_per_group(
+        run.source.root,
+        records,
+        hashes,
+        same_picture_pairs,
+        ComparisonCache(run.cache(PIXELS_CACHE)),
+        run.map,
+    )
+    return {"records": records, "kept_groups": kept}
 
 
 def find_visits(run: Run, records: list[SourceRecord]) -> dict[str, object]:
-    """The visits of one patient among the films the same-picture step kept."""
+    """The visits of one patient among the films the keeper step kept.
+
+    Args:
+        run: the run (its source, cache, executor and progress).
+        records: every record so far; the pending films are the kept ones.
+
+    Returns:
+        ``visits``: each pair of kept films verified as visits of one patient.
+    """
     from curation.core.records import pending_images
     from curation.visits.step import DESCRIPTORS_CACHE, kept_film_visits
 
@@ -154,11 +207,23 @@ def join_lookalikes(
     config: LookalikeConfig,
     records: list[SourceRecord],
     hashes: Hashes,
-    same_picture: SamePictureOutcome,
+    kept_groups: KeptGroups,
     visits: list[Visit],
 ) -> dict[str, object]:
     """The kept films joined into look-alike components (visits only with ``link_visits``),
-    with the films the curator declared one patient."""
+    with the films the curator declared one patient.
+
+    Args:
+        run: the run (its build folder, for the curator's decisions).
+        config: the step's settings (the look-alike distance, whether visits join).
+        records: every record so far.
+        hashes: each film's hash in every view.
+        kept_groups: the keeper step's groups (a dropped film passes its links on).
+        visits: the visits step's verified pairs.
+
+    Returns:
+        ``lookalikes``: the components and the links that made them, with their distance.
+    """
     from curation.core.records import pending_images
     from curation.decisions import read_decisions
     from curation.lookalikes.components import Link, lookalike_clusters
@@ -169,31 +234,42 @@ def join_lookalikes(
     found = lookalike_clusters(
         films,
         hashes,
-        same_picture.kept_as,
+        kept_groups.kept_as,
         config.lookalike_distance,
         links,
         config.link_visits,
         decided_links=decided,
-        reframed=same_picture.reframed,
+        reframed=kept_groups.reframed,
     )
     return {"lookalikes": found}
-
-
-def _figures(films: list[SourceRecord]) -> Figures:
-    return Figures.of((lesion.pai for lesion in film.lesions) for film in films)
 
 
 def assign_splits(
     run: Run, config: AssignConfig, records: list[SourceRecord], lookalikes: Lookalikes
 ) -> dict[str, object]:
-    """Whole components to splits; the films kept, their annotations settled."""
+    """Whole components to splits; the films kept, their annotations settled.
+
+    Args:
+        run: the run (unused: the assignment is a function of its inputs).
+        config: the step's settings (the seed and the three shares).
+        records: every record so far.
+        lookalikes: the components, each assigned whole.
+
+    Returns:
+        ``records`` (the films kept, with their split), ``split_of`` (component -> split)
+        and ``split_targets`` (the shares and each split's film target).
+
+    Raises:
+        SplitsError: no assignment can give every split films.
+    """
     from curation.core.errors import SplitsError
     from curation.core.records import Fate, pending_images, settle_annotations, settle_many
-    from splits.assign import Group, assign_groups, assignment_problem
+    from curation.publish.summary import split_figures
+    from splits.assign import Group, SplitTargets, assign_groups, assignment_problem
 
     films = {r.film_id: r for r in pending_images(records)}
     groups = [
-        Group(c.cluster_id, **dataclasses.asdict(_figures([films[f] for f in c.film_ids])))
+        Group(c.cluster_id, **dataclasses.asdict(split_figures(films[f] for f in c.film_ids)))
         for c in lookalikes.clusters
     ]
     split_of = assign_groups(groups, config.fractions, config.seed)
@@ -204,7 +280,12 @@ def assign_splits(
         for c in lookalikes.clusters
         for f in c.film_ids
     }
-    return {"records": settle_annotations(settle_many(records, decisions)), "split_of": split_of}
+    targets = SplitTargets.of(sum(g.films for g in groups), config.fractions)
+    return {
+        "records": settle_annotations(settle_many(records, decisions)),
+        "split_of": split_of,
+        "split_targets": targets,
+    }
 
 
 def write_build(
@@ -212,11 +293,35 @@ def write_build(
     config: PublishConfig,
     records: list[SourceRecord],
     hashes: Hashes,
-    same_picture: SamePictureOutcome,
+    hash_version: str,
+    same_picture_pairs: ConfirmedPairs,
+    kept_groups: KeptGroups,
     lookalikes: Lookalikes,
     split_of: dict[str, str],
+    split_targets: SplitTargets,
 ) -> dict[str, object]:
-    """The dataset with its referrals, and the files that account for it."""
+    """The dataset with its referrals, and the files that account for it.
+
+    Args:
+        run: the run (its source, build folder, cache, settings as recorded, progress).
+        config: the step's setting (the referrals' salt).
+        records: every record, each film kept or settled.
+        hashes: each film's hash in every view (a row's ``ahash``).
+        hash_version: the hash step's version string, recorded in ``curation.json``.
+        same_picture_pairs: the same-picture step's pairs (their count is recorded).
+        kept_groups: the keeper step's groups (the review page, the agreement table).
+        lookalikes: the components and their links.
+        split_of: each component's split.
+        split_targets: the shares and film targets the assignment aimed at.
+
+    Returns:
+        ``summary``: what ``curation.json`` records.
+
+    Raises:
+        BuildError: a split would be empty.
+        BuildMismatch: the outputs disagree (``verify_build``).
+    """
+    from curation.core.build_origin import SAMPLE_COMMENT
     from curation.core.parallel import Beside
     from curation.core.records import Fate, Kind
     from curation.decisions import read_decisions
@@ -224,6 +329,7 @@ def write_build(
     from curation.publish import build
     from curation.publish.build_check import verify_build
     from curation.publish.schema import features
+    from curation.publish.summary import Made, summarize
     from curation.review.review_page import write_review
 
     out, root, clusters = run.out, run.source.root, lookalikes.clusters
@@ -232,16 +338,13 @@ def write_build(
     kept = {s: [kept_films[f] for f in sorted(film_split) if film_split[f] == s] for s in SPLITS}
     bar = run.track("write dataset", len(kept_films))
     salt = config.referral_salt
-    build.refuse_empty_splits(
-        kept, run.settings.of(AssignConfig).fractions
-    )  # before anything is written
-    # The review page is written beside the dataset: creating thousands of thumbnail files
-    # waits on the file system, not on this process (on the 4,000-film all-copies corpus the
-    # step took 7.7-8.2 s with the page after the dataset, 6.2-6.6 s with it beside). The
-    # thumbnails the hash step did not make are then made in this process (``workers=1``):
-    # no worker is forked while another thread is writing. ``datasets`` is imported here
-    # first: a Ctrl-C inside an import another thread waits on can block that thread for good,
-    # and an interrupted run never waits for the page (``Beside``).
+    build.refuse_empty_splits(kept, split_targets.fractions)  # before anything is written
+    # The review page is written beside the dataset: writing thousands of thumbnail files
+    # waits on the file system, not on this process. The thumbnails the hash step did not
+    # make are then made in this process (``workers=1``): no worker is forked while another
+    # thread is writing. ``datasets`` is imported here first: a Ctrl-C inside an import
+    # another thread waits on can block that thread for good, and an interrupted run never
+    # waits for the page (``Beside``).
     features()
     decisions = read_decisions(out)
     review = Beside(
@@ -249,13 +352,13 @@ def write_build(
         out,
         root,
         records,
-        same_picture.groups,
+        kept_groups.groups,
         clusters,
         lookalikes.links
         + lookalikes.patient_links
         + (lookalikes.visit_links if lookalikes.visits_linked else [])
         + lookalikes.decided_links,
-        run.settings.of(LookalikeConfig).lookalike_distance,
+        lookalikes.distance,
         synthetic=run.source.comment == SAMPLE_COMMENT,
         thumbnail_cache=run.cache(THUMBNAILS_CACHE),
         workers=1,
@@ -266,95 +369,15 @@ def write_build(
         published = build.write_dataset(out, root, kept, hashes, clusters, salt, bar.advance)
         build.write_manifest(out / "manifest.parquet", records, published)
         build.write_clusters(out / "clusters.parquet", clusters, split_of)
-        build.write_agreement(out / "agreement.parquet", same_picture.agreement)
+        build.write_agreement(out / "agreement.parquet", kept_groups.agreement)
     except Exception:
         review.wait()  # an ordinary error: the page's files are whole before it is told
         raise
     review.result()
-    summary = summarize(run, records, same_picture, lookalikes, kept, decisions.record())
+    made = Made(records, same_picture_pairs, kept_groups, lookalikes, split_targets)
+    summary = summarize(
+        run.source, run.settings.record(), hash_version, made, kept, decisions.record()
+    )
     summary.save(out / "curation.json")
     verify_build(out)  # the outputs agree, or the build is not done (no fingerprint written)
     return {"summary": summary}
-
-
-def summarize(
-    run: Run,
-    records: list[SourceRecord],
-    same: SamePictureOutcome,
-    lookalikes: Lookalikes,
-    kept: dict[str, list[SourceRecord]],
-    decisions: dict[str, Any] | None = None,
-) -> Summary:
-    """What ``curation.json`` records of the run (``decisions``: the curator's, when the
-    build has a decisions file)."""
-    from curation.core.records import fate_counts, reason_class
-    from curation.hashes.hashing import AverageHash512
-    from curation.publish.summary import Counts, ReasonCount, SourceFacts, Summary
-    from splits.assign import target_counts
-
-    source, settings = run.source, run.settings
-    reasons = Counter((r.kind.value, r.fate.value, reason_class(r.reason)) for r in records)
-    hash_links = [link for link in lookalikes.links if link.method == "ahash"]
-    clusters = lookalikes.clusters
-    return Summary(
-        source=SourceFacts(
-            source.origin,
-            source.sha256,
-            source.size,
-            source.comment,
-            source.comment == SAMPLE_COMMENT,
-            SOURCE_CITATION,
-            SOURCE_DOI,
-            SOURCE_LICENSE,
-        ),
-        parameters=settings.record(),
-        hash_version=AverageHash512(settings.of(HashConfig).decode).version,
-        targets=target_counts(
-            sum(len(v) for v in kept.values()), settings.of(AssignConfig).fractions
-        ),
-        counts=Counts(
-            source_files=len(records),
-            by_kind_and_fate={f"{k}/{f}": n for (k, f), n in sorted(fate_counts(records).items())},
-            by_reason=tuple(ReasonCount(*key, n) for key, n in sorted(reasons.items())),
-            same_picture_candidates=same.candidates,
-            same_picture_groups=len(same.groups),
-            same_picture_dropped=dict(
-                sorted(Counter(d.kind for g in same.groups for d in g.dropped).items())
-            ),
-            agreement_pairs=len(same.agreement),
-            lookalike_edges=len(hash_links),
-            lookalike_edges_turned=sum(1 for link in hash_links if link.view != "identity"),
-            patient_links=len(lookalikes.patient_links),
-            films_with_template_patient_number=lookalikes.templated,
-            clusters=len(clusters),
-            multi_film_clusters=sum(1 for c in clusters if len(c.film_ids) > 1),
-            largest_clusters=tuple(_size(c) for c in clusters[:5]),
-            verified_visits=len(lookalikes.visit_links),
-            visits_across_splits=_visits_across(lookalikes, kept),
-        ),
-        splits={split: _figures(films) for split, films in kept.items()},
-        versions=_versions(),
-        decisions=decisions,
-    )
-
-
-def _visits_across(lookalikes: Lookalikes, kept: dict[str, list[SourceRecord]]) -> int:
-    """Verified visits whose two films were assigned to different splits."""
-    split = {film.film_id: name for name, films in kept.items() for film in films}
-    return sum(split.get(v.first) != split.get(v.second) for v in lookalikes.visit_links)
-
-
-def _size(cluster: Cluster) -> ClusterSize:
-    from curation.publish.summary import ClusterSize
-
-    return ClusterSize(cluster.cluster_id, len(cluster.film_ids))
-
-
-def _versions() -> dict[str, str]:
-    versions = {}
-    for name in VERSIONED_PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions

@@ -1,4 +1,5 @@
-"""Step 5, settled: each same-picture group keeps one film; re-filings feed the agreement table.
+"""The keeper step, settled: each same-picture group keeps one film; re-filings feed the
+agreement table.
 
 The groups and their keepers come from ``curation.keeper.groups``. A dropped augmented copy is
 recorded with its kind, the film it copies and the evidence that named it the copy; a

@@ -1,8 +1,8 @@
-"""Step 5, keeping, wired to files: reads detection's ``ConfirmedPairs``
+"""The keeper step wired to files: reads the same-picture step's ``ConfirmedPairs``
 (``curation.same_picture.detect``), gathers each film's evidence (``curation.keeper.evidence``,
 re-encodings, grain where nothing stronger decides), keeps one film per group
-(``curation.keeper.groups``) and settles the records; the look-alike step then inherits
-dropped films' links."""
+(``curation.keeper.groups``) and settles the records. Its product, ``KeptGroups``, is what
+the look-alike step (dropped films pass their links on) and the build read."""
 
 from __future__ import annotations
 
@@ -28,20 +28,16 @@ from curation.keeper.settle import AgreementPair, settle_same_picture
 from curation.same_picture import pixels
 from curation.same_picture.candidates import SamePicture
 from curation.same_picture.detect import ConfirmedPairs
-from curation.same_picture.frame_check import FrameComparison
 from curation.same_picture.pixel_cache import ComparisonCache
 
 
 @dataclass(frozen=True)
-class SamePictureOutcome:
-    """Step 5's product: the settled records, the groups, the agreement pairs, the number
-    of hash candidates and every pair the frame check compared."""
+class KeptGroups:
+    """The keeper step's product: each same-picture group with the film kept and each
+    dropped film's rule and evidence, and the agreement pairs of the re-filings."""
 
-    records: list[SourceRecord]
     groups: list[SamePictureGroup]
     agreement: list[AgreementPair]
-    candidates: int
-    checked: dict[tuple[str, str], FrameComparison]  # pairs the frame check compared, by id
 
     @functools.cached_property
     def kept_as(self) -> dict[str, str]:
@@ -108,20 +104,20 @@ def keep_one_per_group(
     confirmed: ConfirmedPairs,
     cache: ComparisonCache,
     map: Mapper,
-) -> SamePictureOutcome:
+) -> tuple[list[SourceRecord], KeptGroups]:
     """One film kept per same-picture group, by evidence from the files.
 
     Args:
         root: the folder the records' paths are relative to.
         records: every record of the source; the dropped films' records are settled.
         hashes: each film's hash in every view (the augmentation twins are found by hash).
-        confirmed: detection's product (``curation.same_picture.detect``).
+        confirmed: the same-picture step's product (``curation.same_picture.detect``).
         cache: grain measured before (read, then extended and saved).
         map: runs the per-film and per-pair work.
 
     Returns:
-        The settled records, the groups with each dropped film's rule and evidence, the
-        agreement pairs of the re-filings, and detection's counts carried on.
+        The records, the dropped films settled; and the groups with each dropped film's rule
+        and evidence, with the agreement pairs of the re-filings.
     """
     films = {r.film_id: r for r in pending_images(records)}
     pairs = confirmed.pairs
@@ -134,4 +130,4 @@ def keep_one_per_group(
     cache.save()
     groups = same_picture_groups(pairs, facts, grains, reencoded)
     settled, agreement = settle_same_picture(records, groups)
-    return SamePictureOutcome(settled, groups, agreement, confirmed.candidates, confirmed.checked)
+    return settled, KeptGroups(groups, agreement)

@@ -111,12 +111,14 @@ def lookalike_components(
 @dataclass(frozen=True)
 class Lookalikes:
     """The lookalikes step's result: the components, the hash links and patient links that
-    made them, and how many films named a template patient number (left unlinked)."""
+    made them, how many films named a template patient number (left unlinked), and the
+    distance the hash links were drawn within (the review page shows it)."""
 
     clusters: list[Cluster]
     links: list[Link]
     patient_links: list[Link]
     templated: int
+    distance: int  # bits of 512: the hash links' largest distance
     visit_links: list[Link] = field(default_factory=list)  # verified visits of kept films
     visits_linked: bool = False  # whether ``visit_links`` joined the clusters
     decided_links: list[Link] = field(default_factory=list)  # the curator's: one patient
@@ -146,4 +148,6 @@ def lookalike_clusters(
     decided = decided_links or []
     joined = links + patients + (visits if link_visits else []) + decided
     clusters = lookalike_components(sorted(films), joined, kept_as)
-    return Lookalikes(clusters, links, patients, templated, visits, link_visits, decided)
+    return Lookalikes(
+        clusters, links, patients, templated, max_distance, visits, link_visits, decided
+    )

@@ -1,6 +1,7 @@
 """The run summary, ``curation.json``: what a build read, with which parameters, and what it
-made of it. One typed record, written by the build step and read back by the card, the
-push and the command line, so that none of them reads it by string keys.
+made of it. One typed record, made from the steps' products by ``summarize`` and written by
+the build step, read back by the card, the push and the command line, so that none of them
+reads it by string keys.
 
 The JSON is ``dataclasses.asdict`` of ``Summary`` with sorted keys (``curation.core.atomic``): the
 field names below are the file's keys, and equal builds give equal bytes (no timestamps).
@@ -9,15 +10,49 @@ field names below are the file's keys, and equal builds give equal bytes (no tim
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import json
 import types
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Protocol,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from curation.core.atomic import write_json
+from curation.core.build_origin import SAMPLE_COMMENT
 from curation.core.errors import PericurateError
+from curation.source.source import SOURCE_CITATION, SOURCE_DOI, SOURCE_LICENSE
 from splits.figures import Figures
+
+if TYPE_CHECKING:
+    from curation.core.records import SourceRecord
+    from curation.keeper.step import KeptGroups
+    from curation.lookalikes.components import Cluster, Lookalikes
+    from curation.same_picture.detect import ConfirmedPairs
+    from curation.source.source import Source
+    from splits.assign import SplitTargets
+
+VERSIONED_PACKAGES = (  # the packages whose versions curation.json records
+    "pericurate",
+    "datasets",
+    "faiss-cpu",
+    "imagehash",
+    "networkx",
+    "numpy",
+    "pillow",
+    "pyarrow",
+)
 
 
 class _Dataclass(Protocol):
@@ -130,6 +165,110 @@ class Summary:
                 f"{path}: not a curation summary ({type(error).__name__}: {error}); "
                 "run `pericurate build` again."
             ) from None
+
+
+@dataclass(frozen=True)
+class Made:
+    """What the steps made that the summary counts: their products, by the steps' names for
+    them (``curation.chain.chain.CHAIN``)."""
+
+    records: list[SourceRecord]
+    same_picture_pairs: ConfirmedPairs
+    kept_groups: KeptGroups
+    lookalikes: Lookalikes
+    split_targets: SplitTargets
+
+
+def summarize(
+    source: Source,
+    parameters: dict[str, dict[str, Any]],
+    hash_version: str,
+    made: Made,
+    kept: dict[str, list[SourceRecord]],
+    decisions: dict[str, Any] | None = None,
+) -> Summary:
+    """What ``curation.json`` records of a run.
+
+    Args:
+        source: the source the run read.
+        parameters: each configured step's settings, by step name (``Settings.record``).
+        hash_version: the hash step's version string (its decode and algorithm).
+        made: the steps' products the summary counts.
+        kept: the kept films by split.
+        decisions: the curator's decisions, when the build has a decisions file.
+
+    Returns:
+        The summary, ready to ``save``.
+    """
+    from curation.core.records import fate_counts, reason_class
+
+    records, lookalikes, groups = made.records, made.lookalikes, made.kept_groups
+    reasons = Counter((r.kind.value, r.fate.value, reason_class(r.reason)) for r in records)
+    hash_links = [link for link in lookalikes.links if link.method == "ahash"]
+    clusters = lookalikes.clusters
+    return Summary(
+        source=SourceFacts(
+            source.origin,
+            source.sha256,
+            source.size,
+            source.comment,
+            source.comment == SAMPLE_COMMENT,
+            SOURCE_CITATION,
+            SOURCE_DOI,
+            SOURCE_LICENSE,
+        ),
+        parameters=parameters,
+        hash_version=hash_version,
+        targets=made.split_targets.films,
+        counts=Counts(
+            source_files=len(records),
+            by_kind_and_fate={f"{k}/{f}": n for (k, f), n in sorted(fate_counts(records).items())},
+            by_reason=tuple(ReasonCount(*key, n) for key, n in sorted(reasons.items())),
+            same_picture_candidates=made.same_picture_pairs.candidates,
+            same_picture_groups=len(groups.groups),
+            same_picture_dropped=dict(
+                sorted(Counter(d.kind for g in groups.groups for d in g.dropped).items())
+            ),
+            agreement_pairs=len(groups.agreement),
+            lookalike_edges=len(hash_links),
+            lookalike_edges_turned=sum(1 for link in hash_links if link.view != "identity"),
+            patient_links=len(lookalikes.patient_links),
+            films_with_template_patient_number=lookalikes.templated,
+            clusters=len(clusters),
+            multi_film_clusters=sum(1 for c in clusters if len(c.film_ids) > 1),
+            largest_clusters=tuple(_size(c) for c in clusters[:5]),
+            verified_visits=len(lookalikes.visit_links),
+            visits_across_splits=_visits_across(lookalikes, kept),
+        ),
+        splits={split: split_figures(films) for split, films in kept.items()},
+        versions=_versions(),
+        decisions=decisions,
+    )
+
+
+def split_figures(films: Iterable[SourceRecord]) -> Figures:
+    """The films, lesions and grades of ``films``, counted."""
+    return Figures.of((lesion.pai for lesion in film.lesions) for film in films)
+
+
+def _visits_across(lookalikes: Lookalikes, kept: dict[str, list[SourceRecord]]) -> int:
+    """Verified visits whose two films were assigned to different splits."""
+    split = {film.film_id: name for name, films in kept.items() for film in films}
+    return sum(split.get(v.first) != split.get(v.second) for v in lookalikes.visit_links)
+
+
+def _size(cluster: Cluster) -> ClusterSize:
+    return ClusterSize(cluster.cluster_id, len(cluster.film_ids))
+
+
+def _versions() -> dict[str, str]:
+    versions = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
 
 
 def _dataclass_from(kind: type[_D], value: Any) -> _D:

@@ -1,6 +1,7 @@
-"""Same picture (step 5, detection): candidates by hash, confirmed in pixels (whole frame) or
-by local features under one fitted transform (another frame). It hands the confirmed pairs
-with their evidence to ``curation.keeper``, which keeps one film per group.
+"""The same-picture step: candidates by hash, confirmed in pixels (whole frame) or by local
+features under one fitted transform (another frame). Its product, the confirmed pairs with
+their evidence (``detect.ConfirmedPairs``), is what the keeper step (``curation.keeper``)
+reads to keep one film per group.
 ``SamePictureConfig`` is the step's setting (standard library only)."""
 
 from __future__ import annotations

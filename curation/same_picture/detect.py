@@ -1,7 +1,7 @@
-"""Step 5, detection, wired to files: hash candidates compared in pixels (cached, parallel),
-then the pairs the frame check confirms (``curation.same_picture.frame_step``: same picture
-under another frame). It hands ``ConfirmedPairs`` to the keeper (``curation.keeper.step``)
-and decides nothing about which film stays. Kept apart from
+"""The same-picture step wired to files: hash candidates compared in pixels (cached,
+parallel), then the pairs the frame check confirms (``curation.same_picture.frame_step``: same
+picture under another frame). Its product, ``ConfirmedPairs``, is what the keeper step
+(``curation.keeper.step``) reads; it decides nothing about which film stays. Kept apart from
 ``curation.same_picture.candidates`` so that the rules there read without I/O."""
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from curation.same_picture.candidates import (
     candidate_pairs,
     confirm_component,
 )
-from curation.same_picture.frame_check import FrameComparison
 from curation.same_picture.frame_step import FrameCache, frame_pairs
 from curation.same_picture.pixel_cache import ComparisonCache, PairKey
 from curation.same_picture.pixels import Comparison
@@ -41,8 +40,8 @@ class Progress:
 
 @dataclass(frozen=True)
 class ConfirmedPairs:
-    """Detection's product, the keeper's input: every confirmed same-picture pair with its
-    evidence (the pixel comparison, or the frame check's kinds and fitted transform).
+    """The same-picture step's product, the keeper step's input: every confirmed pair with
+    its evidence (the pixel comparison, or the frame check's kinds and fitted transform).
 
     Args:
         pairs: the confirmed pairs, whole-frame first, then those under another frame, never
@@ -50,14 +49,11 @@ class ConfirmedPairs:
         radius: the hash radius the candidates were drawn within (the keeper looks for
             augmentation twins within the same radius).
         candidates: how many hash candidates were compared.
-        checked: every pair the frame check compared, by film ids, same picture or not
-            (the look-alike step reads the visits among them).
     """
 
     pairs: list[SamePicture]
     radius: int
     candidates: int
-    checked: dict[tuple[str, str], FrameComparison]
 
 
 @dataclass(frozen=True)
@@ -142,8 +138,7 @@ def find_same_pictures(
         cache.add_comparisons(measured)
         progress.on_progress(len(job.candidates))
     frames = FrameCache(cache.path.parent if cache.path else None)
-    reframed = frame_pairs(root, films, hashes, pairs, frames, map, progress.track)
-    pairs.extend(reframed.same)
+    pairs.extend(frame_pairs(root, films, hashes, pairs, frames, map, progress.track))
     frames.save()
     cache.save()
-    return ConfirmedPairs(keep_apart(pairs, apart), radius, len(candidates), reframed.checked)
+    return ConfirmedPairs(keep_apart(pairs, apart), radius, len(candidates))

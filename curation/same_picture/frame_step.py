@@ -1,4 +1,4 @@
-"""Step 5, second check: same picture under another frame, wired to files.
+"""The same-picture step's second check: same picture under another frame, wired to files.
 
 Every film still in play gets its local features once (``curation.features.features``, decoded at a
 reduced JPEG scale, cached by sha256 under ``FEATURES_VERSION``); the feature shortlist
@@ -208,15 +208,6 @@ def reversed_kind(frame: FrameComparison) -> str:
     )
 
 
-@dataclass(frozen=True)
-class FramePairs:
-    """What the frame step found: the confirmed same-picture pairs, and every pair it checked
-    (film ids, ``a < b``) with its comparison."""
-
-    same: list[SamePicture]
-    checked: dict[tuple[str, str], FrameComparison]
-
-
 def frame_pairs(
     root: Path,
     films: dict[str, SourceRecord],
@@ -225,7 +216,7 @@ def frame_pairs(
     cache: FrameCache,
     map: Mapper,
     track: Callable[[str, int | None], Tracker],
-) -> FramePairs:
+) -> list[SamePicture]:
     """The pairs of ``films`` (pending, by id) that the frame check confirms among the
     shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs; each long
     part advances its own bar (``track``: the run's progress tracker)."""
@@ -275,5 +266,4 @@ def frame_pairs(
                 frame_evidence=evidence(a, b, frame),
             )
         )
-    checked = {pair: cache.frames[key] for pair, key in zip(pairs, keys, strict=True)}
-    return FramePairs(same, checked)
+    return same
