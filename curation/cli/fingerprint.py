@@ -1,9 +1,9 @@
 """What a command's outputs depend on, told without importing anything heavy (stdlib only).
 
-A rerun of ``make splits`` with nothing changed used to cost ~12 s on the bench corpus,
-mostly interpreter start-up and imports; a fingerprint lets a command see it has nothing to
-do before it imports numpy, pyarrow or the Hub client. A fingerprint is a JSON record beside
-the outputs (``BUILD/work/<command>.fingerprint``) holding:
+A rerun of ``make splits`` with nothing changed would pay mostly for interpreter start-up
+and imports; a fingerprint lets a command see it has nothing to do before it imports numpy,
+pyarrow or the Hub client (docs/design.md, "Reruns with nothing to do"). A fingerprint is a
+JSON record beside the outputs (``BUILD/work/<command>.fingerprint``) holding:
 
 - ``key``: sha256 of the command, its parameters and the code (``code_digest``);
 - ``inputs``: an identity per input, taken *before* the run (``Identity``);

@@ -24,19 +24,17 @@ from PIL import Image
 
 from curation.core.jpeg_check import check_decodable
 
-# Longest side features are detected at, px (1024: 14.2 ms a film, not 5.9). 256, the hash
-# step's own reduced decode (features without a decode of their own), was measured on the
-# real films and dropped: upscaled to archive sizes, 22 of 372 copies were kept apart (the
-# fit's scale off by up to 0.016, the shortlist's shares of copies and unrelated films
-# overlapping); bench/RESULTS.md, round eleven.
+# Longest side features are detected at, px. The hash step's own reduced decode (256 px) is
+# too coarse for real films at archive sizes: the fitted scale drifts and the shortlist's
+# shares of copies and of unrelated films overlap (margins at this side: docs/margins.md,
+# "Frame check" and "Shortlist").
 WORKING_SIDE = 512
 MAX_FEATURES = 2000
 # Four pyramid levels (1.2 apart: scales within 1.7x), not OpenCV's eight: copies and visits
-# differ in scale by a few percent at the working size, and the upper levels cost half of the
-# detection on corpus films (bench/RESULTS.md, "A cheaper detector", with the real films'
-# margins measured again). Linear resampling instead of area averaging was tried too and
-# dropped: it saved 0.7 ms a film but loosened the fit of a sample's padded copy past
-# ``frame_check.RIGID_SCALE``.
+# differ in scale by a few percent at the working size, so the upper levels only cost time.
+# Films are reduced by area averaging: linear resampling loosens the fit of a padded copy past
+# the frame check's rigid-scale limit (``FRAMING.rigid_scale``,
+# ``curation.same_picture.frame_limits``).
 PYRAMID_LEVELS = 4
 RATIO = 0.8  # Lowe's ratio test
 REPROJECTION_ERROR = 3.0  # pixels at the working size
@@ -46,10 +44,9 @@ FEATURES_VERSION = (
 )
 
 # One OpenCV thread per process: the executor's worker processes are the parallelism, and
-# OpenCV's own pool only oversubscribes the cores they fill. On corpus films, detection
-# took 6.1-6.8 ms of CPU a film with one thread against 7.9-8.5 ms with OpenCV's default
-# (same keypoints and descriptors; 68 films, 3 runs, load about 6). The frame check and the
-# audit's visit check import this module, so they run single-threaded too.
+# OpenCV's own pool only oversubscribes the cores they fill (the keypoints and descriptors are
+# the same either way). The frame check and the audit's visit check import this module, so
+# they run single-threaded too.
 cv2.setNumThreads(1)
 
 

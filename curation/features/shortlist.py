@@ -13,7 +13,7 @@ A crop, a pad, a turn or a re-toned copy of a film, or another visit of the same
 shares many corners with it (ORB is rotation-invariant), so it collects far more votes than
 an unrelated film: a pair needs ``MIN_VOTES`` and votes from ``MIN_SHARE`` of the voting
 descriptors of the film with fewer (measured on real films by ``python -m
-bench.feature_cost``, margins in ``bench/RESULTS.md``), and each film keeps its
+bench.feature_cost``, margins in docs/margins.md, "Shortlist"), and each film keeps its
 ``per_film`` best-voted partners. Only a quarter of each film's descriptors vote
 (``voting``): sixteen times fewer pairs of descriptors to compare, and the real films'
 margin holds.
@@ -93,8 +93,8 @@ def _close_pairs(
 
 def _among(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
     """Which of ``values`` are in ``ordered`` (sorted, and far fewer): a binary search into
-    it. ``np.isin`` sorts both arrays instead: 0.44 s against 0.27 s for ten keys' 300,000
-    pairs of films against 7,500 strong ones, the corpus's sizes (scratch timing)."""
+    it. ``np.isin`` sorts both arrays instead, the slower way when ``ordered`` is the far
+    smaller (ten keys' 300,000 pairs of films against 7,500 strong ones on a large corpus)."""
     if not len(ordered):
         return np.zeros(len(values), bool)
     at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
@@ -129,9 +129,8 @@ def pair_votes(
     # Each close pair is at most two votes (one per side), so a pair of films with fewer
     # than ``min_votes / 2`` close pairs cannot reach ``min_votes``: only the others are
     # counted again, one vote per descriptor and partner film. The tables' pairs stay apart
-    # and one sorted array of their films' pairs finds the strong ones: arrays of every
-    # table's pairs at once, each fresh memory, made the shortlist's first call in a process
-    # take 1.5-3.0 s on the corpus, against 1.4-1.6 s now (five runs each, same shortlist).
+    # and one sorted array of their films' pairs finds the strong ones, rather than arrays
+    # of every table's pairs at once, each in fresh memory, which slow a process's first call.
     every = np.concatenate([pairs for _, _, pairs in tables])
     every.sort()
     enough = max(1, -(-min_votes // 2))  # close pairs a pair of films needs
