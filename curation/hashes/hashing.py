@@ -16,7 +16,7 @@ grids are the identity grid flipped, the three-quarter-turn grid the quarter-tur
 half-turned (a 32 x 16 grid of a portrait picture), so a film costs two resizes, not five.
 
 ``imagehash.average_hash`` only makes square hashes, and packing its bits through
-``imagehash.ImageHash`` took 0.19 ms of a film's ~5 ms, so the grid and the packing
+``imagehash.ImageHash`` costs a share of every film's hash, so the grid and the packing
 (``numpy.packbits``, the same bits as ``ImageHash``'s hex form) are written here.
 """
 

@@ -1,16 +1,16 @@
 """Exact Hamming range search over many codes: pigeonhole multi-index hashing on faiss lists.
 
-Why: brute force (``IndexBinaryFlat``) compares every code with every other, 1,080 s for the
-pairs of 1,000,000 codes on this project's 2 cores. Multi-index hashing (Norouzi, Punjani and
-Fleet, "Fast exact search in Hamming space with multi-index hashing", TPAMI 2014) compares a
-code only with codes that share most of one substring with it, and stays exact by pigeonhole:
-split the bits into ``m = r // 2 + 1`` disjoint substrings; two codes at most ``r`` bits apart
-cannot differ in two or more bits of every substring (that would be ``2m > r`` bits), so in at
-least one substring they differ in at most one bit. Each code is filed, in each of ``m``
-tables, under its substring; a query looks up its own substring and its ``b`` one-bit
-variants in each table; every code met is a candidate and its full distance decides. That
-holds whichever bits make up the substrings, and bits left out of every substring still count
-in the distance.
+Why: brute force (``IndexBinaryFlat``) compares every code with every other, minutes for the
+pairs of 1,000,000 codes on two cores (bench/RESULTS.md, "Search"). Multi-index hashing
+(Norouzi, Punjani and Fleet, "Fast exact search in Hamming space with multi-index hashing",
+TPAMI 2014) compares a code only with codes that share most of one substring with it, and stays
+exact by pigeonhole: split the bits into ``m = r // 2 + 1`` disjoint substrings; two codes at
+most ``r`` bits apart cannot differ in two or more bits of every substring (that would be
+``2m > r`` bits), so in at least one substring they differ in at most one bit. Each code is
+filed, in each of ``m`` tables, under its substring; a query looks up its own substring and its
+``b`` one-bit variants in each table; every code met is a candidate and its full distance decides.
+That holds whichever bits make up the substrings, and bits left out of every substring still
+count in the distance.
 
 Which bits: hashes of panoramic films are correlated (the dark corners are the same bits in
 nearly every film, neighbouring cells move together), so substrings of consecutive bits put

@@ -1,12 +1,11 @@
 """Small grey thumbnails of films, for the review page.
 
-The hash step makes each film's thumbnail from the grey picture it has just decoded for the
-hash (at draft scale, the same 1/8 scale a thumbnail of a panoramic film would be decoded
-at), so no film is decoded a second time for the page: on the 1,000-film bench corpus the
-page's own decoding took about 3 s of the build's 19. Thumbnails are cached by file sha256
-beside the hashes; the page makes only those it does not find (a film hashed on Ray, or a
-cache from before). Like the hash, EXIF orientation is ignored: a thumbnail shows the pixels
-the decisions were made on.
+The hash step makes each film's thumbnail from the grey picture it has just decoded for the hash
+(at draft scale, the same 1/8 scale a thumbnail of a panoramic film would be decoded at), so no
+film is decoded a second time for the page, whose own decoding would be a good share of a build.
+Thumbnails are cached by file sha256 beside the hashes; the page makes only those it does not
+find (a film hashed on Ray, or a cache from before). Like the hash, EXIF orientation is ignored:
+a thumbnail shows the pixels the decisions were made on.
 """
 
 from __future__ import annotations
