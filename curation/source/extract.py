@@ -10,10 +10,12 @@ whole archive.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
 import stat
+import struct
 import tempfile
 import zipfile
 import zlib
@@ -40,6 +42,10 @@ CHUNK_BYTES = 1 << 20
 EXTRACT_THREADS = 2
 ENCRYPTED_FLAG = 0x1  # general purpose bit 0 (APPNOTE 4.4.4)
 READ_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+# A local file header: signature, 22 fixed bytes, then the name's and the extra field's lengths
+# (APPNOTE 4.3.7); zipfile has no public way to ask where a member's data starts.
+LOCAL_HEADER = struct.Struct("<4s22xHH")
+LOCAL_SIGNATURE = b"PK\x03\x04"
 
 
 def progress_bar(enabled: bool) -> Progress:
@@ -134,6 +140,7 @@ def checked_members(
             skipped.append(info.filename)
         else:
             members.append(info)
+    _refuse_overrunning_data(infos, archive)
     expanded = sum(info.file_size for info in members)
     bound = MAX_EXPANSION_RATIO * archive.stat().st_size
     if expanded > bound:
@@ -142,6 +149,36 @@ def checked_members(
             f"{MAX_EXPANSION_RATIO} times the archive (a zip bomb?); refusing the whole archive."
         )
     return members, tuple(skipped)
+
+
+def _refuse_overrunning_data(infos: list[zipfile.ZipInfo], archive: Path) -> None:
+    """A member whose recorded size runs into the next member is refused here, before any
+    extraction: Python's zipfile stops it as "overlapped" in some releases and reads on into
+    the next member in others, so the sentence would depend on the interpreter."""
+    starts = sorted(info.header_offset for info in infos)
+    next_start = dict(itertools.pairwise(starts))
+    with archive.open("rb") as handle:
+        for info in infos:
+            if info.header_offset not in next_start:
+                continue  # the last member: reading past the archive's end is caught on copy
+            handle.seek(info.header_offset)
+            header = handle.read(LOCAL_HEADER.size)
+            if len(header) < LOCAL_HEADER.size:
+                continue
+            signature, name_length, extra_length = LOCAL_HEADER.unpack(header)
+            if signature != LOCAL_SIGNATURE:
+                continue  # zipfile names a missing header itself when the member is opened
+            data_start = info.header_offset + LOCAL_HEADER.size + name_length + extra_length
+            if data_start + info.compress_size > next_start[info.header_offset]:
+                raise DamagedArchiveError(_cut_member(archive, info))
+
+
+def _cut_member(archive: Path, info: zipfile.ZipInfo) -> str:
+    return (
+        f"{archive}: member {info.filename!r} ends before the {info.compress_size} bytes its "
+        "central directory records (a cut archive, or a directory that lies); refusing the "
+        "whole archive."
+    )
 
 
 def _unsafe_reason(info: zipfile.ZipInfo) -> str | None:
@@ -201,11 +238,7 @@ def _copy_share(
                     f"{archive}: cannot extract member {info.filename!r} ({exc})."
                 ) from None
             except EOFError:  # zipfile reads past the archive's end: click would say "Aborted."
-                raise DamagedArchiveError(
-                    f"{archive}: member {info.filename!r} ends before the {info.compress_size} "
-                    "bytes its central directory records (a cut archive, or a directory that "
-                    "lies); refusing the whole archive."
-                ) from None
+                raise DamagedArchiveError(_cut_member(archive, info)) from None
             except OSError as exc:
                 if is_disk_full(exc):
                     raise DiskFullError(
