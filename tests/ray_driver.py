@@ -23,7 +23,7 @@ from typing import Any
 
 import ray
 
-from bench.ray_cluster import kill_tree
+from bench.scale.ray_cluster import kill_tree
 from curation.chain.executors import RayExecutor, leave_process
 from curation.chain.runner import Settings, Source, curate
 

@@ -1,10 +1,10 @@
-"""``bench.check_scale`` measures the pixel check with its full-size decodes made at reduced
+"""``bench.margins.check_scale`` measures the pixel check with its full-size decodes made at reduced
 scale; at scale 1 it must be the check itself, or its other columns would describe another
 check."""
 
 from __future__ import annotations
 
-from bench.check_scale import compare_at_scale
+from bench.margins.check_scale import compare_at_scale
 from curation.hashes.hashing import View
 from curation.same_picture.pixels import compare
 from support import film_kit as kit

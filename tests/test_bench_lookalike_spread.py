@@ -1,12 +1,12 @@
-"""``bench.lookalike_spread``: the smallest distance over orientations, and the counts of
+"""``bench.peers.lookalike_spread``: the smallest distance over orientations, and the counts of
 planted look-alike and distinct pairs within each radius."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from bench.lookalike_spread import nearest_views, spread
-from bench.peers import joined_groups
+from bench.peers.compare import joined_groups
+from bench.peers.lookalike_spread import nearest_views, spread
 from curation.hashes.hashing import View
 
 

@@ -16,8 +16,8 @@ import pytest
 from filelock import FileLock
 
 from bench import run
-from bench.corpus import corpus_zip
-from bench.splits_bench import build_draft, draft_build
+from bench.common.corpus import corpus_zip
+from bench.common.splits_bench import build_draft, draft_build
 from curation.sample import truth_path
 
 SKIP_KEYS = {"measured", "why"}

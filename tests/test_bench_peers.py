@@ -1,12 +1,12 @@
-"""The peers benchmark's scoring (``bench.peers``), without the peers themselves: a tool that
-finds exactly the planted relations scores full recall and no false pair, one that chains
+"""The peers benchmark's scoring (``bench.peers.compare``), without the peers themselves: a
+tool that finds exactly the planted relations scores full recall and no false pair, one that chains
 every film into one group scores full recall and is charged its false pairs, and pericurate's
 own build is scored from its outputs."""
 
 from __future__ import annotations
 
-import bench.peers as peers
-from bench.peers import (
+import bench.peers.compare as peers
+from bench.peers.compare import (
     RELATIONS,
     Groups,
     joined_groups,

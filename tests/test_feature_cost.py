@@ -1,7 +1,8 @@
 """What keeps the feature checks' cost down (issue 22): a crowded key gives no votes, so the
 shortlist's work per film does not grow with the number of films; a build computes the
 shortlist once and its visits step describes each file content once; each long part
-advances its own bar. (The cost itself is measured in ``bench.feature_cost``, not here.)"""
+advances its own bar. (The cost itself is measured
+in ``bench.same_picture.feature_cost``, not here.)"""
 
 from __future__ import annotations
 

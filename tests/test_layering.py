@@ -39,7 +39,7 @@ PLANTED = {
     "the toolkit imports the bench": (
         "toolkit-alone",
         "curation/core/atomic.py",
-        "import bench.margins",
+        "import bench.margins.same_picture",
     ),
     "splits imports the toolkit": (
         "splits-cards-leaves",
@@ -48,7 +48,7 @@ PLANTED = {
     ),
     "the bench imports the tests": (
         "bench-not-tests",
-        "bench/margins.py",
+        "bench/margins/same_picture.py",
         "import tests.test_layering",
     ),
 }

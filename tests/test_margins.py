@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.margins import MARGIN, measure
+from bench.margins.same_picture import MARGIN, measure
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.same_picture.pixels import SAME_PICTURE_LIMIT
 

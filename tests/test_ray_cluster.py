@@ -1,4 +1,4 @@
-"""The chain on a real two-node Ray cluster on this machine (``bench.ray_cluster``: a head
+"""The chain on a real two-node Ray cluster on this machine (``bench.scale.ray_cluster``: a head
 and a worker node, each started by ``ray start --block`` with its own temp folder, one CPU and
 a resource naming it; ``ray start`` rather than ``ray.cluster_utils.Cluster``: the same two
 raylets, but started as a user starts them, each in its own folder, with nothing of Ray's
@@ -24,7 +24,7 @@ import pytest
 
 pytest.importorskip("ray")
 
-from bench.ray_cluster import TwoNodes, two_nodes
+from bench.scale.ray_cluster import TwoNodes, two_nodes
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
 REPOSITORY = Path(__file__).parents[1]

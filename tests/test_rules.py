@@ -139,7 +139,7 @@ def test_pixels_are_compared_up_to_an_aspect_change_of_5_percent_and_not_past_it
 
 # --- the frame check: gates of a same picture under another frame ------------------------------
 
-# Each limit with its side (bench/RESULTS.md, python -m bench.frames on real films).
+# Each limit with its side (bench/RESULTS.md, python -m bench.same_picture.frames on real films).
 FRAME_LIMITS = {
     "inliers": 120,  # at least (distinct <= 53, copies >= 637)
     "inlier_share": 0.45,  # at least (distinct <= 0.366, copies >= 0.887)

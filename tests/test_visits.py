@@ -19,8 +19,8 @@ from support.film_kit import film
 
 SIZE = (1280, 660)  # a film of the archive's shape at half size: described at 768 px
 
-# Measured by ``uv run --frozen python -m bench.visits`` on the 145 real development films
-# (docs/design.md, "Visits of one patient"; bench/visits.json): the most cells any pair of
+# Measured by ``uv run --frozen python -m bench.visits.real`` on the 145 real development films
+# (docs/design.md, "Visits of one patient"; bench/visits/visits.json): the most cells any pair of
 # distinct real films reached at either size, and the fewest any realistic revisit reached.
 DISTINCT_MOST = 5
 VISIT_LEAST = 44
