@@ -27,7 +27,7 @@ from bench.common.splits_bench import measure as measure_splits
 from bench.parts import WHOLE_BRUTE_FORCE
 from bench.peers import compare as peers
 from bench.peers import lookalike_spread
-from bench.report.tables import write_results
+from bench.report.write import write_results
 from bench.scale import audit_memory, cost
 
 BENCH_DIR = Path(__file__).parent

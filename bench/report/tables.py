@@ -1,4 +1,4 @@
-"""Turn the measurements into ``results.json`` and the markdown table of ``RESULTS.md``.
+"""The markdown table of ``RESULTS.md``, laid out from the measurements.
 
 Each row: the figure, its value, the baseline measured in the same run, their ratio, the
 goal from issue 7 and whether it was met. Figures not measured say so; extrapolated figures
@@ -7,15 +7,11 @@ say how.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from bench.common.report_cells import met
 from bench.common.splits_bench import COMMANDS
 from bench.peers import lookalike_spread
 from bench.report import rounds as report_rounds
 from bench.scale import noop as noop_bench
-from curation.core.atomic import write_bytes, write_json
 
 GOALS = {
     "hash_speedup": 6.0,
@@ -39,7 +35,6 @@ MARGIN_SETS = {
     "sample": "sample, 200 films",
     "corpus": "bench corpus",
 }
-NOTES_MARK = "<!-- measured table above; notes below are kept across runs -->"
 
 
 def _hashing_rows(h: dict) -> list[list[str]]:
@@ -399,29 +394,3 @@ def table(results: dict) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _machine_line(machine: dict) -> str:
-    start = ", ".join(f"{x:.1f}" for x in machine["load_average_at_start"])
-    end = ", ".join(f"{x:.1f}" for x in machine.get("load_average_at_end", []))
-    return (
-        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory_gib']} GiB, "
-        f"Python {machine['python']}; load average at start {start}, at end {end} "
-        "(other work on the machine slows every figure; ratios are fairer than times)."
-    )
-
-
-def write_results(results: dict, json_path: Path, markdown_path: Path) -> None:
-    """Write both files atomically; hand-written notes below ``NOTES_MARK`` are kept."""
-    write_json(json_path, json.loads(json.dumps(results)))
-    notes = ""
-    if markdown_path.exists():
-        old = markdown_path.read_text()
-        if NOTES_MARK in old:
-            notes = old.split(NOTES_MARK, 1)[1]
-    text = (
-        "# Benchmark results (`make bench`)\n\n"
-        f"Run started {results['started']}. {_machine_line(results['machine'])}\n\n"
-        f"{table(results)}\n\n{NOTES_MARK}{notes}"
-    )
-    write_bytes(markdown_path, text.encode("utf-8"))
