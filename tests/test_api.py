@@ -24,7 +24,7 @@ from curation import (
     find_visits,
 )
 from curation.sample import write_sample_archive
-from curation.sample.revisits import revisit
+from curation.sample.drawing.revisits import revisit
 from curation.visits.verification import MIN_CELLS
 from support.film_kit import film, save, scaled, turned
 from tests.hostile_films import film_bytes, voc, write_source

@@ -18,7 +18,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from curation.audit import target as audit_target
-from curation.audit.referrals import find_hints, permutation_test
+from curation.audit.checks.referrals import find_hints, permutation_test
 from curation.cli.publishing import audit_command
 from curation.publish.referrals import referral_for
 from curation.publish.schema import shard_name

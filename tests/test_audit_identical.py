@@ -18,8 +18,8 @@ import typer
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.audit.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
-from curation.audit.referrals import associations
+from curation.audit.checks.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
+from curation.audit.checks.referrals import associations
 from curation.audit.target import (
     Columns,
     find_shards,

@@ -126,7 +126,8 @@ def test_the_review_page_shows_every_same_picture_group(decided, sample_build):
             assert film in page and row["related"] in page
 
 
-# Held-out cases (``curation.sample.copies.plan_held_out_cases``) and how the chain names them.
+# Held-out cases (``curation.sample.plants.copies.plan_held_out_cases``) and how the chain
+# names them.
 HELD_OUT = {
     "negative": "augmented copy among originals: negative of",
     "scaling": "augmented copy among originals: rescaled of",

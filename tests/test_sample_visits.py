@@ -1,5 +1,5 @@
-"""The sample's planted visits (``curation.sample.planted_visits``): realistic revisits of a few
-single films and one large burned-in label on two films of different patients, planted last
+"""The sample's planted visits (``curation.sample.plants.planted_visits``): realistic revisits of a
+few single films and one large burned-in label on two films of different patients, planted last
 so that nothing planned before them moves; the visits step finds every revisit and never
 links the label. The build and the audit on them: ``tests/test_audit_visits.py``."""
 
@@ -13,7 +13,7 @@ import pytest
 import curation.sample.archive as archive_module
 from curation.api import find_visits
 from curation.sample import ANNOTS_DIR, ORIGINAL_DIR, write_sample_archive
-from curation.sample.planted_visits import LABELLED_FILMS, REVISITED_FILMS
+from curation.sample.plants.planted_visits import LABELLED_FILMS, REVISITED_FILMS
 from tests.sample_reading import SMALL_FILMS, SMALL_SEED
 
 

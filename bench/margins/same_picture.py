@@ -31,7 +31,7 @@ from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.hashes.pairs import as_codes, range_pairs
 from curation.same_picture.pixels import SAME_PICTURE_LIMIT, Comparison, compare
 from curation.sample import SampleTruth, truth_path, write_sample_archive
-from curation.sample.reframe import REFRAMINGS
+from curation.sample.drawing.reframe import REFRAMINGS
 
 MARGIN = 0.25
 

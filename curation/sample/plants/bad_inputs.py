@@ -6,9 +6,10 @@ import io
 
 from PIL import Image
 
-import curation.sample.anatomy as anatomy
-import curation.sample.encoders as encoders
+import curation.sample.drawing.anatomy as anatomy
+import curation.sample.drawing.encoders as encoders
 from curation.sample.annotations import Annotation, objects_of
+from curation.sample.drawing.render import Output
 from curation.sample.layout import (
     ANNOTS_DIR,
     AUGMENTED_DIR,
@@ -17,7 +18,6 @@ from curation.sample.layout import (
     ORIGINAL_FOLDER,
 )
 from curation.sample.planner import Film, Planner
-from curation.sample.render import Output
 from curation.sample.truth import BadInput
 
 _PLACEHOLDER_BOX = ((9, 9, 60, 60, 3),)

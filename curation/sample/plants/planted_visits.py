@@ -1,6 +1,6 @@
 """Visits planted after every other file: realistic revisits of a few single films
-(``curation.sample.revisits.revisit``, filed as originals under higher numbers) and one large
-burned-in label shared by two films of different patients.
+(``curation.sample.drawing.revisits.revisit``, filed as originals under higher numbers) and
+one large burned-in label shared by two films of different patients.
 
 They draw from a generator of their own and take stems only after every other file has
 taken its own, so nothing planned before them moves. Their annotation files take no quirks
@@ -14,9 +14,9 @@ import dataclasses
 import numpy as np
 
 from curation.sample.annotations import Annotation, objects_of
+from curation.sample.drawing.render import Output
 from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER
 from curation.sample.planner import Film, Planner
-from curation.sample.render import Output
 
 REVISITED_FILMS = 3
 LABELLED_FILMS = 2

@@ -8,9 +8,9 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-import curation.sample.encoders as encoders
-from curation.sample.reframe import REFRAMINGS, reframed, with_drawn_lesion
-from curation.sample.revisits import SHARED_LABEL_WIDTH, burned_in, same_frame_revisit
+import curation.sample.drawing.encoders as encoders
+from curation.sample.drawing.reframe import REFRAMINGS, reframed, with_drawn_lesion
+from curation.sample.drawing.revisits import SHARED_LABEL_WIDTH, burned_in, same_frame_revisit
 
 GRAIN_SIGMA = 1.5
 _TILE_SHAPE = (1500, 2900)
@@ -33,7 +33,7 @@ class Output:
     ``encoding`` is ``system`` or ``script`` (the two signatures) or a planted bad encoding
     (``plain``, ``png16``, ``truncated``); ``transform`` is ``none``, ``noise``, ``scaling``,
     ``mirror`` or ``rotation`` with its ``param`` (sigma, factor or angle in degrees), a
-    reframing (``curation.sample.reframe``), ``negative``, ``drawn lesion``, ``revisit`` or
+    reframing (``curation.sample.drawing.reframe``), ``negative``, ``drawn lesion``, ``revisit`` or
     ``burned-in label`` (their seed as ``param``).
     """
 

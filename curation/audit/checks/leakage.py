@@ -13,10 +13,10 @@ import faiss
 import networkx as nx
 import numpy as np
 
-from curation.audit.referrals import Association, HintHit
+from curation.audit.checks.referrals import Association, HintHit
+from curation.audit.checks.turned import TurnedPair
+from curation.audit.checks.visits import CrossSplitMatch
 from curation.audit.target import Film, read_image
-from curation.audit.turned import TurnedPair
-from curation.audit.visits import CrossSplitMatch
 from curation.hashes.hashing import HASH_BYTES, View
 from curation.hashes.orientations import pairs_in_any_orientation
 from curation.hashes.pairs import as_codes, range_pairs
@@ -67,9 +67,9 @@ class Audit:
     reused_ids: list[dict[str, Any]] = field(default_factory=list)
     # Films standing for others of their split with the same bytes, and how many films each
     # stands for (more than one): pairs, turned pairs and visits are found between such
-    # representatives (``curation.audit.identical.representatives``) and counted for all.
+    # representatives (``curation.audit.checks.identical.representatives``) and counted for all.
     copies: dict[int, int] = field(default_factory=dict)
-    # Cross-split pairs verified by local features (``curation.audit.visits``): visits of
+    # Cross-split pairs verified by local features (``curation.audit.checks.visits``): visits of
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
     visit_fits: dict[tuple[int, int], VisitEvidence] = field(default_factory=dict)
