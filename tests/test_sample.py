@@ -86,7 +86,7 @@ SHARED_PLUMBING = {"curation.core.errors", "curation.core.parallel", "curation.c
 
 def test_the_generator_imports_no_detection_code():
     """The sample package may import only itself and the toolkit's plumbing from curation."""
-    for module in SAMPLE_PACKAGE.glob("*.py"):
+    for module in SAMPLE_PACKAGE.rglob("*.py"):
         for node in ast.walk(ast.parse(module.read_text())):
             names = []
             if isinstance(node, ast.Import):
