@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from curation.cli.app import app
 from curation.core.vocabulary import Decode
 from curation.hashes.hash_films import _hash_one
-from tests.test_audit import write_generic
+from tests.audit.test_audit import write_generic
 
 BUFFER = re.compile(r"BytesIO|0x[0-9a-f]+")
 

@@ -23,7 +23,7 @@ from curation.publish.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 LOCAL_CONFIG = Path("configs/periapical-lesions/eval-local.toml")
 REPO = "curator/periapical-pinned"
 BIN = Path(sys.executable).parent

@@ -26,7 +26,7 @@ from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin, 
 
 __all__ = ["hub_standin"]
 REPO = "curator/periapical-test"
-PROJECT = Path(__file__).resolve().parents[1]
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

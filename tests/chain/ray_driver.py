@@ -1,7 +1,7 @@
 """The driver of ``tests/test_ray_cluster.py``, run in a process of its own so that Ray's
 per-process state (its connection, its cached auth token) never meets the test process:
 
-    python -m tests.ray_driver SOURCE_JSON BUILD [WORKER_PID]
+    python -m tests.chain.ray_driver SOURCE_JSON BUILD [WORKER_PID]
 
 joins the cluster ``RAY_ADDRESS`` names once both of its nodes are alive, builds the source
 (``Source.save``'s file) into BUILD with ``curate(..., RayExecutor())``, and prints as JSON

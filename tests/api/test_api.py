@@ -27,10 +27,10 @@ from curation.sample import write_sample_archive
 from curation.sample.drawing.revisits import revisit
 from curation.visits.verification import MIN_CELLS
 from support.film_kit import film, save, scaled, turned
+from tests.decisions.test_decisions import _reencoded
 from tests.hostile_films import film_bytes, voc, write_source
-from tests.test_decisions import _reencoded
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 SIZE = (1600, 840)
 
 

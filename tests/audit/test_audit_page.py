@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from tests.audit.test_audit import FAST, copy_dataset, jpeg, rewrite, run, shard, write_generic
 from tests.browser import SCREENS, needs_chromium, probe, screenshot
-from tests.test_audit import FAST, copy_dataset, jpeg, rewrite, run, shard, write_generic
 
 HOSTILE_ID = "<script>document.title='owned'</script>\"><b>bold</b>|\n[a](javascript:x)&amp;"
 HOSTILE_FIELD = '<i onmouseover="x">age</i>'

@@ -330,7 +330,7 @@ def held(cli_build):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     yield cli_build
@@ -396,7 +396,7 @@ def test_an_atomic_write_cut_short_leaves_a_file_the_next_run_removes(tmp_path):
             "    tmp.write_bytes(b'half a shard')\n    os._exit(9)\n",
             str(target),
         ],
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
         check=False,
     )
     assert killed.returncode == 9

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from curation.chain.chain import CHAIN
 from curation.cli.app import app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
 

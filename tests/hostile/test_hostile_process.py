@@ -29,8 +29,7 @@ from curation.core.parallel import interrupts_held, ordered_map
 from curation.core.records import Kind
 from curation.index.index import file_facts
 from curation.source.download import download_name
-from tests.hostile_films import film_bytes, voc, write_source
-from tests.hostile_processes import (
+from tests.hostile.hostile_processes import (
     ENOUGH_FILMS,
     WAIT_SECONDS,
     alive,
@@ -47,6 +46,7 @@ from tests.hostile_processes import (
     with_frame,
     zip_with_patched_member,
 )
+from tests.hostile_films import film_bytes, voc, write_source
 from tests.source_archives import ORIGINAL, real_layout_zip
 
 SOF3_STEM = "77771"

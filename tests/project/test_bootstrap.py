@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MARKER = "EXTERNALLY-MANAGED"
 # What make's recipes and the tools they start call; uv is deliberately not among them.
 TOOLS = ("make", "bash", "sh", "env", "touch", "id", "cat", "rm", "mkdir", "ls", "uname")

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from curation.audit import target
 from curation.cli.app import app
 from curation.core import build_lock
-from tests.test_audit import write_generic
+from tests.audit.test_audit import write_generic
 
 
 class ReadOnlyLock:

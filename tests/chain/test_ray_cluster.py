@@ -27,7 +27,7 @@ pytest.importorskip("ray")
 from bench.scale.ray_cluster import TwoNodes, two_nodes
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
-REPOSITORY = Path(__file__).parents[1]
+REPOSITORY = Path(__file__).parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def _drive(cluster: TwoNodes, source, build: Path, *kill: str) -> dict:
     source_json = build.parent / f"{build.name}-source.json"
     source.save(source_json)
     ran = subprocess.run(
-        [sys.executable, "-m", "tests.ray_driver", str(source_json), str(build), *kill],
+        [sys.executable, "-m", "tests.chain.ray_driver", str(source_json), str(build), *kill],
         env=cluster.env,
         cwd=REPOSITORY,
         capture_output=True,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # What the contracts read, copied; the tests stay where they are (the contracts name them as
 # a root package, found through the project's own path entry).
 COPIED = ("curation", "splits", "cards", "support", "bench")
@@ -49,7 +49,7 @@ PLANTED = {
     "the bench imports the tests": (
         "bench-not-tests",
         "bench/margins/same_picture.py",
-        "import tests.test_layering",
+        "import tests.project.test_layering",
     ),
 }
 

@@ -40,7 +40,7 @@ from curation.publish.push import EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 NEEDS = re.compile(r"\s+#\s*needs:\s*(?P<needs>.+)$")
 WATCHDOG_SECONDS = 600

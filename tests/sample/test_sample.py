@@ -35,7 +35,7 @@ from tests.sample_reading import (
     path_of,
 )
 
-SAMPLE_PACKAGE = Path(__file__).parents[1] / "curation" / "sample"
+SAMPLE_PACKAGE = Path(__file__).parents[2] / "curation" / "sample"
 AMONG_TRANSFORMS = {
     "noise-faint",
     "noise-strong",

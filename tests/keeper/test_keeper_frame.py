@@ -26,7 +26,7 @@ from curation.keeper.frame import (
     upscale_of,
 )
 from curation.keeper.groups import same_picture_groups
-from tests.test_keeper import Archive, _jpeg, _pair, _radiograph
+from tests.keeper.test_keeper import Archive, _jpeg, _pair, _radiograph
 
 BORDER = 0.013  # of each side: a border of the film's own, as held-out archives' films have
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CITED = re.compile(r'docs/margins\.md`?\)?[,;:]?\s*\(?"([^"]+)"')
 SEARCHED = ("curation", "splits", "cards", "bench", "support", "tests", "docs", "README.md")
 
