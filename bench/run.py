@@ -56,7 +56,7 @@ def _machine() -> dict:
 @dataclass(frozen=True)
 class Sizes:
     """What the parts measure on: ``make bench``'s sizes by default, ``TINY`` for the smoke
-    test (``tests/test_bench_parts.py``), which checks that every part still runs."""
+    test (``tests/bench/test_bench_parts.py``), which checks that every part still runs."""
 
     films: int = 4000  # corpus size (original films)
     codes: tuple[int, ...] = (10_000, 100_000, 1_000_000)  # pair-search sizes

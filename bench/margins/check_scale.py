@@ -6,7 +6,7 @@ at every scale, so a reduced decode saves only the inverse DCT and the cells' su
 
 A pair of one size in one orientation is compared as the check compares it (at reduced scale
 already); every other pair is decoded at the scale measured (``pixels.compare``'s
-``full_scale``). Scale 1 is the check itself (``tests/test_bench_check_scale.py``).
+``full_scale``). Scale 1 is the check itself (``tests/bench/test_bench_check_scale.py``).
 
 Figures describe the test films only, which are synthetic.
 """

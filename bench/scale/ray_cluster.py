@@ -1,4 +1,4 @@
-"""A two-node Ray cluster on this machine, for ``tests/test_ray_cluster.py`` and
+"""A two-node Ray cluster on this machine, for ``tests/chain/test_ray_cluster.py`` and
 ``bench/scale/curve.py``: a head and a worker node, each started by ``ray start --block`` with its
 own temp folder, a resource naming it (``head_node``, ``worker_node``) and ``cpus`` CPUs.
 

@@ -22,9 +22,9 @@ hash alone. The check is built so that it holds at real film sizes and exposures
 
 The difference is the mean absolute grey-level difference after that correction, at
 ``COMPARE_SIZE``. ``SAME_PICTURE_LIMIT`` comes from measured distributions and keeps a
-quarter of margin from both sides (``tests/test_same_picture.py`` on real-size test films,
-``tests/test_margins.py`` and ``python -m bench.margins.same_picture`` on the sample; the
-figures are in docs/margins.md, "Same picture").
+quarter of margin from both sides (``tests/same_picture/test_same_picture.py`` on real-size test
+films, ``tests/same_picture/test_margins.py`` and ``python -m bench.margins.same_picture`` on the
+sample; the figures are in docs/margins.md, "Same picture").
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ def test_clean_sample_build_passes(clean_run):
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     # No leak; the sample's planted visits of one patient that cross splits are shown (not
-    # failed) and keep the report from calling itself clean (tests/test_audit_visits.py).
+    # failed) and keep the report from calling itself clean (tests/audit/test_audit_visits.py).
     assert report["findings"] == []
     assert report["clean"] == (not report["cross_split_visits"]["listed"])
     assert report["clusters"]["consistent"] and report["clusters"]["spanning"] == []

@@ -1,4 +1,4 @@
-"""The driver of ``tests/test_ray_cluster.py``, run in a process of its own so that Ray's
+"""The driver of ``tests/chain/test_ray_cluster.py``, run in a process of its own so that Ray's
 per-process state (its connection, its cached auth token) never meets the test process:
 
     python -m tests.chain.ray_driver SOURCE_JSON BUILD [WORKER_PID]

@@ -7,7 +7,7 @@ test helpers).
 Every step whose per-file jobs go through ``run.map`` must run them on both nodes, and every
 output must be byte-identical to the local build; losing the worker node in the middle of the
 hash step must not change a byte either (Ray retries the lost tasks on the head). The build
-runs in a driver process of its own (``tests/ray_driver.py``), so no Ray state (connection,
+runs in a driver process of its own (``tests/chain/ray_driver.py``), so no Ray state (connection,
 cached auth token) is left in the test process. Every process the cluster started is
 killed by its id when the tests end, pass or fail.
 """

@@ -1,4 +1,4 @@
-"""Fixtures of the process-fault tests (``tests/test_hostile_process.py``): a lossless JPEG
+"""Fixtures of the process-fault tests (``tests/hostile/test_hostile_process.py``): a lossless JPEG
 written by hand, JPEGs whose frame claims another process, film sources, a ``pericurate``
 child process in its own process group and what ``/proc`` says of it, zips that lie."""
 

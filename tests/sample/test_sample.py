@@ -1,6 +1,6 @@
 """The sample archive must look like the real one (layout, names, sizes, annotation quirks, bad
 files) and be drawn without ever consulting the project's hash or detection code. How its
-planted films relate to each other: ``tests/test_sample_relations.py``."""
+planted films relate to each other: ``tests/sample/test_sample_relations.py``."""
 
 from __future__ import annotations
 

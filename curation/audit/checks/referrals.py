@@ -65,7 +65,7 @@ _WORDS = {
     ),
 }
 # The one vocabulary of hints (by category): the audit searches every referral field with it,
-# and the toolkit's tests search the referral generator's slips (tests/test_referrals.py).
+# and the toolkit's tests search the referral generator's slips (tests/publish/test_referrals.py).
 REFERRAL_HINTS: dict[str, re.Pattern[str]] = {
     category: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for category, words in _WORDS.items()
 }
