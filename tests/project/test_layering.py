@@ -46,6 +46,21 @@ PLANTED = {
         "splits/assign.py",
         "import curation.core.records",
     ),
+    "a sample room imports the archive above it": (
+        "sample-floors",
+        "curation/sample/drawing/render.py",
+        "import curation.sample.archive",
+    ),
+    "an audit check imports the report": (
+        "audit-floors",
+        "curation/audit/checks/turned.py",
+        "import curation.audit.report",
+    ),
+    "what the bench's rooms share imports its entry": (
+        "bench-floors",
+        "bench/common/measure.py",
+        "import bench.run",
+    ),
     "the bench imports the tests": (
         "bench-not-tests",
         "bench/margins/same_picture.py",
