@@ -9,10 +9,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench import margins
-from bench.corpus import corpus_zip
-from bench.measure import child_json, python_child, run_measured
-from bench.splits_bench import draft_build, pericurate
+from bench.common.corpus import corpus_zip
+from bench.common.measure import child_json, python_child, run_measured
+from bench.common.splits_bench import draft_build, pericurate
+from bench.margins import same_picture as margins
 from curation.sample import SampleTruth, truth_path
 
 WHOLE_BRUTE_FORCE = 100_000  # brute force (the baseline) runs whole up to here, else a fraction
@@ -23,15 +23,15 @@ def search(sizes: list[int], fraction_queries: int, kind: str) -> list[dict]:
     threshold) run whole at every size on codes with the structure of film hashes, beside
     faiss brute force (whole up to ``WHOLE_BRUTE_FORCE`` codes, where the found pairs are
     compared by digest; beyond, a fraction of its queries, extrapolated and said so)."""
-    from bench.film_codes import film_codes
+    from bench.search.film_codes import film_codes
 
     if kind == "films":  # hashed once here, so no search child's memory counts it
         film_codes(corpus_zip(4000))
     rows = []
     for n in sizes:
-        ours = run_measured(python_child("bench.search_bench", "faiss", str(n), "0", kind))
+        ours = run_measured(python_child("bench.search.engine", "faiss", str(n), "0", kind))
         queries = "0" if n <= WHOLE_BRUTE_FORCE else str(fraction_queries)
-        brute = run_measured(python_child("bench.search_bench", "flat", str(n), queries, kind))
+        brute = run_measured(python_child("bench.search.engine", "flat", str(n), queries, kind))
         rows.append(
             {
                 "ours": {**child_json(ours), "peak_rss_mib": ours.peak_rss_mib},

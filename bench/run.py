@@ -19,13 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bench import audit_memory, cost, lookalike_spread, parts, peers
-from bench.corpus import CORPUS_DIR, corpus_source, corpus_zip
-from bench.measure import child_json, python_child, run_measured
+from bench import parts
+from bench.common.corpus import CORPUS_DIR, corpus_source, corpus_zip
+from bench.common.measure import child_json, python_child, run_measured
+from bench.common.splits_bench import build_draft, draft_build
+from bench.common.splits_bench import measure as measure_splits
 from bench.parts import WHOLE_BRUTE_FORCE
-from bench.report import write_results
-from bench.splits_bench import build_draft, draft_build
-from bench.splits_bench import measure as measure_splits
+from bench.peers import compare as peers
+from bench.peers import lookalike_spread
+from bench.report.write import write_results
+from bench.scale import audit_memory, cost
 
 BENCH_DIR = Path(__file__).parent
 ISSUE_22_BASELINE = "0020104"  # the commit issue 22 was filed on, before any feature check
@@ -53,7 +56,7 @@ def _machine() -> dict:
 @dataclass(frozen=True)
 class Sizes:
     """What the parts measure on: ``make bench``'s sizes by default, ``TINY`` for the smoke
-    test (``tests/test_bench_parts.py``), which checks that every part still runs."""
+    test (``tests/bench/test_bench_parts.py``), which checks that every part still runs."""
 
     films: int = 4000  # corpus size (original films)
     codes: tuple[int, ...] = (10_000, 100_000, 1_000_000)  # pair-search sizes
@@ -124,7 +127,7 @@ def _real_films_off(s: Sizes, part: str) -> dict | None:
 
 def _hashing(s: Sizes) -> dict:
     root = corpus_source(corpus_zip(s.films, folder=s.corpus_dir)).root
-    run = run_measured(python_child("bench.hashing_bench", str(root)))
+    run = run_measured(python_child("bench.scale.hashing", str(root)))
     return {"hashing": {**child_json(run), "peak_rss_mib": run.peak_rss_mib}}
 
 
@@ -189,28 +192,28 @@ def _executors_part(s: Sizes) -> dict:
 
 def _keeper(s: Sizes) -> dict:
     """Which film of a group is kept, on real films."""
-    from bench import keeper
+    from bench.keeper import altered as keeper
 
     return {"keeper": _real_films_off(s, "keeper") or keeper.figures(s.real_films)}
 
 
 def _keeper_real(s: Sizes) -> dict:
     """Which film is kept when real originals carry a border of their own."""
-    from bench import keeper_real
+    from bench.keeper import bordered as keeper_real
 
     return {"keeper_real": _real_films_off(s, "keeper_real") or keeper_real.figures(s.real_films)}
 
 
 def _visits(s: Sizes) -> dict:
     """Visits of one patient verified by features, on real films."""
-    from bench import visits
+    from bench.visits import real as visits
 
     return {"visits": _real_films_off(s, "visits") or visits.run(s.real_films)}
 
 
 def _frames(s: Sizes) -> dict:
     """The same picture under another frame, on real films."""
-    from bench import frames
+    from bench.same_picture import frames
 
     found = _real_films_off(s, "frames") or frames.measure(s.real_films)
     if not found["measured"]:
@@ -220,7 +223,7 @@ def _frames(s: Sizes) -> dict:
 
 def _feature_cost(s: Sizes) -> dict:
     """The shortlist's gate on real films, and its cost per film on the corpus."""
-    from bench import feature_cost
+    from bench.same_picture import feature_cost
 
     in_folders = corpus_zip(s.films, folder=s.corpus_dir, all_copies_among_originals=False)
     folder = peers.originals_folder(corpus_source(in_folders).root)
@@ -236,7 +239,7 @@ def _feature_cost(s: Sizes) -> dict:
 
 def _checks_cost(s: Sizes) -> dict:
     """The build and audit against the start of the feature checks."""
-    from bench import near_identical_cost
+    from bench.same_picture import step_cost as near_identical_cost
 
     archive = corpus_zip(s.films, folder=s.corpus_dir, all_copies_among_originals=False)
     against = cost.measure(archive, s.checks_baseline, rounds=s.rounds, audit=True)
@@ -246,13 +249,13 @@ def _checks_cost(s: Sizes) -> dict:
 
 def _records_memory(s: Sizes) -> dict:
     """Driver memory per source file."""
-    run = run_measured(python_child("bench.records_memory", "--files", str(s.records)))
+    run = run_measured(python_child("bench.scale.records_memory", "--files", str(s.records)))
     return {"records_memory": {**child_json(run), "peak_rss_mib": run.peak_rss_mib}}
 
 
 def _scale(s: Sizes) -> dict:
     """Cold builds at each size, locally and on two nodes."""
-    from bench import scale
+    from bench.scale import curve as scale
 
     with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
         found = scale.measure(list(s.scale_sizes), Path(scratch), s.executors, s.corpus_dir)
@@ -267,7 +270,7 @@ def _audit_memory(s: Sizes) -> dict:
 # Each part: what it measures at the sizes given, as the results' entries it writes.
 def _noop(s: Sizes) -> dict:
     """``make splits`` with nothing to do: one process against the five commands it replaced."""
-    from bench import noop_bench
+    from bench.scale import noop as noop_bench
 
     found = noop_bench.measure(s.noop_runs, films=s.noop_films, sample=sample(s, s.noop_films))
     return {"noop": found}

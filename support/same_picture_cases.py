@@ -1,7 +1,7 @@
 """The same-picture cases at real film sizes: the copies a script or a re-export would make of
 a film (with the view under which each is the same picture) and the distinct films that must
-stay apart. ``tests/test_same_picture.py`` checks the pixel check on them; ``bench.margins``
-and ``bench.check_scale`` measure its margins on them.
+stay apart. ``tests/same_picture/test_same_picture.py`` checks the pixel check on them;
+``bench.margins.same_picture`` and ``bench.margins.check_scale`` measure its margins on them.
 """
 
 from __future__ import annotations

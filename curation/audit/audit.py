@@ -5,7 +5,7 @@ parquet row group at a time, a row group per worker process on every core, and o
 codes, labels and referral fields are kept, so memory is bounded by the hash table and a few
 images per core (``curation.audit.target.IMAGES_AT_ONCE``), not by the images. Films with the
 same bytes in one split are compared through one of them and counted for all
-(``curation.audit.identical.representatives``): a group of identical films costs memory in
+(``curation.audit.checks.identical.representatives``): a group of identical films costs memory in
 proportion to its size, not its square. The permutation tests run on every core too.
 
 Checks: film ids naming rows of more than one split, cross-split pairs within the threshold
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
 
 if TYPE_CHECKING:
-    from curation.audit.checks import Audit
+    from curation.audit.checks.leakage import Audit
     from curation.audit.target import Columns
     from curation.core.parallel import Mapper
 
@@ -50,11 +50,12 @@ def run_audit(
     map: Mapper | None = None,
 ) -> Audit:
     """Read the target, recompute every hash and run every check (``visits``: also match
-    local features across splits, ``curation.audit.visits``); per-file work through ``map``
+    local features across splits, ``curation.audit.checks.visits``); per-file work through ``map``
     (an executor's, ``curation.chain.executors``; default: this machine's cores)."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
-    from curation.audit.checks import (
+    from curation.audit.checks.identical import fill_pixels, representatives
+    from curation.audit.checks.leakage import (
         Audit,
         Pair,
         check_clusters,
@@ -69,9 +70,10 @@ def run_audit(
         same_content,
         sorted_pairs,
     )
+    from curation.audit.checks.referrals import associations, find_hints
+    from curation.audit.checks.turned import turned_same_picture
+    from curation.audit.checks.visits import cross_split_matches, shard_features
     from curation.audit.decided import apply_decisions
-    from curation.audit.identical import fill_pixels, representatives
-    from curation.audit.referrals import associations, find_hints
     from curation.audit.target import (
         AuditError,
         Columns,
@@ -81,8 +83,6 @@ def run_audit(
         resolve_target,
         scan,
     )
-    from curation.audit.turned import turned_same_picture
-    from curation.audit.visits import cross_split_matches, shard_features
     from curation.hashes.hashing import AverageHash512
 
     columns = columns or Columns()

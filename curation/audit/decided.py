@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.audit.checks import Audit
-from curation.audit.visits import CrossSplitMatch
+from curation.audit.checks.leakage import Audit
+from curation.audit.checks.visits import CrossSplitMatch
 from curation.decisions import read_decisions
 
 

@@ -12,7 +12,7 @@ APP1 (EXIF: the index already refuses an orientation other than 1, so no reader 
 published picture differently), APP2 (an ICC profile is not applied by Pillow or
 ``datasets``; it only tells colour-managed viewers how to show the colours) and the rest,
 bytes after EOI, and fill bytes between segments. So the decoded pixels are the source's
-exactly (``tests/test_hostile_data.py`` checks), and the same source gives the same bytes.
+exactly (``tests/hostile/test_hostile_data.py`` checks), and the same source gives the same bytes.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ class SourceRecord:
 
     Slots, and the texts most records share (folder name, encoder signature, reason)
     interned: a build holds one record per source file in memory, so each byte here is
-    millions of bytes on a large archive (``bench/records_memory.py``)."""
+    millions of bytes on a large archive (``bench/scale/records_memory.py``)."""
 
     path: str
     kind: Kind

@@ -12,7 +12,7 @@ LOOKALIKE_DISTANCE = 30
 
 # Copies reach 16 bits in their best orientation on real films and 15 on the sample; distinct
 # films start at 61 bits on real films and at 50 on the sample (nearest distinct film, python
-# -m bench.margins): the radius keeps a quarter of margin from both; docs/margins.md,
+# -m bench.margins.same_picture): the radius keeps a quarter of margin from both; docs/margins.md,
 # "Same picture". Visits of one patient fall inside it; the pixel check tells them apart.
 SAME_PICTURE_RADIUS = 32
 

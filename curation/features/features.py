@@ -127,9 +127,9 @@ def nearest_two(query: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.nd
     """The Hamming distances to each ``query`` descriptor's two nearest ``train`` descriptors,
     and the index of the nearest: faiss's exact binary search, the distances OpenCV's
     brute-force matcher gives, in a fifth of its time on real films (2,000 descriptors a
-    film; ``python -m bench.feature_cost matching``). One OpenMP thread for the search: the
-    executor's worker processes fill the cores, and two workers each spinning two OpenMP
-    threads made the search 4x slower here. The process's setting is put back."""
+    film; ``python -m bench.same_picture.feature_cost matching``). One OpenMP thread for the
+    search: the executor's worker processes fill the cores, and two workers each spinning two
+    OpenMP threads made the search 4x slower here. The process's setting is put back."""
     index = faiss.IndexBinaryFlat(train.shape[1] * 8)
     index.add(np.ascontiguousarray(train))
     threads = faiss.omp_get_max_threads()

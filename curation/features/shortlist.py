@@ -13,7 +13,7 @@ A crop, a pad, a turn or a re-toned copy of a film, or another visit of the same
 shares many corners with it (ORB is rotation-invariant), so it collects far more votes than
 an unrelated film: a pair needs ``MIN_VOTES`` and votes from ``MIN_SHARE`` of the voting
 descriptors of the film with fewer (measured on real films by ``python -m
-bench.feature_cost``, margins in docs/margins.md, "Shortlist"), and each film keeps its
+bench.same_picture.feature_cost``, margins in docs/margins.md, "Shortlist"), and each film keeps its
 ``per_film`` best-voted partners. Only a quarter of each film's descriptors vote
 (``voting``): sixteen times fewer pairs of descriptors to compare, and the real films'
 margin holds.
@@ -34,7 +34,7 @@ CROWDED = 24  # descriptors under one key beyond which the key is passed over
 SAMPLE_MASK = 3  # descriptors whose last byte has these bits clear vote (a quarter)
 MAX_HAMMING = 40  # of 256 bits: a vote only for a close descriptor
 MIN_VOTES = 10  # a few coincidences are no evidence
-MIN_SHARE = 0.12  # votes over the fewer voting descriptors of the two (bench.feature_cost)
+MIN_SHARE = 0.12  # votes over the fewer voting descriptors (bench.same_picture.feature_cost)
 SHORTLIST_VERSION = (
     f"shortlist-v2/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-crowded{CROWDED}-"
     f"h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"

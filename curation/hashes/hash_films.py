@@ -32,7 +32,7 @@ HASH_BYTES = 64
 class Hashes(Mapping[str, dict[View, bytes]]):
     """film_id -> view -> 64-byte hash, held column-wise: one ``(films, views, 64)`` uint8
     array and each film's row, instead of five bytes objects and a dict per film (about
-    750 bytes a film down to about 400, with the row index; ``bench/records_memory.py``).
+    750 bytes a film down to about 400, with the row index; ``bench/scale/records_memory.py``).
     Read as the mapping it replaces: ``hashes[film][view]`` is the film's bytes."""
 
     def __init__(self, films: Iterable[str], codes: np.ndarray) -> None:

@@ -97,7 +97,7 @@ class AverageHash512:
         ``strict``: a JPEG is decoded by ``simplejpeg`` with libjpeg's warnings as errors
         (``CorruptJpeg``), since Pillow decodes a truncated or corrupt film "with warnings"
         and keeps it. Its reduced-scale pixels are Pillow's draft pixels exactly (one
-        libjpeg-turbo scaled IDCT; ``tests/test_hashing.py`` checks), so the check costs no
+        libjpeg-turbo scaled IDCT; ``tests/hashes/test_hashing.py`` checks), so the check costs no
         second decode."""
         if not strict:
             return self._pillow_grey(path)

@@ -23,7 +23,7 @@ What faiss does and what is ours: the buckets are the inverted lists of a faiss
 with ``range_search_preassigned`` (each query's lists given), so the full distances run in
 faiss's compiled loop over all cores. faiss's own multi-index (``IndexBinaryMultiHash``) keeps
 each query's candidates in a hash set and its buckets in hash maps, and is slower on film
-codes (``python -m bench.search_bench multihash 100000 0 films``; docs/margins.md, "Search").
+codes (``python -m bench.search.engine multihash 100000 0 films``; docs/margins.md, "Search").
 Ours: the choice of bits, the lookup of a substring's list (an array of ``2**b`` list numbers), the
 queries sorted by substring so that neighbouring queries read the same lists from cache, and
 each pair kept only from the first table that can find it.

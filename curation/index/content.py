@@ -11,7 +11,7 @@ the header check (``curation.core.jpeg_check``) has cleared it. Two figures deci
 - spread, the 99th minus the 1st percentile: a uniform film (white, grey, black) has none.
 
 The thresholds are measured on real films against blank, near-black and uniform ones
-(docs/design.md, "Films with no content"; ``python -m bench.content_margin``).
+(docs/design.md, "Films with no content"; ``python -m bench.margins.content``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ same-picture groups only, at little cost:
   in the identity, quarter and half turns are correlated with the mean of the archive's
   identity bits (its films are upright, bar a few copies); a film is turned when a turn
   fits better than its own frame by ``TURN_MARGIN``. On 120 real films
-  (``python -m bench.keeper``, the mean of the originals plus one copy each) their own
+  (``python -m bench.keeper.altered``, the mean of the originals plus one copy each) their own
   frame fit better than any quarter turn by at least 0.271 and than the half turn by at
   least 0.424 (correlation), so a turned copy fits its turn back better by as much; the
   limit is half the smaller, 0.135, which also leaves films that tell nothing (a symmetric

@@ -19,7 +19,7 @@
   original's detail beyond its downscale's resolution is not (``upscale_of``).
 
 The limits and the measurements behind them: docs/design.md, "Same picture, on real sizes and
-exposures", and ``bench/keeper.json`` (``python -m bench.keeper_real``).
+exposures", and ``bench/keeper/keeper.json`` (``python -m bench.keeper.bordered``).
 """
 
 from __future__ import annotations

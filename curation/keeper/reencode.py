@@ -12,9 +12,9 @@ which no statistic of the picture tells from its original (``curation.keeper.rul
 It is read only for films that every earlier keeper rule leaves tied (a full decode and an
 encode per film and direction: ``pairs_to_reencode`` in ``curation.keeper.groups``).
 
-Measured on the 120 real films of ``../shared/realfilms-dev`` (``python -m bench.keeper``,
-``reencoding`` in ``bench/keeper.json``: every alteration of ``bench.keeper``'s table written by
-Pillow at quality 75 and at the originals' own 95, and 24 films upscaled to archive sizes
+Measured on the 120 real films of ``../shared/realfilms-dev`` (``python -m bench.keeper.altered``,
+``reencoding`` in ``bench/keeper/keeper.json``: every alteration of ``bench.keeper.altered``'s table
+written by Pillow at quality 75 and at the originals' own 95, and 24 films upscaled to archive sizes
 with their mirrors): re-encoding the original gave every re-encoded, grey, mirrored and
 turned copy's pixels exactly (share missed 0.0000, at 512 px and upscaled, where a mirror
 moves the 8 x 8 block grid), while re-encoding such a copy missed at least 0.0408 of the

@@ -78,7 +78,7 @@ outrank grain (14), measured with a margin where grain has none. A re-encoding (
 exact where it speaks, but it is read only where everything before ties, and before grain,
 since a re-saved copy repeats its source's boxes and may be the less grainy of the two.
 
-Measured on 120 real films (``python -m bench.keeper``, at 512 x 512 and 24 of them
+Measured on 120 real films (``python -m bench.keeper.altered``, at 512 x 512 and 24 of them
 upscaled to the archive's sizes; copies at the original's own quality 95 and encoder): on
 the pairs that reach each rule, the original's largest lead is 0.784 spreads (local
 contrast; 0.342 upscaled) and 0.671 (histogram; 0.180 upscaled); the copy's smallest lead
@@ -88,12 +88,13 @@ midpoints, 0.93 and 1.0. Mirrors written at the original's own quality and encod
 nothing here: panoramic films are close to left-right symmetric, and no statistic tried
 told a film from its mirror (correlation of the film and of its mirror with the mean of the
 other films, at 16, 64 and 256 px square: 24-26 of 120 films fit their mirror better,
-``mirror_fits`` in ``bench/keeper.json``): those are named by the re-encoding (13). Outside
-``bench.keeper``'s 29 alterations the tone rules can err: a blurred, noised or sharpened copy at the
-original's quality moves a rough or high-contrast original's statistics towards typical, and
-5-13 of 120 such originals were named (``BEYOND`` in ``bench.keeper_copies``). Originals
+``mirror_fits`` in ``bench/keeper/keeper.json``): those are named by the re-encoding (13). Outside
+``bench.keeper.altered``'s 29 alterations the tone rules can err: a blurred,
+noised or sharpened copy at the original's quality moves a rough or high-contrast original's
+statistics towards typical, and
+5-13 of 120 such originals were named (``BEYOND`` in ``bench.keeper.copies``). Originals
 with a border of their own, upscales, colour re-saves and small turns: docs/design.md, "Same
-picture, on real sizes and exposures" (``python -m bench.keeper_real``).
+picture, on real sizes and exposures" (``python -m bench.keeper.bordered``).
 """
 
 from __future__ import annotations

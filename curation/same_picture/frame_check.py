@@ -4,7 +4,8 @@ cannot see.
 
 A pair is the same picture when every gate holds; each gate's thresholds are the fields of
 its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured by
-``python -m bench.frames`` on real radiographs (margins in docs/margins.md, "Frame check"):
+``python -m bench.same_picture.frames`` on real radiographs (margins: docs/margins.md,
+"Frame check"):
 
 1. **Features agree** (``curation.features.features``): enough ORB matches explained by one affine
    transform fitted by MAGSAC (``min_inliers``) and a large share of the ratio-test matches

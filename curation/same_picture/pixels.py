@@ -22,9 +22,9 @@ hash alone. The check is built so that it holds at real film sizes and exposures
 
 The difference is the mean absolute grey-level difference after that correction, at
 ``COMPARE_SIZE``. ``SAME_PICTURE_LIMIT`` comes from measured distributions and keeps a
-quarter of margin from both sides (``tests/test_same_picture.py`` on real-size test films,
-``tests/test_margins.py`` and ``python -m bench.margins`` on the sample; the figures are in
-docs/margins.md, "Same picture").
+quarter of margin from both sides (``tests/same_picture/test_same_picture.py`` on real-size test
+films, ``tests/same_picture/test_margins.py`` and ``python -m bench.margins.same_picture`` on the
+sample; the figures are in docs/margins.md, "Same picture").
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def reduced(
 ) -> np.ndarray:
     """Film at ``path`` as float grey levels on a ``size`` grid, over exactly its picture area;
     decoded at reduced scale (JPEG draft) when ``draft``, else at 1/``full_scale`` (1, full
-    size: the only scale with margin on real-size films, ``bench.check_scale``), first
+    size: the only scale with margin on real-size films, ``bench.margins.check_scale``), first
     resampled to ``resampled_to`` (width, height) pixels when given. A process
     remembers its last few films (a film with several copies is compared several times in a
     row), keyed by the file's size and modification time too, so a rewritten file is read
@@ -137,7 +137,7 @@ def unaligned_cells(data: bytes, size: tuple[int, int], scale: int = 1) -> np.nd
     not coincide: decoded at full size, straight to grey (luma) with simplejpeg (which the
     hash step's strict decode has already read every film with: the same pixels as Pillow's
     grey decode, sooner), and summed exactly (``box_cells``); at 1/``scale`` when measuring
-    what a cheaper decode would do (``bench.check_scale``)."""
+    what a cheaper decode would do (``bench.margins.check_scale``)."""
     if scale != 1:
         return scaled_cells(data, size, scale)
     return box_cells(simplejpeg.decode_jpeg(data, colorspace="GRAY")[..., 0], size)

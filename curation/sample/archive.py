@@ -12,21 +12,21 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-import curation.sample.encoders as encoders
+import curation.sample.drawing.encoders as encoders
 from curation.core.errors import PericurateError
 from curation.core.parallel import ordered_map
 from curation.sample.annotations import annotation_xml, apply_xml_quirks
-from curation.sample.bad_inputs import plan_bad_inputs
-from curation.sample.copies import (
+from curation.sample.drawing.render import RenderJob, render
+from curation.sample.layout import ANNOTS_DIR, JUNK_ARCHIVES, SAMPLE_COMMENT, ZIP_TIME
+from curation.sample.planner import Planner
+from curation.sample.plants.bad_inputs import plan_bad_inputs
+from curation.sample.plants.copies import (
     file_every_copy_among_originals,
     plan_among_originals,
     plan_augmented,
     plan_held_out_cases,
 )
-from curation.sample.layout import ANNOTS_DIR, JUNK_ARCHIVES, SAMPLE_COMMENT, ZIP_TIME
-from curation.sample.planner import Planner
-from curation.sample.planted_visits import plant_visits
-from curation.sample.render import RenderJob, render
+from curation.sample.plants.planted_visits import plant_visits
 from curation.sample.truth import FilmTruth, SampleTruth, truth_path
 
 MIN_FILMS = 30

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import curation.sample.anatomy as anatomy
-import curation.sample.encoders as encoders
+import curation.sample.drawing.anatomy as anatomy
+import curation.sample.drawing.encoders as encoders
 from curation.sample.annotations import Annotation, objects_of
+from curation.sample.drawing.render import Exposure, Output
 from curation.sample.geometry import disagree, jitter
 from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER, Box
-from curation.sample.render import Exposure, Output
 from curation.sample.truth import AugmentedCopy, BadInput, DoubleAnnotated
 
 _NUMBERED_SINGLES = 0.12
@@ -62,7 +62,7 @@ class Planner:
         self.among: list[AugmentedCopy] = []
         self.held_out: list[AugmentedCopy] = []  # cases reviewers tried on held-out films
         # Annotation files planted after the quirks were drawn: the held-out cases' and the
-        # planted visits' (``curation.sample.planted_visits``).
+        # planted visits' (``curation.sample.plants.planted_visits``).
         self.held_out_notes: list[Annotation] = []
         self.doubles: list[DoubleAnnotated] = []
         self.groups: list[tuple[str, ...]] = []

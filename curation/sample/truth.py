@@ -88,7 +88,7 @@ class SampleTruth:
     # Planted after every other file: copies as reviewers made them on held-out films, a
     # re-filing with a drawn lesion, a copy found only in the augmentation folder.
     held_out: tuple[AugmentedCopy, ...] = ()
-    # Planted last (``curation.sample.planted_visits``): realistic revisits (source, revisit)
+    # Planted last (``curation.sample.plants.planted_visits``): realistic revisits (source, revisit)
     # and the films of different patients that share one burned-in label.
     realistic_visits: tuple[tuple[str, ...], ...] = ()
     shared_label_films: tuple[str, ...] = ()

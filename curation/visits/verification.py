@@ -32,7 +32,7 @@ STRIP_WIDTH = 1 / 3
 MIN_STRIP_INLIERS = 6  # a strip fit explaining fewer is chance
 GRID = (12, 6)  # cells across and down film A: the evidence's spread
 # Grid cells (of 72) a visit's counted matches must cover. Measured by ``python -m
-# bench.visits`` (docs/design.md, "Visits of one patient"): distinct real films reach at most
+# bench.visits.real`` (docs/design.md, "Visits of one patient"): distinct real films reach at most
 # 5 cells at either size, realistic revisits at least 44; 12 is 2.4x the one and 3.7x below
 # the other (the chosen half's geometric mean, 16, would lose the sample's drawn distant
 # visits, which reach 12).

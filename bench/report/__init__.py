@@ -1,0 +1,1 @@
+"""``bench/RESULTS.md`` and ``bench/results.json``: the parts' figures laid out as tables."""

@@ -1,0 +1,124 @@
+"""Rows of the ``make bench`` table for issue 22's cost goal (``checks_cost``) and issue 25's
+scale curve (``scale``); ``bench.report.tables`` lays them out with the other parts'."""
+
+from __future__ import annotations
+
+from bench.common.report_cells import met
+
+# The steps issue 22's checks run in: the frame check in the same-picture step, the keeper's
+# evidence in the keeper step (a build of a commit without that step counts it as 0 s: its
+# work is in the same-picture step there), the visits' links in the look-alike step.
+CHECKED_STEPS = ("same-picture", "keeper", "lookalikes")
+
+
+def checks_cost_rows(found: dict) -> list[list[str]]:
+    """The build and the audit against the commit before any feature check: the checks may
+    add at most the cold build's own time. The whole build's growth is reported beside
+    them, with the publish step's, which hostile inputs round three grew after that commit."""
+    base, now = found["median"]["baseline"], found["median"]["current"]
+    allowed = base["build"]
+    rows = [
+        [
+            f"issue 22: cold build, {found['archive']}, wall / CPU / peak",
+            f"{now['build']:.1f} s / {now['build_cpu_s']:.1f} s / "
+            f"{now['build_peak_rss_mib']:.0f} MiB",
+            f"{base['build']:.1f} s / {base['build_cpu_s']:.1f} s / "
+            f"{base['build_peak_rss_mib']:.0f} MiB on {found['baseline']}",
+            f"+{now['build'] - base['build']:.1f} s",
+            f"everything since {found['baseline']}, not the checks alone",
+            "reported",
+        ]
+    ]
+    if "step_build" in base and "step_build" in now:  # grown with hostile inputs round three
+        rows.append(
+            [
+                "issue 22: of it, the publish step (build), wall",
+                f"{now['step_build']:.1f} s",
+                f"{base['step_build']:.1f} s on {found['baseline']}",
+                f"+{now['step_build'] - base['step_build']:.1f} s",
+                "not the checks: outputs verified together, JPEGs published without text",
+                "reported",
+            ]
+        )
+    checked = [f"step_{s}" for s in CHECKED_STEPS]
+    if any(c in base for c in checked) and any(c in now for c in checked):
+        added = sum(now.get(c, 0.0) - base.get(c, 0.0) for c in checked)
+        rows.append(
+            [
+                f"issue 22: of it, the steps the checks run in ({', '.join(CHECKED_STEPS)}), wall",
+                " + ".join(f"{now.get(c, 0.0):.1f}" for c in checked) + " s",
+                " + ".join(f"{base.get(c, 0.0):.1f}" for c in checked)
+                + f" s on {found['baseline']}",
+                f"+{added:.1f} s",
+                f"adds <= {allowed:.1f} s",
+                met(added <= allowed),
+            ]
+        )
+    audit, cpu = found.get("audit_s") or {}, found.get("audit_cpu_s") or {}
+    if audit:
+        rows.append(
+            [
+                "issue 22: `pericurate audit` of that build, wall / CPU",
+                f"{audit['current']:.1f} s / {cpu['current']:.1f} s",
+                f"{audit['baseline']:.1f} s / {cpu['baseline']:.1f} s on {found['baseline']}",
+                f"+{audit['current'] - audit['baseline']:.1f} s",
+                f"adds <= {allowed:.1f} s",
+                met(audit["current"] - audit["baseline"] <= allowed),
+            ]
+        )
+    return rows
+
+
+def matching_rows(found: dict) -> list[list[str]]:
+    """Feature matching on real films: faiss's exact search against OpenCV's brute force."""
+    timed = found.get("matching") or {}
+    if not timed.get("measured"):
+        return []
+    return [
+        [
+            f"issue 22: feature matching, {timed[kind]['pairs']} {label} (real films), per pair",
+            f"{timed[kind]['match_features_ms']:.1f} ms (faiss search and MAGSAC)",
+            f"{timed[kind]['brute_force_knn_ms']:.1f} ms (OpenCV brute-force neighbours alone)",
+            f"{timed[kind]['brute_force_knn_ms'] / timed[kind]['match_features_ms']:.1f}x",
+            "the same matches",
+            met(timed[kind]["same_matches"] == timed[kind]["pairs"]),
+        ]
+        for kind, label in (("copy", "films and their 3 % crops"), ("distinct", "distinct pairs"))
+    ]
+
+
+def scale_rows(found: dict) -> list[list[str]]:
+    """Each corpus size, locally and on two nodes: wall, CPU per original, peak memory, and
+    whether the two-node outputs equal the local ones; the cost per original must stay flat."""
+    rows = []
+    sizes = sorted(found["sizes"], key=int)
+    for size in sizes:
+        for executor, run in found["sizes"][size].items():
+            same = run.get("outputs_identical")
+            rows.append(
+                [
+                    f"issue 25: cold build, {int(size):,} originals, {executor}",
+                    f"{run['wall_s']:.1f} s ({run['ms_per_original']:.1f} ms per original), "
+                    f"{'driver ' if executor == 'ray' else ''}CPU "
+                    f"{run['cpu_ms_per_original']:.1f} ms per original, "
+                    f"peak {run['peak_rss_mib']:.0f} MiB",
+                    "",
+                    "",
+                    "outputs identical to local" if executor == "ray" else "",
+                    met(same) if executor == "ray" else "",
+                ]
+            )
+    local = [found["sizes"][s]["local"]["cpu_ms_per_original"] for s in sizes[-2:]]
+    if len(local) == 2:
+        growth = local[1] / local[0]
+        rows.append(
+            [
+                f"issue 25: CPU per original, {int(sizes[-2]):,} -> {int(sizes[-1]):,}, local",
+                f"{local[0]:.1f} -> {local[1]:.1f} ms",
+                "",
+                f"{growth:.2f}x",
+                "flat (<= 1.10x)",
+                met(growth <= 1.10),
+            ]
+        )
+    return rows

@@ -1,0 +1,1 @@
+"""Visits of one patient (``curation.visits``) measured on the real films."""

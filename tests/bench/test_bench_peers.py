@@ -1,0 +1,134 @@
+"""The peers benchmark's scoring (``bench.peers.compare``), without the peers themselves: a
+tool that finds exactly the planted relations scores full recall and no false pair, one that chains
+every film into one group scores full recall and is charged its false pairs, and pericurate's
+own build is scored from its outputs."""
+
+from __future__ import annotations
+
+import bench.peers.compare as peers
+from bench.peers.compare import (
+    RELATIONS,
+    Groups,
+    joined_groups,
+    originals_folder,
+    pericurate_groups,
+    relations,
+    score,
+    score_reported,
+    truth_groups,
+    warm,
+    without_bad_files,
+)
+
+
+def test_exact_groups_score_full_recall_and_no_false_pair(sample_zip):
+    _, truth = sample_zip
+    planted = relations(truth)
+    exact = joined_groups(set().union(*planted.values()))
+    result = score(dict.fromkeys(RELATIONS, exact), exact, truth)
+    assert result["false_pairs"] == 0
+    assert all(result["recall"][name] == 1.0 for name in RELATIONS if planted[name])
+
+
+def test_a_tool_chaining_every_film_is_charged_its_false_pairs(sample_zip):
+    _, truth = sample_zip
+    films = sorted(truth.originals)
+    chained = joined_groups([(films[0], other) for other in films[1:]])
+    result = score(dict.fromkeys(RELATIONS, chained), chained, truth)
+    assert result["false_pairs"] > len(films)
+    nothing = joined_groups([])
+    missed = score(dict.fromkeys(RELATIONS, nothing), nothing, truth)
+    assert missed["false_pairs"] == 0 and set(missed["found"].values()) == {0}
+
+
+def test_pericurate_is_scored_from_its_build(sample_zip, sample_build):
+    _, truth = sample_zip
+    same, clusters = pericurate_groups(sample_build)
+    found_by = dict.fromkeys(RELATIONS, same) | {"look-alike": clusters}
+    result = score(found_by, clusters, truth)
+    copies = ("noise", "scaling", "mirror", "quarter turn", "half turn", "re-filing")
+    assert result["false_pairs"] == 0
+    assert all(result["recall"][name] in (1.0, None) for name in copies)
+
+
+def test_the_clean_folder_links_every_film_but_the_planted_bad_files(
+    sample_zip, sample_source, tmp_path
+):
+    _, truth = sample_zip
+    folder = originals_folder(sample_source.root)
+    clean = without_bad_files(folder, truth, tmp_path)
+    bad = {b.stem for b in truth.bad_inputs}
+    kept = {p.name for p in clean.iterdir()}
+    expected = {p.name for p in folder.iterdir() if p.is_file() and p.stem not in bad}
+    assert kept == expected and len(kept) < sum(1 for p in folder.iterdir() if p.is_file())
+    assert all((clean / name).resolve() == (folder / name).resolve() for name in kept)
+
+
+def test_a_peer_as_reported_earns_no_pair_through_a_chain(sample_zip):
+    """Scored on its pairs as reported, a tool that chains two look-alike visits through a
+    third film finds neither pair it did not report, and each reported unrelated pair is
+    one false pair; scored as groups, the chain finds the visits' pair."""
+    _, truth = sample_zip
+    visit, other_visit = sorted(relations(truth)["look-alike"])[0]
+    truth_joined = truth_groups(truth)
+    hub = next(
+        f for f in sorted(truth.originals) if truth_joined.find(f) != truth_joined.find(visit)
+    )
+    chain = [tuple(sorted((hub, visit))), tuple(sorted((hub, other_visit)))]
+    direct = score_reported(chain, truth)
+    assert direct["found"]["look-alike"] == 0 and direct["false_pairs"] == 2
+    grouped = joined_groups(chain)
+    assert score(dict.fromkeys(RELATIONS, grouped), grouped, truth)["found"]["look-alike"] >= 1
+    assert score_reported([(visit, other_visit)], truth)["found"]["look-alike"] == 1
+
+
+def test_warming_reads_every_file_below_the_root_once_and_skips_links(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "one.jpg").write_bytes(b"x" * 3_000_000)
+    (tmp_path / "a" / "b" / "two.xml").write_bytes(b"y" * 10)
+    (tmp_path / "link.jpg").symlink_to(tmp_path / "a" / "one.jpg")
+    assert warm(tmp_path) == 3_000_010
+
+
+def test_every_timed_run_starts_after_the_corpus_was_read_again(
+    sample_zip, sample_source, monkeypatch, tmp_path
+):
+    """Each tool's run, a peer's retry without the bad files included, follows a warming
+    read, so that no run pays alone for reading the corpus from disk."""
+    events: list[str] = []
+
+    def peer(tool: str, folder):
+        events.append(tool)
+        failed = tool == "second" and events.count("second") == 1
+        return ({"error": "planted bad file"}, None) if failed else ({"wall_s": 1.0}, [])
+
+    def pericurate(source, build):
+        events.append("pericurate")
+        return {"wall_s": 1.0}
+
+    monkeypatch.setattr(peers, "corpus_source", lambda archive: sample_source)
+    monkeypatch.setattr(peers, "warm", lambda root: events.append("warm") or 0)
+    monkeypatch.setattr(peers, "_run_pericurate", pericurate)
+    monkeypatch.setattr(peers, "pericurate_groups", lambda build: (Groups(), Groups()))
+    monkeypatch.setattr(peers, "_run_peer", peer)
+    monkeypatch.setattr(peers, "without_bad_files", lambda folder, truth, work: folder)
+    result = peers.measure(sample_zip[0], tmp_path, peers=("first", "second"))
+    assert events == [
+        "warm",
+        "pericurate",
+        "warm",
+        "first",
+        "warm",
+        "second",
+        "warm",
+        "second",
+        "warm",
+        "pericurate",
+    ]
+    assert [run["tool"] for run in result["runs"]] == [
+        "pericurate",
+        "first",
+        "second",
+        "second (bad files removed)",
+        "pericurate",
+    ]

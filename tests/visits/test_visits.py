@@ -1,0 +1,112 @@
+"""Visits of one patient (``curation.visits``): realistic revisits verified, distinct films and
+films sharing a burned-in label not, and retrieval finding what the old vote shortlist
+missed; on films the project draws itself (``support/film_kit.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from curation.features.features import film_features
+from curation.features.shortlist import feature_shortlist
+from curation.same_picture.frame_check import SHORTLIST_PER_FILM
+from curation.sample.drawing.revisits import bent, burned_in, jpeg, re_exposed, revisit, treated
+from curation.visits import descriptors, verification
+from curation.visits.descriptors import VisitFeatures, visit_features
+from curation.visits.find import candidates, find_visits
+from curation.visits.verification import MIN_CELLS, verify
+from support.film_kit import film
+
+SIZE = (1280, 660)  # a film of the archive's shape at half size: described at 768 px
+
+# Measured by ``uv run --frozen python -m bench.visits.real`` on the 145 real development films
+# (docs/design.md, "Visits of one patient"; bench/visits/visits.json): the most cells any pair of
+# distinct real films reached at either size, and the fewest any realistic revisit reached.
+DISTINCT_MOST = 5
+VISIT_LEAST = 44
+
+
+def grey(picture: np.ndarray) -> np.ndarray:
+    return np.clip(picture + 0.5, 0, 255).astype(np.uint8)
+
+
+def harsh_revisit(picture: np.ndarray, seed: int) -> np.ndarray:
+    """A revisit bent twice as far as a typical one, with two restorations, through two
+    other machines (new noise each time), written at JPEG quality 70."""
+    rng = np.random.default_rng(seed)
+    out = treated(bent(picture, rng, 2.0), rng, 2)
+    return jpeg(re_exposed(re_exposed(out, rng), rng), 70)
+
+
+@pytest.fixture(scope="module")
+def kit() -> dict[str, VisitFeatures]:
+    """Six distinct films, a realistic revisit of film0, harsh revisits of film0 and film1,
+    and film4 and film5 carrying one burned-in label."""
+    films = {f"film{n}": grey(film(100 + n, SIZE)) for n in range(6)}
+    made = dict(films)
+    made["revisit0"] = revisit(films["film0"], 1)
+    made["harsh0"] = harsh_revisit(films["film0"], 0)
+    made["harsh1"] = harsh_revisit(films["film1"], 1)
+    made["label4"] = burned_in(films["film4"], "label", 0.3, 7)
+    made["label5"] = burned_in(films["film5"], "label", 0.3, 7)
+    return {name: visit_features(picture) for name, picture in made.items()}
+
+
+def test_a_realistic_revisit_is_verified_and_distinct_films_are_not(kit):
+    """The revisit is bent across the arch, re-noised by another machine and treated."""
+    assert verify(kit["film0"], kit["revisit0"]).verified
+    assert verify(kit["film0"], kit["harsh0"]).verified
+    for a, b in [("film0", "film1"), ("film1", "film2"), ("film2", "film3"), ("film3", "film0")]:
+        evidence = verify(kit[a], kit[b])
+        assert not evidence.verified and evidence.cells < MIN_CELLS / 2
+
+
+def test_a_shared_burned_in_label_links_no_two_films(kit, monkeypatch):
+    """The label is masked; described anyway, its matches sit in too few cells of the grid."""
+    assert not verify(kit["label4"], kit["label5"]).verified
+    monkeypatch.setattr(descriptors, "anatomy_mask", lambda small: np.full_like(small, 255))
+    unmasked = [
+        visit_features(burned_in(grey(film(100 + n, SIZE)), "label", 0.3, 7)) for n in (4, 5)
+    ]
+    evidence = verify(*unmasked)
+    assert evidence.inliers > 0  # the label's matches are there to be refused
+    assert not evidence.verified
+
+
+def test_the_limit_sits_inside_the_measured_margin_and_decides(kit, monkeypatch):
+    """The limit is at least twice the closest distinct real pair and at most the weakest
+    real-film revisit; moved to the distinct side it links distinct films, moved past the
+    revisits it loses a revisit."""
+    assert 2 * DISTINCT_MOST <= MIN_CELLS <= VISIT_LEAST
+    distinct = verify(kit["film0"], kit["film1"])
+    monkeypatch.setattr(verification, "MIN_CELLS", distinct.cells)
+    assert distinct.verified
+    weakest = min(verify(kit["film0"], kit[name]).cells for name in ("revisit0", "harsh0"))
+    monkeypatch.setattr(verification, "MIN_CELLS", weakest + 1)
+    assert not all(verify(kit["film0"], kit[n]).verified for n in ("revisit0", "harsh0"))
+
+
+def test_retrieval_finds_harsh_revisits_the_vote_shortlist_missed(kit):
+    names = [f"film{n}" for n in range(6)] + ["harsh0", "harsh1"]
+    nearest = set(candidates([kit[n] for n in names], partners=1))
+    assert {(0, 6), (1, 7)} <= nearest
+    pictures = [grey(film(100 + n, SIZE)) for n in range(6)]
+    pictures += [harsh_revisit(pictures[0], 0), harsh_revisit(pictures[1], 1)]
+    shortlist = set(feature_shortlist([film_features(p) for p in pictures], SHORTLIST_PER_FILM))
+    assert not {(0, 6), (1, 7)} <= shortlist
+
+
+def test_find_visits_names_exactly_the_revisits(kit):
+    names = [f"film{n}" for n in range(4)] + ["revisit0", "harsh1", "label4", "label5"]
+    found = find_visits([kit[n] for n in names])
+    assert [(names[v.first], names[v.second]) for v in found] == [
+        ("film0", "revisit0"),
+        ("film1", "harsh1"),
+    ]
+    assert all(v.cells >= MIN_CELLS for v in found)
+
+
+def test_a_featureless_film_is_no_visit_of_anything(kit):
+    blank = visit_features(np.full((660, 1280), 128, np.uint8))
+    assert len(blank.points) == 0
+    assert not verify(kit["film0"], blank).verified and not verify(blank, kit["film0"]).verified
