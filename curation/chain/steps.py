@@ -354,10 +354,7 @@ def write_build(
         records,
         kept_groups.groups,
         clusters,
-        lookalikes.links
-        + lookalikes.patient_links
-        + (lookalikes.visit_links if lookalikes.visits_linked else [])
-        + lookalikes.decided_links,
+        lookalikes.joining_links,
         lookalikes.distance,
         synthetic=run.source.comment == SAMPLE_COMMENT,
         thumbnail_cache=run.cache(THUMBNAILS_CACHE),

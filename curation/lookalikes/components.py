@@ -17,7 +17,7 @@ many cross splits). Clusters are the connected components (networkx).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import networkx as nx
 
@@ -123,6 +123,12 @@ class Lookalikes:
     visits_linked: bool = False  # whether ``visit_links`` joined the clusters
     decided_links: list[Link] = field(default_factory=list)  # the curator's: one patient
 
+    @property
+    def joining_links(self) -> list[Link]:
+        """Every link that joined the components: visits only when they were linked."""
+        visits = self.visit_links if self.visits_linked else []
+        return self.links + self.patient_links + visits + self.decided_links
+
 
 def lookalike_clusters(
     films: dict[str, SourceRecord],
@@ -144,10 +150,15 @@ def lookalike_clusters(
     links = lookalike_links(compared, max_distance)
     numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
     patients, templated = patient_links(numbers)
-    visits = visit_links or []
-    decided = decided_links or []
-    joined = links + patients + (visits if link_visits else []) + decided
-    clusters = lookalike_components(sorted(films), joined, kept_as)
-    return Lookalikes(
-        clusters, links, patients, templated, max_distance, visits, link_visits, decided
+    found = Lookalikes(
+        [],
+        links,
+        patients,
+        templated,
+        max_distance,
+        visit_links or [],
+        link_visits,
+        decided_links or [],
     )
+    clusters = lookalike_components(sorted(films), found.joining_links, kept_as)
+    return replace(found, clusters=clusters)
