@@ -35,6 +35,7 @@ class Group(Figures, _Named):
     (a dataclass takes its bases' fields from the last base first, so ``group_id`` leads)."""
 
     def vector(self) -> np.ndarray:
+        """The group's figures in ``STAT_NAMES`` order, as the assignment weighs them."""
         return np.array([getattr(self, name) for name in STAT_NAMES], dtype=np.float64)
 
 

@@ -116,6 +116,8 @@ def split_figures(audit: Audit) -> dict[str, dict[str, Any]]:
 
 
 def report_json(audit: Audit) -> dict[str, Any]:
+    """The audit as ``report.json`` records it: target, visits across splits, leakage
+    findings and each split's figures."""
     groups_of = {
         "same_bytes": audit.same_bytes,
         "same_pixels": audit.same_pixels,
@@ -262,6 +264,8 @@ def write_report(audit: Audit, out: Path) -> None:
 
 
 def print_summary(audit: Audit, out: Path, console: Console) -> None:
+    """The audit's findings on the console: visits of one patient first, then the
+    curator's notes and a table of the splits."""
     for visit in audit.patient_visits:  # first: no hash distance shows these
         a, b = audit.films[visit.a], audit.films[visit.b]
         how = f"{visit.inliers} matched features, share {visit.share}; {out / visit.drawing}"

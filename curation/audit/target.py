@@ -179,6 +179,8 @@ def resolve_columns(shards: list[Path], columns: Columns) -> dict[str, str | Non
 
 
 def image_bytes_of(value: Any, where: str) -> bytes:
+    """The image bytes of a parquet image cell (bytes, or a dict holding them);
+    ``AuditError`` naming ``where`` when it holds none."""
     if isinstance(value, dict):
         value = value.get("bytes")
     if not isinstance(value, bytes | bytearray):
@@ -187,6 +189,8 @@ def image_bytes_of(value: Any, where: str) -> bytes:
 
 
 def image_header(image: Image.Image) -> str:
+    """An image's mode and size as text: a film's recorded header, and the start of its
+    pixels digest."""
     return f"{image.mode}:{image.size[0]}x{image.size[1]}:"
 
 
@@ -382,4 +386,5 @@ def _text_or_none(values: dict[str, Any], name: str | None) -> str | None:
 
 
 def count_rows(shards: list[Path]) -> int:
+    """The rows of every shard, read from their footers alone."""
     return sum(pq.ParquetFile(s).metadata.num_rows for s in shards)

@@ -44,6 +44,7 @@ class LocalExecutor:
         self.times: list[StepTime] = []
 
     def run(self, steps: Sequence[Step], run: Run) -> Products:
+        """Run ``steps`` in order in one session, recording each step's wall and CPU time."""
         products: Products = {}
         with self.session():
             for step in steps:
@@ -169,6 +170,7 @@ class RayExecutor(LocalExecutor):
         print(nodes_line(self.jobs_by_step), file=sys.stderr)
 
     def mapper(self, step: str) -> Mapper:
+        """Where ``step`` runs its per-file work: Ray tasks, counted by the node that ran them."""
         jobs_by_node = self.jobs_by_step.setdefault(step, Counter())
         return RayMap(_import_ray(), self._task, step, jobs_by_node)
 

@@ -37,6 +37,8 @@ TIMES_FILE = "times.json"  # below BUILD/work
 
 
 class StepTimes(TypedDict):
+    """One step's wall and CPU time in ``times.json``."""
+
     step: str
     wall_s: float
     cpu_s: float

@@ -78,6 +78,7 @@ class Commands(TyperGroup):
     ``next``, and the one handler of ``PericurateError``."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
+        """Lists the chain's step commands right after ``next``."""
         typed = super().list_commands(ctx)
         after = typed.index("next") + 1 if "next" in typed else len(typed)
         return [*typed[:after], *(step.name for step in CHAIN), *typed[after:]]
@@ -95,6 +96,7 @@ class Commands(TyperGroup):
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Makes a chain step's command from the declaration; other names as typer has them."""
         step = next((s for s in CHAIN if s.name == cmd_name), None)
         return step_command(step) if step else super().get_command(ctx, cmd_name)
 
@@ -126,6 +128,7 @@ class Commands(TyperGroup):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        """Turns a Ctrl-C while the command line is parsed into the one-line exit (exit 130)."""
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except KeyboardInterrupt:

@@ -17,6 +17,8 @@ from curation.source.source import LOCK_NAME, lock_path
 
 @dataclass(frozen=True)
 class NextStep:
+    """One row of the table: what it is, where to find it, and a note."""
+
     what: str
     where: str  # a path to open, or a command to type
     note: str

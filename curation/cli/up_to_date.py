@@ -93,6 +93,8 @@ def _record(build: Path, command: str) -> Path:
 
 
 def download_plan(arguments: dict[str, Any]) -> Plan:
+    """``pericurate download``: the source folder or local archive read; the source record,
+    the lock, the extraction marker (and a fetched archive) left behind."""
     source, build = str(arguments["source"]), arguments["build"]
     lock = lock_path(build, arguments["lock"])
     remote = urlsplit(source).scheme in ("http", "https")
@@ -151,6 +153,8 @@ def step_plan(step: str, arguments: dict[str, Any]) -> Plan | None:
 
 
 def card_plan(arguments: dict[str, Any]) -> Plan:
+    """``pericurate card``: the summary, agreement file and shards read, the dataset
+    folder's files written."""
     build: Path = arguments["build"]
     dataset = build / "dataset"
 
@@ -169,6 +173,8 @@ def card_plan(arguments: dict[str, Any]) -> Plan:
 
 
 def agreement_plan(arguments: dict[str, Any]) -> Plan:
+    """``pericurate agreement``: the agreement file read; its printed result replayed when
+    up to date."""
     build: Path = arguments["build"]
     return Plan(
         _record(build, "agreement"),

@@ -70,6 +70,7 @@ def _running(pid: int) -> bool:
 
 
 def write_bytes(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` atomically: a reader sees the old file or the whole new one."""
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
 

@@ -66,9 +66,11 @@ class Mapper(Protocol):
 class Tracker(Protocol):
     """A progress bar a step reports its per-file work to (the run's: ``Run.track``)."""
 
-    def total(self, count: int) -> None: ...
+    def total(self, count: int) -> None:
+        """Set how many files the work will take."""
 
-    def advance(self, count: int) -> None: ...
+    def advance(self, count: int) -> None:
+        """Count ``count`` more files done."""
 
 
 class LocalMap:

@@ -31,6 +31,8 @@ class Fate(StrEnum):
 
 
 class Kind(StrEnum):
+    """What a source file is: a film, its annotation, or anything else."""
+
     image = "image"
     annotation = "annotation"
     other = "other"
@@ -86,6 +88,7 @@ class SourceRecord:
 
     @property
     def film_id(self) -> str:
+        """The film's id: its file stem."""
         return self.stem
 
     def settle(self, fate: Fate, reason: str, related: str = "") -> SourceRecord:

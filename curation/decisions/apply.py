@@ -18,10 +18,12 @@ class FilmPair(Protocol):
     """A pair of films (a same-picture pair: ``curation.same_picture.candidates``)."""
 
     @property
-    def a(self) -> str: ...
+    def a(self) -> str:
+        """The first film's id."""
 
     @property
-    def b(self) -> str: ...
+    def b(self) -> str:
+        """The second film's id."""
 
 
 Pair = TypeVar("Pair", bound=FilmPair)

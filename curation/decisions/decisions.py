@@ -66,6 +66,7 @@ class Decisions:
     entries: tuple[Decision, ...] = ()
 
     def of(self, kind: str) -> list[Decision]:
+        """The decisions of one kind, in file order."""
         return [d for d in self.entries if d.kind == kind]
 
     @property
@@ -86,6 +87,7 @@ class Decisions:
         ]
 
     def film_ids(self) -> set[str]:
+        """Every film any decision names."""
         return {film for d in self.entries for film in d.films}
 
     def check_films(self, known: set[str]) -> None:
@@ -108,6 +110,7 @@ class Decisions:
         return recorded
 
     def sentences(self) -> list[str]:
+        """Each decision as one sentence, in file order (as the review page lists them)."""
         return [d.sentence() for d in self.entries]
 
 

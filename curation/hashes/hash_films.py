@@ -94,12 +94,15 @@ def _hash_one(job: HashJob) -> Hashed:
 
 
 def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
+    """The cached hashes of each view by file sha256; empty when the cache is missing,
+    damaged or of another ``version``."""
     table = cache_file.read_cache(path, version, CACHE_SCHEMA)
     rows = table.to_pylist() if table is not None else []
     return {r["sha256"]: {v: r[v.value] for v in View} for r in rows}
 
 
 def write_cache(path: Path, version: str, by_sha: dict[str, dict[View, bytes]]) -> None:
+    """Write the hashes by file sha256, sorted, stamped with ``version``."""
     rows = [
         {"sha256": sha, **{v.value: views[v] for v in View}}
         for sha, views in sorted(by_sha.items())

@@ -89,6 +89,7 @@ class AverageHash512:
 
     @property
     def version(self) -> str:
+        """The version string of this definition (``hash_version``)."""
         return hash_version(self.decode)
 
     def open_grey(self, path: str | Path | BinaryIO, *, strict: bool = False) -> Image.Image:

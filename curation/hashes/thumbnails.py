@@ -32,6 +32,8 @@ CACHE_SCHEMA = pa.schema(
 
 @dataclass(frozen=True)
 class Thumbnail:
+    """A film's review thumbnail: its JPEG bytes and size."""
+
     jpeg: bytes
     size: tuple[int, int]  # width, height in pixels
 

@@ -199,6 +199,8 @@ _FACTS_SCHEMA = pa.schema(
 
 
 def read_facts_cache(path: Path | None) -> dict[StatKey, FileFacts]:
+    """The facts of each file read before, by path, size and modification time; empty
+    without a usable cache."""
     table = read_cache(path, FACTS_VERSION, _FACTS_SCHEMA)
     if table is None:
         return {}

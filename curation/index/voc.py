@@ -40,6 +40,9 @@ class RawBox:
 
 @dataclass(frozen=True)
 class VocAnnotation:
+    """What a VOC file states: its boxes, and the patient number in its ``<filename>``
+    if any."""
+
     boxes: list[RawBox]
     patient_number: str | None
 

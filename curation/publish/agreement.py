@@ -32,24 +32,31 @@ class Interval(Protocol):
     """A mean with its confidence interval, as the scorer's bootstrap gives it."""
 
     @property
-    def mean(self) -> float: ...
+    def mean(self) -> float:
+        """The mean."""
 
     @property
-    def low(self) -> float: ...
+    def low(self) -> float:
+        """The lower bound of the interval."""
 
     @property
-    def high(self) -> float: ...
+    def high(self) -> float:
+        """The upper bound of the interval."""
 
 
 class Scored(Protocol):
     """One report's score; the agreement reads its reward alone."""
 
     @property
-    def reward(self) -> float: ...
+    def reward(self) -> float:
+        """The reward, 0.0 to 1.0."""
 
 
 @dataclass(frozen=True)
 class Agreement:
+    """The agreement over ``pairs`` double-annotated films: mean reward and pass rate
+    with their intervals, ``None`` without pairs."""
+
     pairs: int
     reward: Interval | None
     pass_rate: Interval | None

@@ -196,6 +196,7 @@ def _is_kept_film(record: SourceRecord) -> bool:
 
 
 def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]) -> None:
+    """Write ``clusters.parquet``: each kept film's look-alike cluster, its size and split."""
     members = sorted(((f, c) for c in clusters for f in c.film_ids), key=lambda fc: fc[0])
     rows = [
         {
@@ -218,6 +219,7 @@ def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]
 
 
 def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
+    """Write ``agreement.parquet``: each double-annotated film with both annotations' lesions."""
     rows = [
         {
             "film_id": p.film_id,

@@ -51,6 +51,7 @@ class SplitFile:
 
 
 def read_summary(build: Path) -> Summary:
+    """The build's ``curation.json``; a ``CardError`` when it is missing or not one."""
     try:
         return Summary.load(build / "curation.json")
     except SummaryError as error:

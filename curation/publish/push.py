@@ -58,6 +58,8 @@ class PushError(PericurateError):
 
 @dataclass(frozen=True)
 class Upload:
+    """One file to upload: where it goes in the repository and its bytes."""
+
     path_in_repo: str
     content: bytes
 

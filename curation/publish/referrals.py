@@ -29,6 +29,8 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 @dataclass(frozen=True)
 class Referral:
+    """The referral slip of one film."""
+
     patient_code: str
     age: int
     sex: str
@@ -46,6 +48,7 @@ class Referral:
         )
 
     def as_row(self) -> dict[str, object]:
+        """The referral as a dataset row's ``referral`` value, its rendered text included."""
         return {
             "patient_code": self.patient_code,
             "age": self.age,

@@ -94,6 +94,8 @@ class ReasonCount:
 
 @dataclass(frozen=True)
 class ClusterSize:
+    """A look-alike cluster and how many films it holds."""
+
     cluster_id: str
     films: int
 
@@ -131,6 +133,9 @@ class Counts:
 
 @dataclass(frozen=True)
 class Summary:
+    """What ``curation.json`` records of a build: source, settings, split targets, counts,
+    figures and versions."""
+
     source: SourceFacts
     parameters: dict[str, dict[str, Any]]  # step -> its config, as the run gave it
     hash_version: str
@@ -148,6 +153,7 @@ class Summary:
         )
 
     def save(self, path: Path) -> None:
+        """Write the summary to ``path`` atomically, ``decisions`` left out without any."""
         recorded = dataclasses.asdict(self)
         if recorded["decisions"] is None:
             del recorded["decisions"]

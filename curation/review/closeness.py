@@ -12,6 +12,9 @@ from networkx.utils import UnionFind
 
 @dataclass(frozen=True)
 class ReviewMember:
+    """A film of a same-picture group as the page shows it, with the measurement that
+    decided it."""
+
     film_id: str
     kept: bool
     kind: str  # "" for the kept film; else mirror | rotation | rescaled | noised | re-filing
@@ -25,12 +28,16 @@ class ReviewMember:
 
 @dataclass(frozen=True)
 class ReviewGroup:
+    """A same-picture group: the kept film and the films dropped as its copies."""
+
     kept: str
     members: tuple[ReviewMember, ...]  # the dropped films (kept film not repeated)
 
 
 @dataclass(frozen=True)
 class ReviewLink:
+    """A link that joined two films of a look-alike cluster."""
+
     first: str
     second: str
     reason: str  # e.g. "hash distance 27 (mirror)" or "same patient number"
@@ -41,6 +48,8 @@ class ReviewLink:
 
 @dataclass(frozen=True)
 class ReviewCluster:
+    """A look-alike cluster: its films and the links between them."""
+
     cluster_id: str
     film_ids: tuple[str, ...]
     links: tuple[ReviewLink, ...]
@@ -75,6 +84,7 @@ NO_SPLIT = "no split"  # a film the page was given no split for
 
 
 def bits(n: int) -> str:
+    """A hash distance in words: ``1 bit``, ``n bits``."""
     return f"{n} bit" if n == 1 else f"{n} bits"
 
 
@@ -89,6 +99,7 @@ def limit_ratio(what: str, value: float, limit: float) -> float:
 
 
 def member_ratio(member: ReviewMember) -> float:
+    """How much of the same-picture limit a dropped film's difference used."""
     return limit_ratio(f"film {member.film_id!r}", member.difference, member.limit)
 
 

@@ -31,6 +31,8 @@ DRAWN_LINES = 60  # matched features drawn per pair (evenly chosen), so the line
 
 @dataclass(frozen=True)
 class FullFilm:
+    """A film as the page opens it at full size: its published JPEG and size."""
+
     jpeg: bytes  # the published bytes
     size: tuple[int, int]  # width, height in pixels
 

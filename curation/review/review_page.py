@@ -23,6 +23,7 @@ from curation.same_picture.pixels import SAME_PICTURE_LIMIT
 
 
 def review_groups(groups: list[SamePictureGroup]) -> list[ReviewGroup]:
+    """The chain's same-picture groups as the page's records."""
     return [
         ReviewGroup(
             g.kept,

@@ -62,6 +62,7 @@ class PageView:
         self.views: dict[tuple[str, ...], dict[str, Any]] = {}
 
     def split(self, films: tuple[str, ...] | list[str]) -> str:
+        """The splits of ``films``, comma-separated (``no split`` for a film without one)."""
         return ", ".join(sorted({self.split_of.get(film, NO_SPLIT) for film in films}))
 
     def view(self, films: tuple[str, ...], caption: str, features: bool = False) -> str:
@@ -94,6 +95,7 @@ class PageView:
         return str(entry["id"])
 
     def figure(self, film_id: str, role: str, view: str) -> dict[str, Any]:
+        """A film's thumbnail and full-size file as the template draws them, or why it has none."""
         thumb = self.thumbs[film_id]
         if isinstance(thumb, str):
             return {"film": film_id, "role": role, "missing": thumb, "view": view}
@@ -110,6 +112,7 @@ class PageView:
         }
 
     def group(self, number: int, group: ReviewGroup) -> dict[str, Any]:
+        """A same-picture group's template values, its closest-to-limit member first."""
         members = sorted(group.members, key=lambda m: (-member_ratio(m), m.film_id))
         split = self.split([group.kept])
         ratio = group_ratio(group)
@@ -125,6 +128,7 @@ class PageView:
         }
 
     def member(self, member: ReviewMember, kept: str, split: str) -> dict[str, Any]:
+        """A dropped film beside its kept film, with the measurement against its limit."""
         ratio = member_ratio(member)
         caption = f"kept {kept} ({split}) | dropped {member.film_id} ({member.kind})"
         view = self.view((kept, member.film_id), caption, features=member.framed)
@@ -147,6 +151,7 @@ class PageView:
     def cluster(
         self, number: int, cluster: ReviewCluster, needed: list[ReviewLink]
     ) -> dict[str, Any]:
+        """A look-alike cluster's template values, with the weakest link it needs."""
         deciding = deciding_link(needed)
         split = self.split(cluster.film_ids)
         ratio = link_ratio(deciding) if deciding else 0.0
@@ -178,6 +183,7 @@ class PageView:
         }
 
     def link(self, link: ReviewLink, deciding: ReviewLink | None, needed: bool) -> dict[str, Any]:
+        """A link's template values: its measure and whether the cluster needs it."""
         if link.distance is None:
             css, measure = "patient", "patient link (no threshold)"
         else:
@@ -205,6 +211,7 @@ class PageView:
 
     @staticmethod
     def rejected(files: list[RejectedFile]) -> list[dict[str, str]]:
+        """The rejected files as rows of the page's table."""
         return [
             {
                 "path": f.path,

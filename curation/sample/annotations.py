@@ -26,6 +26,7 @@ class Annotation:
 
 
 def annotation_xml(note: Annotation) -> bytes:
+    """The VOC XML of ``note``, cut in half when it is to be malformed."""
     root = ElementTree.Element("annotation")
     ElementTree.SubElement(root, "folder").text = note.folder
     ElementTree.SubElement(root, "filename").text = note.filename
@@ -53,6 +54,7 @@ def annotation_xml(note: Annotation) -> bytes:
 
 
 def objects_of(boxes: tuple[Box, ...]) -> list[tuple[str, str, str, str, str]]:
+    """A film's boxes as VOC objects: grade, then the corners, as text."""
     return [(str(pai), str(x1), str(y1), str(x2), str(y2)) for x1, y1, x2, y2, pai in boxes]
 
 

@@ -94,10 +94,12 @@ class SampleTruth:
     shared_label_films: tuple[str, ...] = ()
 
     def to_json(self) -> str:
+        """The truth as JSON text, keys sorted, so the same sample writes the same bytes."""
         return json.dumps(asdict(self), indent=1, sort_keys=True) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> SampleTruth:
+        """The truth ``to_json`` wrote."""
         raw = json.loads(text)
 
         def groups(key: str) -> tuple[tuple[str, ...], ...]:

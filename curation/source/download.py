@@ -289,6 +289,8 @@ def _quiet_httpx_logs() -> Iterator[None]:
 
 
 def file_sha256(path: Path, *, progress: bool = True) -> str:
+    """The sha256 of the file at ``path``, read in chunks (with a progress bar unless
+    ``progress`` is false)."""
     digest = hashlib.sha256()
     with progress_bar(progress) as bar, path.open("rb") as handle:
         task = bar.add_task(f"sha256 {path.name}", total=path.stat().st_size)

@@ -30,6 +30,8 @@ NAMED = 5  # reused film ids a finding names; the report lists them all
 
 @dataclass(frozen=True)
 class Pair:
+    """Two films in different splits found close by ``method``, ``distance`` apart."""
+
     method: str
     distance: int
     a: int  # film index, earlier split
@@ -154,6 +156,8 @@ def cross_split_pairs(
 
 
 def sorted_pairs(films: list[Film], pairs: list[Pair]) -> list[Pair]:
+    """``pairs`` without repeats, closest first, then by method and film ids, so a
+    report lists them in the same order on every run."""
     return sorted(
         set(pairs), key=lambda p: (p.distance, p.method, films[p.a].film_id, films[p.b].film_id)
     )
@@ -225,6 +229,7 @@ def reused_ids(films: list[Film]) -> list[dict[str, Any]]:
 
 
 def spans_splits(films: list[Film], group: list[int]) -> bool:
+    """Whether the films of ``group`` (indices into ``films``) sit in more than one split."""
     return len({films[i].split for i in group}) > 1
 
 

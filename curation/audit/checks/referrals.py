@@ -22,6 +22,8 @@ PERMUTATION_CELLS = 2_000_000  # permuted label values held at once
 
 @dataclass(frozen=True)
 class HintHit:
+    """One hint term found in a text field of the referral of film ``film`` (an index)."""
+
     film: int
     field: str
     category: str
@@ -30,6 +32,9 @@ class HintHit:
 
 @dataclass(frozen=True)
 class Association:
+    """One permutation test of a referral field against a label, with its
+    Bonferroni-adjusted p-value."""
+
     field: str
     label: str
     statistic: str
@@ -40,6 +45,7 @@ class Association:
 
     @property
     def flagged(self) -> bool:
+        """Whether the field is associated with the label after the adjustment."""
         return self.p_adjusted < ALPHA
 
 

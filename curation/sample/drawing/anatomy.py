@@ -26,6 +26,8 @@ COARSE_AMPLITUDE = (22.0, 30.0)
 
 @dataclass(frozen=True)
 class Lesion:
+    """A lesion drawn on the canvas: its centre, radius and grade."""
+
     x: float
     y: float
     radius: float
@@ -34,6 +36,8 @@ class Lesion:
 
 @dataclass(frozen=True)
 class Patient:
+    """A patient's drawn canvas, its lesions and the size of the films taken of it."""
+
     canvas: np.ndarray
     lesions: tuple[Lesion, ...]
     width: int
@@ -41,10 +45,12 @@ class Patient:
 
     @property
     def low_size(self) -> tuple[int, int]:
+        """The film's size at the canvas's quarter resolution, rounded up."""
         return -(-self.width // LOW_RES), -(-self.height // LOW_RES)
 
     @property
     def pad(self) -> tuple[int, int]:
+        """The canvas's padding on each side, so a shot can move without leaving it."""
         low_w, low_h = self.low_size
         return round(low_w * _PAD), round(low_h * _PAD)
 
