@@ -234,9 +234,10 @@ def measure_size(paths: list[Path], size: str, workers: int, side: int = WORKING
     limit = math.ceil(
         math.sqrt(max(1, halves["chosen"]["distinct_max"]) * halves["chosen"]["revisit_min"])
     )
+    at = verification.MIN_CELLS
     for part in halves.values():
         part["closest_distinct_over_limit"] = round(part["distinct_max"] / max(1, limit), 3)
-    at = verification.MIN_CELLS
+        part["closest_distinct_over_limit_in_use"] = round(part["distinct_max"] / at, 3)
 
     def linked(pairs: list[tuple[int, int]], least: int = at) -> int:
         return sum(cells[p] >= least and p in retrieved for p in pairs)

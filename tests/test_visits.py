@@ -61,6 +61,18 @@ def test_a_realistic_revisit_is_verified_and_distinct_films_are_not(kit):
         assert not evidence.verified and evidence.cells < MIN_CELLS / 2
 
 
+def test_a_pair_scores_the_same_whichever_film_comes_first(kit):
+    """The strips are cut across one film and the ratio test looks one way: the films are
+    fitted in one canonical order, so the evidence (and the decision) is the pair's own."""
+    names = ["film0", "revisit0", "harsh0", "film1", "harsh1", "label4", "label5"]
+    for n, a in enumerate(names):
+        for b in names[n + 1 :]:
+            ab, ba = verify(kit[a], kit[b]), verify(kit[b], kit[a])
+            assert (ab.matches, ab.inliers, ab.cells) == (ba.matches, ba.inliers, ba.cells)
+            assert np.array_equal(ab.points_a, ba.points_b)
+            assert np.array_equal(ab.points_b, ba.points_a)
+
+
 def test_a_shared_burned_in_label_links_no_two_films(kit, monkeypatch):
     """The label is masked; described anyway, its matches sit in too few cells of the grid."""
     assert not verify(kit["label4"], kit["label5"]).verified

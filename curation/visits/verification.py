@@ -7,10 +7,15 @@ front teeth widen while the molars narrow, one side rises). So the matches (rati
 mutual nearest neighbours) pass a loose global fit first (MAGSAC affine, a tolerance of a
 few percent of the frame: the coarse placement), then each overlapping strip of the arch
 (by x in film A) gets its own tight affine fit: a match counts when the fit of a strip
-holding it explains it. The evidence is the number of distinct grid cells of film A that
-hold such a match: a burned-in label, ruler or marker, however many matches it makes, sits
-in a few cells, and the anatomy mask (``curation.visits.descriptors``) keeps most such marks
-from being described at all. Limits and their margins: docs/design.md, "Visits of one patient".
+holding it explains it. The evidence is the number of distinct grid cells such matches
+cover, counted on each film and the smaller kept: a burned-in label, ruler or marker, however
+many matches it makes, sits in a few cells, and the anatomy mask
+(``curation.visits.descriptors``) keeps most such marks from being described at all.
+
+The two films are always fitted in one canonical order (by their features, whichever film
+is passed first), so that a pair scores the same both ways: the strips are cut across one
+film and the ratio test looks one way, so the order would otherwise move the score by a few
+cells. Limits and their margins: docs/design.md, "Visits of one patient".
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ GRID = (12, 6)  # cells across and down film A: the evidence's spread
 # visits, which reach 12).
 MIN_CELLS = 12
 VERIFICATION_VERSION = (
-    f"verify-v1/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
+    f"verify-v2/canonical-order-cells-both/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
     f"tight{TIGHT_TOLERANCE}-min{MIN_STRIP_INLIERS}/grid{GRID[0]}x{GRID[1]}"
 )
 
@@ -49,7 +54,7 @@ class VisitEvidence:
 
     matches: int  # mutual ratio-test matches
     inliers: int  # of those, explained by a strip's fit
-    cells: int  # distinct grid cells of A holding an inlier that counts
+    cells: int  # distinct grid cells holding an inlier that counts, the fewer of A's and B's
     points_a: np.ndarray  # (inliers, 2) in A's fractions of the frame, for drawing
     points_b: np.ndarray  # (inliers, 2) the same in B
 
@@ -110,8 +115,29 @@ def strip_inliers(from_a: np.ndarray, to_b: np.ndarray, span: float) -> np.ndarr
     return kept
 
 
+def _sort_key(features: VisitFeatures) -> tuple[tuple[int, int], int, bytes, bytes]:
+    """What orders two films canonically: their own features, never the caller's order."""
+    return (
+        features.size,
+        len(features.descriptors),
+        np.ascontiguousarray(features.descriptors).tobytes(),
+        np.ascontiguousarray(features.points).tobytes(),
+    )
+
+
 def verify(a: VisitFeatures, b: VisitFeatures) -> VisitEvidence:
-    """The evidence that A and B are one patient's films."""
+    """The evidence that A and B are one patient's films: the same whichever is first (the
+    points come back in the caller's order)."""
+    if _sort_key(b) < _sort_key(a):
+        found = _verify_in_order(b, a)
+        return VisitEvidence(
+            found.matches, found.inliers, found.cells, found.points_b, found.points_a
+        )
+    return _verify_in_order(a, b)
+
+
+def _verify_in_order(a: VisitFeatures, b: VisitFeatures) -> VisitEvidence:
+    """The evidence with the strips cut across A and the ratio test from A to B."""
     pairs = mutual_matches(a, b)
     empty = np.zeros((0, 2), np.float32)
     if len(pairs) < 3:
@@ -123,10 +149,9 @@ def verify(a: VisitFeatures, b: VisitFeatures) -> VisitEvidence:
     span = float(max(a.size) and a.size[0] / max(a.size))
     fine = strip_inliers(from_a[chosen], to_b[chosen], span)
     inliers = pairs[chosen[fine]]
-    cells = grid_cells(a.points[inliers[:, 0]])
-    return VisitEvidence(
-        len(pairs), len(inliers), cells, a.points[inliers[:, 0]], b.points[inliers[:, 1]]
-    )
+    points_a, points_b = a.points[inliers[:, 0]], b.points[inliers[:, 1]]
+    cells = min(grid_cells(points_a), grid_cells(points_b))
+    return VisitEvidence(len(pairs), len(inliers), cells, points_a, points_b)
 
 
 def grid_cells(points: np.ndarray) -> int:
