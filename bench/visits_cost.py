@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from curation.core.atomic import write_json
+from curation.core.jpeg_check import check_decodable
 from curation.visits.find import film_vectors
 from curation.visits.retrieval import PARTNERS, nearest_films
 from curation.visits.step import describe_file
@@ -61,12 +62,20 @@ def search_cpu(films: int, width: int, seed: int = 0) -> float:
 def measure(folder: Path, films: int, corpus_films: int) -> dict:
     """The step's CPU per film and per pair on the first ``films`` films of ``folder`` by
     name, the driver's memory per film, and the projection to ``corpus_films``."""
-    paths = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg"))[:films]
+    listed = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg"))
+    refused = {p.name: why for p in listed[:films] if (why := check_decodable(p.read_bytes()))}
+    paths = [p for p in listed[:films] if p.name not in refused]  # the build refuses these too
     if len(paths) < 2:
-        raise SystemExit(f"{folder}: fewer than two JPEG films to measure.")
+        raise SystemExit(f"{folder}: fewer than two decodable JPEG films to measure.")
     started = _cpu()
-    features = [describe_file(str(p)) for p in paths]
+    described = {}
+    for path in paths:
+        try:
+            described[path.name] = describe_file(str(path))
+        except OSError as error:  # a truncated film: the build refuses it before this step
+            refused[path.name] = str(error)
     describe_s = _cpu() - started
+    features = list(described.values())
     started = _cpu()
     vectors = film_vectors(features)
     vectors_s = _cpu() - started
@@ -78,7 +87,7 @@ def measure(folder: Path, films: int, corpus_films: int) -> dict:
         evidence = verify(features[i], features[j])
         verify_times.append(_cpu() - started)
         cells.append(evidence.cells)
-    count = len(paths)
+    count = len(features)
     per_film = {
         "describe_cpu_ms": 1000 * describe_s / count,
         "vector_cpu_ms": 1000 * vectors_s / count,
@@ -99,6 +108,7 @@ def measure(folder: Path, films: int, corpus_films: int) -> dict:
     return {
         "folder": str(folder),
         "films": count,
+        "refused_as_the_build_refuses": refused,
         "partners_per_film": PARTNERS,
         "per_film": {k: round(v, 2) for k, v in per_film.items()},
         "search_cpu_s": round(search_s, 3),

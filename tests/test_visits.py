@@ -73,6 +73,32 @@ def test_a_pair_scores_the_same_whichever_film_comes_first(kit):
             assert np.array_equal(ab.points_b, ba.points_a)
 
 
+def brute_force_matches(a: VisitFeatures, b: VisitFeatures) -> np.ndarray:
+    """Mutual nearest neighbours passing the ratio test, from the full distance matrix."""
+    unit_a, unit_b = a.unit.astype(np.float64), b.unit.astype(np.float64)
+    squared = ((unit_a[:, None, :] - unit_b[None, :, :]) ** 2).sum(axis=2)
+    order = np.argsort(squared, axis=1)
+    nearest, second = order[:, 0], order[:, 1]
+    rows = np.arange(len(unit_a))
+    passed = squared[rows, nearest] < verification.RATIO**2 * squared[rows, second]
+    mutual = squared.argmin(axis=0)[nearest] == rows
+    kept = rows[passed & mutual]
+    return np.stack([kept, nearest[kept]], axis=1)
+
+
+def test_matches_are_the_mutual_ratio_test_matches_of_the_full_distances(kit):
+    """Searching back only from the rows of B that a passing row points to loses no match."""
+    for a, b in [
+        ("film0", "revisit0"),
+        ("film0", "harsh0"),
+        ("film0", "film1"),
+        ("label4", "label5"),
+    ]:
+        found = verification.mutual_matches(kit[a], kit[b])
+        assert len(found) > 0
+        assert np.array_equal(found, brute_force_matches(kit[a], kit[b]))
+
+
 def test_a_shared_burned_in_label_links_no_two_films(kit, monkeypatch):
     """The label is masked; described anyway, its matches sit in too few cells of the grid."""
     assert not verify(kit["label4"], kit["label5"]).verified

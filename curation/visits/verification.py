@@ -72,7 +72,9 @@ def _framed(features: VisitFeatures) -> np.ndarray:
 
 def mutual_matches(a: VisitFeatures, b: VisitFeatures) -> np.ndarray:
     """Index pairs (rows of A, rows of B) that pass the ratio test and are each other's
-    nearest neighbours (faiss exact search)."""
+    nearest neighbours (faiss exact search). Only the rows of B that some passing row of A
+    points to are searched back: between distinct films few pass, so the search back, half
+    the matching's cost, mostly goes (docs/design.md, "Visits of one patient")."""
     if len(a.descriptors) < 2 or len(b.descriptors) < 2:
         return np.zeros((0, 2), np.int64)
     unit_a, unit_b = a.unit, b.unit
@@ -80,10 +82,13 @@ def mutual_matches(a: VisitFeatures, b: VisitFeatures) -> np.ndarray:
     index_b.add(unit_b)
     distances, nearest = one_thread(index_b, unit_a, 2)
     passed = distances[:, 0] < RATIO * RATIO * distances[:, 1]  # squared distances
-    index_a = faiss.IndexFlatL2(128)
-    index_a.add(unit_a)
-    back = one_thread(index_a, unit_b, 1)[1][:, 0]
     rows = np.flatnonzero(passed)
+    pointed = np.unique(nearest[rows, 0])
+    back = np.full(len(unit_b), -1, np.int64)
+    if len(pointed):
+        index_a = faiss.IndexFlatL2(128)
+        index_a.add(unit_a)
+        back[pointed] = one_thread(index_a, unit_b[pointed], 1)[1][:, 0]
     rows = rows[back[nearest[rows, 0]] == rows]
     return np.stack([rows, nearest[rows, 0]], axis=1)
 
