@@ -35,12 +35,14 @@ TIGHT_TOLERANCE = 0.01  # of the longest side: a strip's fit
 STRIPS = 6  # overlapping strips across the arch, each a third of the width
 STRIP_WIDTH = 1 / 3
 MIN_STRIP_INLIERS = 6  # a strip fit explaining fewer is chance
-GRID = (12, 6)  # cells across and down film A: the evidence's spread
+GRID = (12, 6)  # cells across and down each film: the evidence's spread
 # Grid cells (of 72) a visit's counted matches must cover. Measured by ``python -m
-# bench.visits`` (docs/design.md, "Visits of one patient"): distinct real films reach at most
-# 5 cells at either size, realistic revisits at least 44; 12 is 2.4x the one and 3.7x below
-# the other (the chosen half's geometric mean, 16, would lose the sample's drawn distant
-# visits, which reach 12).
+# bench.visits`` on every pair of the 145 real development films (docs/margins.md,
+# "Visits"): on the chosen half distinct films reach at most 5 cells at either size and
+# realistic revisits at least 47; 12 sits 2.4x above the one and 3.9x below the other. The
+# chosen half's geometric mean (16) would lose a drawn realistic revisit of the test
+# sample, which reaches 12; over every pair one distinct pair of archive-size films reaches
+# 12 too (the margin on that side is none).
 MIN_CELLS = 12
 VERIFICATION_VERSION = (
     f"verify-v2/canonical-order-cells-both/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
