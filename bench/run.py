@@ -205,10 +205,11 @@ def _keeper_real(s: Sizes) -> dict:
 
 
 def _visits(s: Sizes) -> dict:
-    """Visits of one patient verified by features, on real films."""
+    """Visits of one patient verified by features, on every real film (every pair of the
+    development set is the measurement)."""
     from bench.visits import real as visits
 
-    return {"visits": _real_films_off(s, "visits") or visits.run(s.real_films)}
+    return {"visits": _real_films_off(s, "visits") or visits.run()}
 
 
 def _frames(s: Sizes) -> dict:

@@ -369,7 +369,7 @@ def find_visits(folder: str | Path, *, workers: int = 0) -> pa.Table:
 
     Returns:
         One row per pair: ``film_id``, ``other_film_id``, ``matches``, ``inliers`` and
-        ``cells`` (grid cells of the first film holding a verified match).
+        ``cells`` (grid cells holding a verified match, the fewer of the two films).
     """
     import pyarrow as pa
 

@@ -25,6 +25,7 @@ Writes ``bench/visits/visits.json``.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import time
 from itertools import combinations
@@ -234,9 +235,10 @@ def measure_size(paths: list[Path], size: str, workers: int, side: int = WORKING
     limit = math.ceil(
         math.sqrt(max(1, halves["chosen"]["distinct_max"]) * halves["chosen"]["revisit_min"])
     )
+    at = verification.MIN_CELLS
     for part in halves.values():
         part["closest_distinct_over_limit"] = round(part["distinct_max"] / max(1, limit), 3)
-    at = verification.MIN_CELLS
+        part["closest_distinct_over_limit_in_use"] = round(part["distinct_max"] / at, 3)
 
     def linked(pairs: list[tuple[int, int]], least: int = at) -> int:
         return sum(cells[p] >= least and p in retrieved for p in pairs)
@@ -258,6 +260,7 @@ def measure_size(paths: list[Path], size: str, workers: int, side: int = WORKING
         "revisits_linked": linked(revisit_pairs),
         "easy_linked": linked(easy_pairs),
         "distinct_verified": sum(cells[p] >= at for p in distinct),
+        "distinct_linked": linked(distinct),
         "marks_linked": linked(mark_pairs),
         "at_limit_chosen_on_half": {
             "revisits_linked": linked(revisit_pairs, limit),
@@ -282,6 +285,7 @@ def measure_size(paths: list[Path], size: str, workers: int, side: int = WORKING
                 "second": paths[j].stem,
                 "cells": cells[(i, j)],
                 "inliers": scores[(i, j)][1],
+                "retrieved": (i, j) in retrieved,
             }
             for i, j in distinct_rows
         ],
@@ -347,21 +351,29 @@ def measure(
     }
 
 
-def run(workers: int = 2, films: int = 0, compare_sides: tuple[int, ...] = ()) -> dict:
-    """Measure, write ``bench/visits/visits.json`` (unless skipped; a subset says so in ``films``),
-    say what was done."""
-    results = measure(workers, films, compare_sides=compare_sides)
+def run(
+    workers: int = 2,
+    films: int = 0,
+    compare_sides: tuple[int, ...] = (),
+    sizes: tuple[str, ...] = ("512", "archive"),
+) -> dict:
+    """Measure, write ``bench/visits/visits.json`` (unless skipped; a subset says so in ``films``;
+    the sizes not measured are kept from the previous file), say what was done."""
+    results = measure(workers, films, sizes, compare_sides)
     if "skipped" in results:
         print(results["skipped"])
         return results
-    write_json(RESULTS, {"subset_of_films": films or None, **results})
+    previous = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    kept = {k: v for k, v in previous.items() if k.startswith("at_") and k not in results}
+    write_json(RESULTS, {"subset_of_films": films or None, **kept, **results})
     for key, done in results.items():
         if key.startswith("at_"):
             print(
                 f"bench.visits.real ({done['size']}, {done['films']} films): revisits linked "
                 f"{done['revisits_linked']}/{done['films']}, easy "
                 f"{done['easy_linked']}/{done['films']}, distinct verified "
-                f"{done['distinct_verified']}/{done['pairs_distinct']}, marks linked "
+                f"{done['distinct_verified']}/{done['pairs_distinct']} (linked "
+                f"{done['distinct_linked']}), marks linked "
                 f"{done['marks_linked']}/{len(MARKS)}, AUC {done['auc_revisits']}, limit "
                 f"{done['limit_in_use']} (chosen on half: {done['limit_chosen_on_half']})"
             )
@@ -381,8 +393,11 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="working sides (px) to compare at archive size besides WORKING_SIDE, e.g. 768 1024",
     )
+    parser.add_argument(
+        "--sizes", nargs="+", choices=("512", "archive"), default=["512", "archive"]
+    )
     args = parser.parse_args(argv)
-    run(args.workers, args.films, tuple(args.compare_sides))
+    run(args.workers, args.films, tuple(args.compare_sides), tuple(args.sizes))
 
 
 if __name__ == "__main__":

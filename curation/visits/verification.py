@@ -7,10 +7,15 @@ front teeth widen while the molars narrow, one side rises). So the matches (rati
 mutual nearest neighbours) pass a loose global fit first (MAGSAC affine, a tolerance of a
 few percent of the frame: the coarse placement), then each overlapping strip of the arch
 (by x in film A) gets its own tight affine fit: a match counts when the fit of a strip
-holding it explains it. The evidence is the number of distinct grid cells of film A that
-hold such a match: a burned-in label, ruler or marker, however many matches it makes, sits
-in a few cells, and the anatomy mask (``curation.visits.descriptors``) keeps most such marks
-from being described at all. Limits and their margins: docs/design.md, "Visits of one patient".
+holding it explains it. The evidence is the number of distinct grid cells such matches
+cover, counted on each film and the smaller kept: a burned-in label, ruler or marker, however
+many matches it makes, sits in a few cells, and the anatomy mask
+(``curation.visits.descriptors``) keeps most such marks from being described at all.
+
+The two films are always fitted in one canonical order (by their features, whichever film
+is passed first), so that a pair scores the same both ways: the strips are cut across one
+film and the ratio test looks one way, so the order would otherwise move the score by a few
+cells. Limits and their margins: docs/design.md, "Visits of one patient".
 """
 
 from __future__ import annotations
@@ -30,15 +35,17 @@ TIGHT_TOLERANCE = 0.01  # of the longest side: a strip's fit
 STRIPS = 6  # overlapping strips across the arch, each a third of the width
 STRIP_WIDTH = 1 / 3
 MIN_STRIP_INLIERS = 6  # a strip fit explaining fewer is chance
-GRID = (12, 6)  # cells across and down film A: the evidence's spread
+GRID = (12, 6)  # cells across and down each film: the evidence's spread
 # Grid cells (of 72) a visit's counted matches must cover. Measured by ``python -m
-# bench.visits.real`` (docs/design.md, "Visits of one patient"): distinct real films reach at most
-# 5 cells at either size, realistic revisits at least 44; 12 is 2.4x the one and 3.7x below
-# the other (the chosen half's geometric mean, 16, would lose the sample's drawn distant
-# visits, which reach 12).
+# bench.visits.real`` on every pair of the 145 real development films (docs/margins.md,
+# "Visits"): on the chosen half distinct films reach at most 5 cells at either size and
+# realistic revisits at least 47; 12 sits 2.4x above the one and 3.9x below the other. The
+# chosen half's geometric mean (16) would lose a drawn realistic revisit of the test
+# sample, which reaches 12; over every pair one distinct pair of archive-size films reaches
+# 12 too (the margin on that side is none).
 MIN_CELLS = 12
 VERIFICATION_VERSION = (
-    f"verify-v1/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
+    f"verify-v2/canonical-order-cells-both/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
     f"tight{TIGHT_TOLERANCE}-min{MIN_STRIP_INLIERS}/grid{GRID[0]}x{GRID[1]}"
 )
 
@@ -49,7 +56,7 @@ class VisitEvidence:
 
     matches: int  # mutual ratio-test matches
     inliers: int  # of those, explained by a strip's fit
-    cells: int  # distinct grid cells of A holding an inlier that counts
+    cells: int  # distinct grid cells holding an inlier that counts, the fewer of A's and B's
     points_a: np.ndarray  # (inliers, 2) in A's fractions of the frame, for drawing
     points_b: np.ndarray  # (inliers, 2) the same in B
 
@@ -67,7 +74,9 @@ def _framed(features: VisitFeatures) -> np.ndarray:
 
 def mutual_matches(a: VisitFeatures, b: VisitFeatures) -> np.ndarray:
     """Index pairs (rows of A, rows of B) that pass the ratio test and are each other's
-    nearest neighbours (faiss exact search)."""
+    nearest neighbours (faiss exact search). Only the rows of B that some passing row of A
+    points to are searched back: between distinct films few pass, so the search back, half
+    the matching's cost, mostly goes (docs/design.md, "Visits of one patient")."""
     if len(a.descriptors) < 2 or len(b.descriptors) < 2:
         return np.zeros((0, 2), np.int64)
     unit_a, unit_b = a.unit, b.unit
@@ -75,10 +84,13 @@ def mutual_matches(a: VisitFeatures, b: VisitFeatures) -> np.ndarray:
     index_b.add(unit_b)
     distances, nearest = one_thread(index_b, unit_a, 2)
     passed = distances[:, 0] < RATIO * RATIO * distances[:, 1]  # squared distances
-    index_a = faiss.IndexFlatL2(128)
-    index_a.add(unit_a)
-    back = one_thread(index_a, unit_b, 1)[1][:, 0]
     rows = np.flatnonzero(passed)
+    pointed = np.unique(nearest[rows, 0])
+    back = np.full(len(unit_b), -1, np.int64)
+    if len(pointed):
+        index_a = faiss.IndexFlatL2(128)
+        index_a.add(unit_a)
+        back[pointed] = one_thread(index_a, unit_b[pointed], 1)[1][:, 0]
     rows = rows[back[nearest[rows, 0]] == rows]
     return np.stack([rows, nearest[rows, 0]], axis=1)
 
@@ -110,8 +122,29 @@ def strip_inliers(from_a: np.ndarray, to_b: np.ndarray, span: float) -> np.ndarr
     return kept
 
 
+def _sort_key(features: VisitFeatures) -> tuple[tuple[int, int], int, bytes, bytes]:
+    """What orders two films canonically: their own features, never the caller's order."""
+    return (
+        features.size,
+        len(features.descriptors),
+        np.ascontiguousarray(features.descriptors).tobytes(),
+        np.ascontiguousarray(features.points).tobytes(),
+    )
+
+
 def verify(a: VisitFeatures, b: VisitFeatures) -> VisitEvidence:
-    """The evidence that A and B are one patient's films."""
+    """The evidence that A and B are one patient's films: the same whichever is first (the
+    points come back in the caller's order)."""
+    if _sort_key(b) < _sort_key(a):
+        found = _verify_in_order(b, a)
+        return VisitEvidence(
+            found.matches, found.inliers, found.cells, found.points_b, found.points_a
+        )
+    return _verify_in_order(a, b)
+
+
+def _verify_in_order(a: VisitFeatures, b: VisitFeatures) -> VisitEvidence:
+    """The evidence with the strips cut across A and the ratio test from A to B."""
     pairs = mutual_matches(a, b)
     empty = np.zeros((0, 2), np.float32)
     if len(pairs) < 3:
@@ -123,10 +156,9 @@ def verify(a: VisitFeatures, b: VisitFeatures) -> VisitEvidence:
     span = float(max(a.size) and a.size[0] / max(a.size))
     fine = strip_inliers(from_a[chosen], to_b[chosen], span)
     inliers = pairs[chosen[fine]]
-    cells = grid_cells(a.points[inliers[:, 0]])
-    return VisitEvidence(
-        len(pairs), len(inliers), cells, a.points[inliers[:, 0]], b.points[inliers[:, 1]]
-    )
+    points_a, points_b = a.points[inliers[:, 0]], b.points[inliers[:, 1]]
+    cells = min(grid_cells(points_a), grid_cells(points_b))
+    return VisitEvidence(len(pairs), len(inliers), cells, points_a, points_b)
 
 
 def grid_cells(points: np.ndarray) -> int:

@@ -50,7 +50,7 @@ class CrossSplitMatch:
     inliers: int
     share: float  # inliers over matches
     same_picture: bool
-    cells: int = 0  # grid cells of film a's anatomy holding an inlier
+    cells: int = 0  # grid cells holding an inlier, the fewer of the two films
     drawing: str = ""  # file name below the report's folder
     decided: str = ""  # the curator's reason, for films declared one patient (no features)
 
