@@ -20,10 +20,9 @@ from support.film_kit import film
 SIZE = (1280, 660)  # a film of the archive's shape at half size: described at 768 px
 
 # Measured by ``uv run --frozen python -m bench.visits.real`` on the 145 real development
-# films (docs/margins.md, "Visits"; bench/visits/visits.json): the most cells a pair of distinct
-# real films of the chosen half (where the limit is chosen) reached at either size, and the fewest any
-# realistic revisit reached. Over every pair the closest distinct pair reaches the limit
-# itself (docs/margins.md, "Visits").
+# films (docs/margins.md, "Visits"; bench/visits/visits.json): the most cells a pair of
+# distinct real films of the chosen half reached at either size, and the fewest any realistic
+# revisit reached.
 DISTINCT_MOST = 5
 VISIT_LEAST = 46
 
