@@ -1,14 +1,19 @@
 """Which pairs of films are worth matching by local features: a shortlist whose cost per
-film is bounded, whatever the number of films.
+film is bounded, and whose recall holds, whatever the number of films.
 
 Matching every pair of films by features is quadratic; most pairs share nothing. Every ORB
 descriptor of every film is filed under ``HASH_TABLES`` keys, each ``HASH_BYTES`` of its
 bytes (locality-sensitive hashing: two close descriptors agree on some key with a high
 probability). Descriptors of different films under one key, within ``MAX_HAMMING`` bits of
 each other, are a vote for the pair of films; each descriptor votes once per partner film.
-A key shared by more than ``CROWDED`` descriptors is a common pattern (a flat area, a
-border), no evidence, and is passed over: that bound is what keeps the cost per film bounded
-(fewer than ``CROWDED`` comparisons per descriptor and table, whatever the number of films).
+Within a key, descriptors are taken in the order of their bytes (then of their rows), and
+each is compared with the ``WINDOW - 1`` after it: close descriptors sit next to each other
+in that order, and the work per descriptor and table stays below ``WINDOW`` comparisons,
+whatever the number of films. A key is common, no evidence (a flat area, a border, a label
+on every film), when it holds more descriptors than ``COMMON_SHARE`` of the number of films
+(and more than ``WINDOW``), and is passed over: the bound grows with the archive, so a key
+that is evidence among 1,000 films is still evidence among 100,000 (a fixed bound passes
+over ever more keys, and the copies they vote for, as films are added: docs/scale.md).
 A crop, a pad, a turn or a re-toned copy of a film, or another visit of the same patient,
 shares many corners with it (ORB is rotation-invariant), so it collects far more votes than
 an unrelated film: a pair needs ``MIN_VOTES`` and votes from ``MIN_SHARE`` of the voting
@@ -21,6 +26,7 @@ margin holds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -30,13 +36,15 @@ from curation.features.features import FilmFeatures
 PER_FILM = 8  # best-voted partners kept per film
 HASH_TABLES = 10  # keys per descriptor: 10 x 3 of its 32 bytes
 HASH_BYTES = 3  # 24-bit keys
-CROWDED = 24  # descriptors under one key beyond which the key is passed over
+WINDOW = 24  # descriptors of a key each descriptor is compared with, itself included
+COMMON_SHARE = 0.006  # a key with more descriptors than this share of the films is common
 SAMPLE_MASK = 3  # descriptors whose last byte has these bits clear vote (a quarter)
 MAX_HAMMING = 40  # of 256 bits: a vote only for a close descriptor
 MIN_VOTES = 10  # a few coincidences are no evidence
 MIN_SHARE = 0.12  # votes over the fewer voting descriptors of the two (bench.feature_cost)
 SHORTLIST_VERSION = (
-    f"shortlist-v2/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-crowded{CROWDED}-"
+    f"shortlist-v3/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-window{WINDOW}-"
+    f"common{COMMON_SHARE}-"
     f"h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"
 )
 
@@ -48,12 +56,18 @@ def voting(features: FilmFeatures) -> np.ndarray:
     return votes
 
 
+def common_bound(films: int) -> int:
+    """Descriptors under one key beyond which the key is common among ``films`` films."""
+    return max(WINDOW, math.ceil(COMMON_SHARE * films))
+
+
 def _close_pairs(
-    descriptors: np.ndarray, words: np.ndarray, owner: np.ndarray, table: int
+    descriptors: np.ndarray, words: np.ndarray, owner: np.ndarray, films: int, table: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Descriptor rows (p, q), ``p < q``, of different films that share ``table``'s key, in
-    a key no more crowded than ``CROWDED``, and lie within ``MAX_HAMMING`` bits (``words``:
-    the descriptors as four 64-bit words, word by word)."""
+    a key that is not common, lie fewer than ``WINDOW`` places apart in the key's order
+    (descriptor bytes, then row), and within ``MAX_HAMMING`` bits (``words``: the
+    descriptors as four big-endian 64-bit words, word by word)."""
     count = len(descriptors)
     row_bits = max(1, (count - 1).bit_length())  # a 24-bit key leaves 40 bits: 10^12 rows
     key = np.zeros(count, np.uint64)
@@ -66,13 +80,20 @@ def _close_pairs(
     ordered = packed >> np.uint64(row_bits)
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     sizes = np.diff(np.r_[starts, len(ordered)])
-    usable = (sizes >= 2) & (sizes <= CROWDED)
+    usable = (sizes >= 2) & (sizes <= common_bound(films))
     rows = np.repeat(usable, sizes)  # rows of ``order`` in a usable key
     bucket = np.repeat(np.arange(len(starts)), sizes)
     kept = order[rows]
     kept_bucket = bucket[rows]
+    wide = np.repeat(sizes[usable] > WINDOW, sizes[usable])  # keys whose order matters
+    if wide.any():
+        # A wide key's rows in the order of their bytes (then rows): they stay in the same
+        # places of ``kept``, which holds each key's rows together.
+        members = kept[wide]
+        by_bytes = np.lexsort((members, *words[::-1, members], kept_bucket[wide]))
+        kept[wide] = members[by_bytes]
     firsts, seconds = [], []
-    for offset in range(1, min(CROWDED, len(kept))):
+    for offset in range(1, min(WINDOW, len(kept))):
         same = kept_bucket[offset:] == kept_bucket[:-offset]
         if not same.any():
             break
@@ -82,6 +103,7 @@ def _close_pairs(
         empty = np.zeros(0, np.intp)
         return empty, empty
     p, q = np.concatenate(firsts), np.concatenate(seconds)
+    p, q = np.minimum(p, q), np.maximum(p, q)
     apart = owner[p] != owner[q]
     p, q = p[apart], q[apart]
     distance = np.zeros(len(p), np.int64)
@@ -120,10 +142,11 @@ def pair_votes(
     descriptors = np.ascontiguousarray(np.concatenate(sampled))
     # A descriptor's 32 bytes as four 64-bit words, each word a row: bit counts by
     # ``np.bitwise_count`` a word at a time, 10x faster than over the (pairs x 4) array.
-    words = np.ascontiguousarray(descriptors.view(np.uint64).T)
+    # Big-endian, so the words in turn order the descriptors as their bytes do.
+    words = np.ascontiguousarray(descriptors.view(">u8").T.astype(np.uint64))
     tables = []  # per table: the close rows p < q, and their films' pair (i < j) as i * films + j
     for table in range(HASH_TABLES):
-        p, q = _close_pairs(descriptors, words, owner, table)
+        p, q = _close_pairs(descriptors, words, owner, films, table)
         tables.append((p, q, owner[p] * films + owner[q]))
         on_progress(1)
     # Each close pair is at most two votes (one per side), so a pair of films with fewer
