@@ -13,6 +13,7 @@ import pytest
 from curation.chain import runner as pipeline
 from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
+from curation.core.parallel import LocalMap
 from curation.features import shortlist
 from curation.features.features import FilmFeatures
 from curation.features.shortlist import (
@@ -185,6 +186,25 @@ def test_copies_are_found_as_well_among_four_times_as_many_films(distractors):
     planted = {(distractors + n, distractors + 50 + n) for n in range(50)}
     assert len(planted & found) >= 49
     assert len(found - planted) < len(films) // 100  # and few pairs of unrelated films
+
+
+def test_the_search_runs_in_shards_through_the_callers_map():
+    """Each table's search goes through the given map (an executor's workers) in shards that
+    each hold a part of the descriptors, and the votes are those of one search in this
+    process (a worker pool's, here)."""
+    rng = np.random.default_rng(12)
+    films = [_film(_voting(rng, 40)) for _ in range(20)] + _wide_keys(rng, 4600, 6)
+    seen: list[int] = []
+
+    def recorded_map(function, jobs, chunksize=1):
+        seen.extend(len(job.rows) for job in jobs)
+        return LocalMap(2)(function, jobs, chunksize)
+
+    votes = pair_votes(films, 2, map=recorded_map)
+    rows = sum(int(shortlist.voting(f).sum()) for f in films)
+    assert len(seen) == HASH_TABLES * shortlist.KEY_RANGES and sum(seen) == HASH_TABLES * rows
+    assert max(seen) < rows / 2  # no job holds every descriptor
+    assert votes == pair_votes(films, 2) and (len(films) - 2, len(films) - 1) in votes
 
 
 @pytest.fixture
