@@ -158,6 +158,20 @@ def test_the_votes_are_those_of_the_definition(min_votes):
     assert pair_votes(films, min_votes) == expected
 
 
+def test_fewer_close_pairs_than_a_pair_of_films_needs_are_no_votes():
+    """Two films whose three descriptors are each close to the other's under one key only:
+    three close pairs in all, fewer than ``MIN_VOTES`` can come from, so no votes (and no
+    failure: a handful of films, as a small folder gives)."""
+    rng = np.random.default_rng(4)
+    first = _voting(rng, 3)
+    second = first.copy()
+    for table in range(1, HASH_TABLES):
+        second[:, table * shortlist.HASH_BYTES] ^= 0x01
+    films = [_film(first), _film(second)]
+    assert pair_votes(films, 1) == {(0, 1): 6}
+    assert pair_votes(films, MIN_VOTES) == {}
+
+
 def _worded(rng: np.random.Generator, words: np.ndarray, films: int) -> np.ndarray:
     """``films`` films of 8 voting descriptors, each a visual word's first key (three bytes
     shared by every film that has the word) and random bytes after it."""

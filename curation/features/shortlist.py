@@ -215,7 +215,7 @@ def pair_votes(
     enough = max(1, -(-min_votes // 2))  # close pairs a pair of films needs
     # Sorted, a pair of films with ``enough`` close pairs is equal to the one ``enough - 1``
     # places on: one comparison, no array of counts.
-    reaching = every[enough - 1 :] == every[: len(every) - enough + 1]
+    reaching = every[enough - 1 :] == every[: max(0, len(every) - enough + 1)]
     strong = np.unique(every[enough - 1 :][reaching])
     del every, reaching
     voted = [np.zeros(0, np.int64)]
