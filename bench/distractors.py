@@ -6,10 +6,12 @@ so and stops when they are absent), each with its copies of ``bench.frame_altera
 two simulated visits (``bench.feature_cost.family``), are planted among 0, 4,000, 16,000 and
 64,000 synthetic distractor films, and ``feature_shortlist`` (``SHORTLIST_PER_FILM``
 partners a film, as the frame step asks) runs over them all. For each size: how many of the
-planted related pairs (a real film and its copy or visit) it proposes, overall and per kind;
-its process time per film; and the driver's memory for it, measured by ``tracemalloc``: the
-descriptors it is handed (the voting quarter, all the shortlist reads) and its own peak,
-each per film.
+planted copies and visits its pairs within the family join to their original (directly or
+through other copies, as the build's groups join confirmed pairs; each original has 38
+relatives and keeps 4 partners, so a copy is often proposed with a sibling), and how many it
+proposes with the original itself, overall and per kind; its process time per film; and the
+driver's memory for it, measured by ``tracemalloc``: the descriptors it is handed (the
+voting quarter, all the shortlist reads) and its own peak, each per film.
 
 A distractor is a film of the sample's generator (``curation.sample.anatomy``: a patient
 and one shot) exposed at its low resolution, which is about the size the build decodes a
@@ -33,6 +35,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 
 from bench.corpus import CORPUS_DIR
@@ -128,37 +131,52 @@ def _distractors(count: int, workers: int) -> list[FilmFeatures]:
     return films[:count]
 
 
+def _joined(pairs: set[tuple[int, int]], first: int, members: int) -> list[bool]:
+    """For each member of the family at rows ``first`` to ``first + members`` after its
+    original: whether the family's shortlisted pairs join it to the original (directly or
+    through other members, as the build's groups join confirmed pairs)."""
+    family = range(first, first + members + 1)
+    joined = nx.utils.UnionFind(family)
+    for i, j in pairs:
+        if first <= i and j <= first + members:
+            joined.union(i, j)
+    return [joined[first + k] == joined[first] for k in range(1, members + 1)]
+
+
 def measure(size: int, real: list[FilmFeatures], distractors: list[FilmFeatures]) -> dict:
-    """The shortlist over ``size`` distractors and the planted families: recall, time, memory."""
+    """The shortlist over ``size`` distractors and the planted families: recall, time, memory
+    (one run, under ``tracemalloc``)."""
     pool = distractors[:size] + real
     width = len(KINDS) + 1
+    planted = len(real) // width
     gc.collect()
+    tracemalloc.start()
     started = time.process_time()
     pairs = set(feature_shortlist(pool, frame_check.SHORTLIST_PER_FILM))
     seconds = time.process_time() - started
-    gc.collect()
-    tracemalloc.start()
-    feature_shortlist(pool, frame_check.SHORTLIST_PER_FILM)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    found = {}
-    for k, kind in enumerate(KINDS, 1):
-        hits = [
-            (size + n * width, size + n * width + k) in pairs for n in range(len(real) // width)
-        ]
-        found[kind] = sum(hits)
-    planted = len(real) // width
+    direct = dict.fromkeys(KINDS, 0)
+    joined = dict.fromkeys(KINDS, 0)
+    for n in range(planted):
+        first = size + n * width
+        for kind, linked in zip(KINDS, _joined(pairs, first, len(KINDS)), strict=True):
+            joined[kind] += linked
+        for k, kind in enumerate(KINDS, 1):
+            direct[kind] += (first, first + k) in pairs
     framed = [k for k in KINDS if not k.startswith(("visit", "mirror", "negative"))]
     visits = [k for k in KINDS if k.startswith("visit")]
     return {
         "distractors": size,
         "films": len(pool),
-        "copies_found": sum(found[k] for k in framed),
         "copies_planted": planted * len(framed),
-        "copies_recall": round(sum(found[k] for k in framed) / (planted * len(framed)), 4),
-        "visits_found": sum(found[k] for k in visits),
+        "copies_joined": sum(joined[k] for k in framed),
+        "copies_with_original": sum(direct[k] for k in framed),
+        "copies_recall": round(sum(joined[k] for k in framed) / (planted * len(framed)), 4),
         "visits_planted": planted * len(visits),
-        "per_kind": found,
+        "visits_joined": sum(joined[k] for k in visits),
+        "visits_with_original": sum(direct[k] for k in visits),
+        "joined_per_kind": joined,
         "pairs_per_film": round(len(pairs) / len(pool), 3),
         "cpu_s": round(seconds, 2),
         "ms_per_film": round(1000 * seconds / len(pool), 3),
