@@ -202,10 +202,10 @@ def test_copies_are_found_as_well_among_four_times_as_many_films(distractors):
     assert len(found - planted) < len(films) // 100  # and few pairs of unrelated films
 
 
-def test_the_search_runs_in_shards_through_the_callers_map():
+def test_the_search_runs_in_shards_through_the_callers_map(monkeypatch):
     """Each table's search goes through the given map (an executor's workers) in shards that
     each hold a part of the descriptors, and the votes are those of one search in this
-    process (a worker pool's, here)."""
+    process (a worker pool's, here); a set this small searches in process unless told."""
     rng = np.random.default_rng(12)
     films = [_film(_voting(rng, 40)) for _ in range(20)] + _wide_keys(rng, 4600, 6)
     seen: list[int] = []
@@ -214,11 +214,14 @@ def test_the_search_runs_in_shards_through_the_callers_map():
         seen.extend(len(job.rows) for job in jobs)
         return LocalMap(2)(function, jobs, chunksize)
 
+    assert pair_votes(films, 2, map=recorded_map) and not seen
+    monkeypatch.setattr(shortlist, "IN_PROCESS_ROWS", 0)
     votes = pair_votes(films, 2, map=recorded_map)
     rows = sum(int(shortlist.voting(f).sum()) for f in films)
     assert len(seen) == HASH_TABLES * shortlist.KEY_RANGES and sum(seen) == HASH_TABLES * rows
     assert max(seen) < rows / 2  # no job holds every descriptor
-    assert votes == pair_votes(films, 2) and (len(films) - 2, len(films) - 1) in votes
+    assert votes == pair_votes(films, 2, map=shortlist.in_process)
+    assert (len(films) - 2, len(films) - 1) in votes
 
 
 @pytest.fixture

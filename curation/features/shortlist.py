@@ -48,6 +48,10 @@ WINDOW = 24  # descriptors of a key each descriptor is compared with, itself inc
 COMMON_SHARE = 0.006  # a key with more descriptors than this share of the films is common
 SAMPLE_MASK = 3  # descriptors whose last byte has these bits clear vote (a quarter)
 KEY_RANGES = 4  # shards of each table's keys, searched apart (``map``)
+# Voting descriptors up to which the search stays in the caller's process: there, starting
+# workers and sending them the shards costs more than the search (the sample's 225 films:
+# 0.16-0.23 s of CPU in process, 0.59-0.79 s through two local workers; docs/scale.md).
+IN_PROCESS_ROWS = 1_000_000
 MAX_HAMMING = 40  # of 256 bits: a vote only for a close descriptor
 MIN_VOTES = 10  # a few coincidences are no evidence
 MIN_SHARE = 0.12  # votes over the fewer voting descriptors of the two (bench.feature_cost)
@@ -187,7 +191,8 @@ def pair_votes(
     """Votes per pair of films (i < j) with at least ``min_votes``: how many descriptors of
     either film have a close descriptor of the other under a shared key (each descriptor
     votes once per partner film, so a repeated texture counts once). Each table's search
-    runs as ``KEY_RANGES`` shards through ``map`` (an executor's: another process or node)."""
+    runs as ``KEY_RANGES`` shards through ``map`` (an executor's: another process or node),
+    or here for fewer than ``IN_PROCESS_ROWS`` voting descriptors."""
     sampled = [f.descriptors[voting(f)] for f in features]
     counts = [len(d) for d in sampled]
     if sum(counts) == 0:
@@ -196,6 +201,8 @@ def pair_votes(
     films = len(features)
     owner = np.repeat(np.arange(films, dtype=np.int64), counts)  # rows are in film order
     descriptors = np.ascontiguousarray(np.concatenate(sampled))
+    if len(descriptors) <= IN_PROCESS_ROWS:
+        map = in_process
     tables = []  # per table: the close rows p < q, and their films' pair (i < j) as i * films + j
     for table in range(HASH_TABLES):
         shards = key_shards(descriptors, owner, films, table)
