@@ -2,16 +2,17 @@
 films as among few?
 
 The real development films (``../shared/realfilms-dev/films``, read in place; the part says
-so and stops when they are absent), each with its copies of ``bench.frame_alterations`` and
-two simulated visits (``bench.feature_cost.family``), are planted among 0, 4,000, 16,000 and
-64,000 synthetic distractor films, and ``feature_shortlist`` (``SHORTLIST_PER_FILM``
-partners a film, as the frame step asks) runs over them all. For each size: how many of the
-planted copies and visits its pairs within the family join to their original (directly or
-through other copies, as the build's groups join confirmed pairs; each original has 38
-relatives and keeps 4 partners, so a copy is often proposed with a sibling), and how many it
-proposes with the original itself, overall and per kind; its process time per film; and the
-driver's memory for it, measured by ``tracemalloc``: the descriptors it is handed (the
-voting quarter, all the shortlist reads) and its own peak, each per film.
+so and stops when they are absent), each with ``KINDS_PER_FILM`` of its 38 relatives (its
+copies of ``bench.frame_alterations`` and two simulated visits, ``bench.feature_cost.family``;
+the kinds taken in turn, so each is planted about equally often: a film with all 38 in one
+pool makes each of its corners a key of 39 descriptors, which no archive has), are planted
+among 0, 4,000, 16,000 and 64,000 synthetic distractor films, and ``feature_shortlist``
+(``SHORTLIST_PER_FILM`` partners a film, as the frame step asks) runs over them all. For each size:
+how many of the planted copies and visits its pairs within the family join to their original
+(directly or through other copies, as the build's groups join confirmed pairs), and how many it
+proposes with the original itself, overall and per kind; its process time per film; and the driver's
+memory for it, measured by ``tracemalloc``: the descriptors it is handed (the voting quarter, all
+the shortlist reads) and its own peak, each per film.
 
 A distractor is a film of the sample's generator (``curation.sample.anatomy``: a patient
 and one shot) exposed at its low resolution, which is about the size the build decodes a
@@ -51,6 +52,7 @@ from curation.sample.anatomy import draw_looks, draw_patient, expose, single_sho
 from curation.sample.render import GRAIN_SIGMA
 
 RESULTS = Path(__file__).with_name("distractors.json")
+KINDS_PER_FILM = 4  # relatives planted with each real film (an archive files a few copies)
 CHUNK = 1000  # distractor films per cached chunk (one seed each)
 SEED = 39
 KINDS = [f"{kind} {strength}" for kind, strength in ALTERATIONS] + [
@@ -143,12 +145,26 @@ def _joined(pairs: set[tuple[int, int]], first: int, members: int) -> list[bool]
     return [joined[first + k] == joined[first] for k in range(1, members + 1)]
 
 
-def measure(size: int, real: list[FilmFeatures], distractors: list[FilmFeatures]) -> dict:
+def planted_families(real: list[FilmFeatures]) -> list[tuple[list[FilmFeatures], list[str]]]:
+    """Each real film with ``KINDS_PER_FILM`` of its relatives, the kinds taken in turn from
+    film to film (so every kind is planted about equally often), and their kinds."""
+    width = len(KINDS) + 1
+    families = []
+    for n in range(len(real) // width):
+        chosen = [(KINDS_PER_FILM * n + j) % len(KINDS) for j in range(KINDS_PER_FILM)]
+        members = [real[n * width]] + [real[n * width + 1 + k] for k in chosen]
+        families.append((members, [KINDS[k] for k in chosen]))
+    return families
+
+
+def measure(
+    size: int,
+    families: list[tuple[list[FilmFeatures], list[str]]],
+    distractors: list[FilmFeatures],
+) -> dict:
     """The shortlist over ``size`` distractors and the planted families: recall, time, memory
     (one run, under ``tracemalloc``)."""
-    pool = distractors[:size] + real
-    width = len(KINDS) + 1
-    planted = len(real) // width
+    pool = distractors[:size] + [film for members, _ in families for film in members]
     gc.collect()
     tracemalloc.start()
     started = time.process_time()
@@ -156,27 +172,32 @@ def measure(size: int, real: list[FilmFeatures], distractors: list[FilmFeatures]
     seconds = time.process_time() - started
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    planted = dict.fromkeys(KINDS, 0)
     direct = dict.fromkeys(KINDS, 0)
     joined = dict.fromkeys(KINDS, 0)
-    for n in range(planted):
-        first = size + n * width
-        for kind, linked in zip(KINDS, _joined(pairs, first, len(KINDS)), strict=True):
-            joined[kind] += linked
-        for k, kind in enumerate(KINDS, 1):
-            direct[kind] += (first, first + k) in pairs
+    first = size
+    for members, kinds in families:
+        linked = _joined(pairs, first, len(kinds))
+        for k, kind in enumerate(kinds):
+            planted[kind] += 1
+            joined[kind] += linked[k]
+            direct[kind] += (first, first + 1 + k) in pairs
+        first += len(members)
     framed = [k for k in KINDS if not k.startswith(("visit", "mirror", "negative"))]
     visits = [k for k in KINDS if k.startswith("visit")]
     return {
         "distractors": size,
         "films": len(pool),
-        "copies_planted": planted * len(framed),
+        "copies_planted": sum(planted[k] for k in framed),
         "copies_joined": sum(joined[k] for k in framed),
         "copies_with_original": sum(direct[k] for k in framed),
-        "copies_recall": round(sum(joined[k] for k in framed) / (planted * len(framed)), 4),
-        "visits_planted": planted * len(visits),
+        "copies_recall": round(
+            sum(joined[k] for k in framed) / max(1, sum(planted[k] for k in framed)), 4
+        ),
+        "visits_planted": sum(planted[k] for k in visits),
         "visits_joined": sum(joined[k] for k in visits),
         "visits_with_original": sum(direct[k] for k in visits),
-        "joined_per_kind": joined,
+        "joined_per_kind": {k: f"{joined[k]}/{planted[k]}" for k in KINDS},
         "pairs_per_film": round(len(pairs) / len(pool), 3),
         "cpu_s": round(seconds, 2),
         "ms_per_film": round(1000 * seconds / len(pool), 3),
@@ -189,11 +210,11 @@ def run(sizes: list[int], films: int = 120, workers: int = 2) -> dict:
     """Every size's figures, or why none were measured."""
     if not REAL_FILMS.is_dir():
         return {"measured": False, "why": f"skipped: no real films in {REAL_FILMS}"}
-    real = _real_families(films, workers)
+    families = planted_families(_real_families(films, workers))
     distractors = _distractors(max(sizes), workers)
     runs = []
     for size in sizes:
-        runs.append(measure(size, real, distractors))
+        runs.append(measure(size, families, distractors))
         print(json.dumps(runs[-1]), file=sys.stderr)
     return {
         "measured": True,
