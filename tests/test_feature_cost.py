@@ -147,9 +147,9 @@ def test_the_votes_are_those_of_the_definition(min_votes):
             bits = rng.choice(np.arange(3 * 8, 30 * 8), 50, replace=False)
             row[bits // 8] ^= (1 << (bits % 8)).astype(np.uint8)
         films[n] = _film(np.concatenate([films[n].descriptors, far]))
-    films += _wide_keys(rng, 4600, 6)
+    films += _wide_keys(rng, 5400, 6)
     count = len(films)
-    # Thirty films share ``common``: common among 30 films, still common among 4,630.
+    # Thirty films share ``common``: common among 30 films, still common among 5,430.
     assert WINDOW + 2 <= common_bound(count) < 30
     expected = _votes_by_definition(films, min_votes)
     assert len(expected) > 20 and max(expected.values()) > min_votes  # the test has teeth
@@ -207,7 +207,7 @@ def test_the_search_runs_in_shards_through_the_callers_map(monkeypatch):
     each hold a part of the descriptors, and the votes are those of one search in this
     process (a worker pool's, here); a set this small searches in process unless told."""
     rng = np.random.default_rng(12)
-    films = [_film(_voting(rng, 40)) for _ in range(20)] + _wide_keys(rng, 4600, 6)
+    films = [_film(_voting(rng, 40)) for _ in range(20)] + _wide_keys(rng, 5400, 6)
     seen: list[int] = []
 
     def recorded_map(function, jobs, chunksize=1):
