@@ -45,7 +45,9 @@ PER_FILM = 8  # best-voted partners kept per film
 HASH_TABLES = 10  # keys per descriptor: 10 x 3 of its 32 bytes
 HASH_BYTES = 3  # 24-bit keys
 WINDOW = 24  # descriptors of a key each descriptor is compared with, itself included
-COMMON_SHARE = 0.005  # a key with more descriptors than this share of the films is common
+# A key with more descriptors than this share of the films is common: 24 up to 4,800 films,
+# which keeps the pool the gate's margins were measured on as it was (docs/scale.md).
+COMMON_SHARE = 0.005
 SAMPLE_MASK = 3  # descriptors whose last byte has these bits clear vote (a quarter)
 KEY_RANGES = 4  # shards of each table's keys, searched apart (``map``)
 # Voting descriptors up to which the search stays in the caller's process: there, starting
