@@ -82,7 +82,8 @@ def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tupl
                 continue
             members.sort(key=lambda row: (rows[row][1].tobytes(), row))
             for at, first in enumerate(members):
-                for second in members[at + 1 : at + WINDOW]:
+                reach = WINDOW if len(members) <= WINDOW else shortlist.NEAREST + 1
+                for second in members[at + 1 : at + reach]:
                     p, q = min(first, second), max(first, second)
                     differing = int(np.unpackbits(rows[p][1] ^ rows[q][1]).sum())
                     if rows[p][0] != rows[q][0] and differing <= shortlist.MAX_HAMMING:
@@ -104,25 +105,27 @@ def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tupl
 
 def _wide_keys(rng: np.random.Generator, films: int, keys: int) -> list[FilmFeatures]:
     """``films`` films of one descriptor each, most alone under their keys; and ``keys`` keys
-    (first three bytes) wider than ``WINDOW`` but not common, each holding a near pair at
-    the two ends of the key's order (films -4 and -3: under a plain count, one vote each way
-    per key) and a near pair next to each other (films -2 and -1). Apart from that first key,
-    each pair differs in every key: only that key can join them."""
-    lone = [_voting(rng, 1) for _ in range(films - 4)]
-    ends, neighbours = _voting(rng, keys), _voting(rng, keys)
+    (first three bytes) wider than ``WINDOW`` but not common, each holding three near pairs
+    (under a plain count, one vote each way per key): films -6 and -5 at the two ends of the
+    key's order, films -4 and -3 about a dozen places apart, films -2 and -1 next to each
+    other. Apart from that first key, each pair differs in every key: only it can join them."""
+    lone = [_voting(rng, 1) for _ in range(films - 6)]
+    firsts = [_voting(rng, keys) for _ in range(3)]
     for key in range(keys):
-        wide = _voting(rng, WINDOW - 2)  # and the four rows of the two pairs
-        wide[:, :3] = ends[key, :3]
+        wide = _voting(rng, WINDOW - 4)  # and the six rows of the three pairs
+        wide[:, :3] = firsts[0][key, :3]
         wide[:, 3] = rng.integers(0x10, 0x70, len(wide))  # between the ends in byte order
         for row, n in zip(wide, range(key * len(wide), (key + 1) * len(wide)), strict=True):
             lone[n] = row[None]
-        ends[key, 3], neighbours[key, :3], neighbours[key, 3] = 0x05, ends[key, :3], 0x20
-    apart = [ends.copy(), neighbours.copy()]
-    for changed in apart:
-        changed[:, 3] ^= 0x80 if changed is apart[0] else 0x01
+        for first, byte in zip(firsts, (0x05, 0x06, 0x20), strict=True):
+            first[key, :3], first[key, 3] = firsts[0][key, :3], byte
+    pairs = []
+    for first, flip in zip(firsts, (0x80, 0x40, 0x01), strict=True):
+        second = first.copy()
+        second[:, 3] ^= flip  # 0x85: the far end; 0x46: mid-way; 0x21: the next one
         for table in range(1, HASH_TABLES):  # one bit in every other key: 10 bits in all
-            changed[:, table * shortlist.HASH_BYTES] ^= 0x02
-    pairs = [ends, apart[0], neighbours, apart[1]]
+            second[:, table * shortlist.HASH_BYTES] ^= 0x02
+        pairs += [first, second]
     return [_film(d) for d in lone] + [_film(d) for d in pairs]
 
 
@@ -153,7 +156,8 @@ def test_the_votes_are_those_of_the_definition(min_votes):
     assert WINDOW + 2 <= common_bound(count) < 30
     expected = _votes_by_definition(films, min_votes)
     assert len(expected) > 20 and max(expected.values()) > min_votes  # the test has teeth
-    assert (count - 4, count - 3) not in expected  # too far apart in their keys' order
+    assert (count - 6, count - 5) not in expected  # too far apart in their keys' order
+    assert (count - 4, count - 3) not in expected  # closer, still more than NEAREST apart
     assert expected.get((count - 2, count - 1), 0) == (12 if min_votes <= 12 else 0)
     assert pair_votes(films, min_votes) == expected
 

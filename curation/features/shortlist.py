@@ -6,10 +6,11 @@ descriptor of every film is filed under ``HASH_TABLES`` keys, each ``HASH_BYTES`
 bytes (locality-sensitive hashing: two close descriptors agree on some key with a high
 probability). Descriptors of different films under one key, within ``MAX_HAMMING`` bits of
 each other, are a vote for the pair of films; each descriptor votes once per partner film.
-Within a key, descriptors are taken in the order of their bytes (then of their rows), and
-each is compared with the ``WINDOW - 1`` after it: close descriptors sit next to each other
-in that order, and the work per descriptor and table stays below ``WINDOW`` comparisons,
-whatever the number of films. A key is common, no evidence (a flat area, a border, a label
+Every pair of descriptors in a key of up to ``WINDOW`` is compared; in a wider key, the
+descriptors are taken in the order of their bytes (then of their rows), and each is
+compared with the ``NEAREST`` after it: close descriptors sit next to each other in that
+order, and the work per descriptor and table stays below ``WINDOW`` comparisons, whatever
+the number of films. A key is common, no evidence (a flat area, a border, a label
 on every film), when it holds more descriptors than ``COMMON_SHARE`` of the number of films
 (and more than ``WINDOW``), and is passed over: the bound grows with the archive, so a key
 that is evidence among 1,000 films is still evidence among 100,000 (a fixed bound passes
@@ -44,7 +45,8 @@ Result = TypeVar("Result")
 PER_FILM = 8  # best-voted partners kept per film
 HASH_TABLES = 10  # keys per descriptor: 10 x 3 of its 32 bytes
 HASH_BYTES = 3  # 24-bit keys
-WINDOW = 24  # descriptors of a key each descriptor is compared with, itself included
+WINDOW = 24  # keys of up to this many descriptors: every pair of them is compared
+NEAREST = 3  # in a wider key, each descriptor is compared with this many after it
 # A key with more descriptors than this share of the films is common: 24 up to 4,800 films,
 # which keeps the pool the gate's margins were measured on as it was (docs/scale.md).
 COMMON_SHARE = 0.005
@@ -59,6 +61,7 @@ MIN_VOTES = 10  # a few coincidences are no evidence
 MIN_SHARE = 0.12  # votes over the fewer voting descriptors of the two (bench.feature_cost)
 SHORTLIST_VERSION = (
     f"shortlist-v3/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-window{WINDOW}-"
+    f"nearest{NEAREST}-"
     f"common{COMMON_SHARE}-"
     f"h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"
 )
@@ -76,13 +79,33 @@ def common_bound(films: int) -> int:
     return max(WINDOW, math.ceil(COMMON_SHARE * films))
 
 
+def _neighbours(
+    rows: np.ndarray,
+    buckets: np.ndarray,
+    offsets: range,
+    firsts: list[np.ndarray],
+    seconds: list[np.ndarray],
+) -> None:
+    """Append the pairs of ``rows`` ``offset`` places apart within one key, for each of
+    ``offsets`` (``buckets``: each row's key; a key's rows are together)."""
+    for offset in offsets:
+        if offset >= len(rows):
+            return
+        same = buckets[offset:] == buckets[:-offset]
+        if not same.any():
+            return
+        firsts.append(rows[:-offset][same])
+        seconds.append(rows[offset:][same])
+
+
 def _close_pairs(
     descriptors: np.ndarray, words: np.ndarray, owner: np.ndarray, films: int, table: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Descriptor rows (p, q), ``p < q``, of different films that share ``table``'s key, in
-    a key that is not common, lie fewer than ``WINDOW`` places apart in the key's order
-    (descriptor bytes, then row), and within ``MAX_HAMMING`` bits (``words``: the
-    descriptors as four big-endian 64-bit words, word by word)."""
+    a key that is not common (any two in a key of up to ``WINDOW``; at most ``NEAREST``
+    places apart in the key's order, descriptor bytes then row, in a wider key), and within
+    ``MAX_HAMMING`` bits (``words``: the descriptors as four big-endian 64-bit words, word
+    by word)."""
     count = len(descriptors)
     row_bits = max(1, (count - 1).bit_length())  # a 24-bit key leaves 40 bits: 10^12 rows
     key = np.zeros(count, np.uint64)
@@ -107,13 +130,13 @@ def _close_pairs(
         members = kept[wide]
         by_bytes = np.lexsort((members, *words[::-1, members], kept_bucket[wide]))
         kept[wide] = members[by_bytes]
-    firsts, seconds = [], []
-    for offset in range(1, min(WINDOW, len(kept))):
-        same = kept_bucket[offset:] == kept_bucket[:-offset]
-        if not same.any():
-            break
-        firsts.append(kept[:-offset][same])
-        seconds.append(kept[offset:][same])
+    firsts: list[np.ndarray] = []
+    seconds: list[np.ndarray] = []
+    # Every key's nearest ``NEAREST`` rows after each row, then the further ones of the
+    # narrow keys alone (removing whole keys keeps each remaining key's rows together).
+    _neighbours(kept, kept_bucket, range(1, NEAREST + 1), firsts, seconds)
+    narrow = ~wide
+    _neighbours(kept[narrow], kept_bucket[narrow], range(NEAREST + 1, WINDOW), firsts, seconds)
     if not firsts:
         empty = np.zeros(0, np.intp)
         return empty, empty
