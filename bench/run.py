@@ -76,6 +76,7 @@ class Sizes:
     scale_sizes: tuple[int, ...] = (1000, 4000, 16000)
     executors: tuple[str, ...] = ("local", "ray")
     feature_sizes: tuple[int, ...] = (1000, 2000, 4000, 16000)  # films per cost figure
+    distractor_sizes: tuple[int, ...] = (0, 4000, 16000)  # distractors the real films join
     audit_rows: tuple[int, ...] = audit_memory.ROWS
     corpus_dir: Path = CORPUS_DIR
     noop_runs: int = 5  # interleaved runs of the no-op `make splits`, one process and five
@@ -238,6 +239,14 @@ def _feature_cost(s: Sizes) -> dict:
     }
 
 
+def _distractors(s: Sizes) -> dict:
+    """The shortlist's recall of real copies among thousands of distractor films."""
+    from bench.scale import distractors
+
+    off = _real_films_off(s, "distractors")
+    return {"distractors": off or distractors.run(list(s.distractor_sizes), s.real_films)}
+
+
 def _checks_cost(s: Sizes) -> dict:
     """The build and audit against the start of the feature checks."""
     from bench.same_picture import step_cost as near_identical_cost
@@ -293,6 +302,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "visits": _visits,
     "frames": _frames,
     "feature_cost": _feature_cost,
+    "distractors": _distractors,
     "checks_cost": _checks_cost,
     "records_memory": _records_memory,
     "scale": _scale,
@@ -305,6 +315,7 @@ MAY_SKIP = {
     "keeper_real": "real films",
     "visits": "real films",
     "frames": "real films",
+    "distractors": "real films",
     "peers": "the peers (imagededup, cleanvision)",
 }
 

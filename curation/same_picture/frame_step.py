@@ -223,7 +223,7 @@ def frame_pairs(
     ids = sorted(films)
     features = cache.features_for(films, root, map, track("local features", None))
     bar = track("feature shortlist", HASH_TABLES)
-    shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance)
+    shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance, map)
     joined = nx.utils.UnionFind(ids)
     for pair in confirmed:
         joined.union(pair.a, pair.b)

@@ -14,12 +14,14 @@ import pytest
 from curation.chain import runner as pipeline
 from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
+from curation.core.parallel import LocalMap
 from curation.features import shortlist
 from curation.features.features import FilmFeatures
 from curation.features.shortlist import (
-    CROWDED,
     HASH_TABLES,
     MIN_VOTES,
+    WINDOW,
+    common_bound,
     feature_shortlist,
     pair_votes,
 )
@@ -41,15 +43,15 @@ def _voting(rng: np.random.Generator, count: int) -> np.ndarray:
 def test_a_pattern_common_to_many_films_is_no_evidence_but_a_shared_one_is():
     """Forty films share one pattern (the same 200 descriptors: a border, a label); two of
     them also share 200 others. Only those two are voted for: every key of the common pattern
-    holds more than ``CROWDED`` descriptors and is passed over, which is what bounds the work
-    per descriptor whatever the number of films (a plain index compares them all)."""
+    holds more than ``common_bound`` descriptors and is passed over (a plain index would
+    count the pattern as evidence for every pair)."""
     rng = np.random.default_rng(5)
     common, shared = _voting(rng, 200), _voting(rng, 200)
     films = []
     for n in range(40):
         own = [common, _voting(rng, 300)] + ([shared] if n in (3, 17) else [])
         films.append(_film(np.concatenate(own)))
-    assert len(films) > CROWDED
+    assert len(films) > common_bound(len(films))
     votes = pair_votes(films, MIN_VOTES)
     assert list(votes) == [(3, 17)]
     assert votes[(3, 17)] >= 2 * 200 * 0.9  # both sides vote: nearly every shared descriptor
@@ -77,10 +79,13 @@ def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tupl
         for row, (_, descriptor) in enumerate(rows):
             keys[descriptor[bytes_].tobytes()].append(row)
         for members in keys.values():
-            if len(members) > CROWDED:
+            if len(members) > common_bound(len(films)):
                 continue
-            for at, p in enumerate(members):
-                for q in members[at + 1 :]:
+            members.sort(key=lambda row: (rows[row][1].tobytes(), row))
+            for at, first in enumerate(members):
+                reach = WINDOW if len(members) <= WINDOW else shortlist.NEAREST + 1
+                for second in members[at + 1 : at + reach]:
+                    p, q = min(first, second), max(first, second)
                     differing = int(np.unpackbits(rows[p][1] ^ rows[q][1]).sum())
                     if rows[p][0] != rows[q][0] and differing <= shortlist.MAX_HAMMING:
                         close.append((p, q))
@@ -99,10 +104,37 @@ def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tupl
     return {pair: len(v) for pair, v in sorted(voters.items()) if len(v) >= min_votes}
 
 
+def _wide_keys(rng: np.random.Generator, films: int, keys: int) -> list[FilmFeatures]:
+    """``films`` films of one descriptor each, most alone under their keys; and ``keys`` keys
+    (first three bytes) wider than ``WINDOW`` but not common, each holding three near pairs
+    (under a plain count, one vote each way per key): films -6 and -5 at the two ends of the
+    key's order, films -4 and -3 about a dozen places apart, films -2 and -1 next to each
+    other. Apart from that first key, each pair differs in every key: only it can join them."""
+    lone = [_voting(rng, 1) for _ in range(films - 6)]
+    firsts = [_voting(rng, keys) for _ in range(3)]
+    for key in range(keys):
+        wide = _voting(rng, WINDOW - 4)  # and the six rows of the three pairs
+        wide[:, :3] = firsts[0][key, :3]
+        wide[:, 3] = rng.integers(0x10, 0x70, len(wide))  # between the ends in byte order
+        for row, n in zip(wide, range(key * len(wide), (key + 1) * len(wide)), strict=True):
+            lone[n] = row[None]
+        for first, byte in zip(firsts, (0x05, 0x06, 0x20), strict=True):
+            first[key, :3], first[key, 3] = firsts[0][key, :3], byte
+    pairs = []
+    for first, flip in zip(firsts, (0x80, 0x40, 0x01), strict=True):
+        second = first.copy()
+        second[:, 3] ^= flip  # 0x85: the far end; 0x46: mid-way; 0x21: the next one
+        for table in range(1, HASH_TABLES):  # one bit in every other key: 10 bits in all
+            second[:, table * shortlist.HASH_BYTES] ^= 0x02
+        pairs += [first, second]
+    return [_film(d) for d in lone] + [_film(d) for d in pairs]
+
+
 @pytest.mark.parametrize("min_votes", [1, 2, 7, MIN_VOTES])
 def test_the_votes_are_those_of_the_definition(min_votes):
     """Thirty films, some sharing descriptors exactly or nearly (a few bits flipped), with
-    crowded and lone keys: the sorted, vectorised count gives the plain count's votes."""
+    crowded and lone keys, among thousands of one-descriptor films, with keys wider than
+    ``WINDOW`` but not common: the sorted, vectorised count gives the plain count's votes."""
     rng = np.random.default_rng(11)
     pool, common = _voting(rng, 120), _voting(rng, 5)  # common: in every film, so crowded
     films = []
@@ -119,10 +151,82 @@ def test_the_votes_are_those_of_the_definition(min_votes):
             bits = rng.choice(np.arange(3 * 8, 30 * 8), 50, replace=False)
             row[bits // 8] ^= (1 << (bits % 8)).astype(np.uint8)
         films[n] = _film(np.concatenate([films[n].descriptors, far]))
-    assert len(films) > CROWDED  # a film's own repeated corner is no vote for itself
+    films += _wide_keys(rng, 5400, 6)
+    count = len(films)
+    # Thirty films share ``common``: common among 30 films, still common among 5,430.
+    assert WINDOW + 2 <= common_bound(count) < 30
     expected = _votes_by_definition(films, min_votes)
     assert len(expected) > 20 and max(expected.values()) > min_votes  # the test has teeth
+    assert (count - 6, count - 5) not in expected  # too far apart in their keys' order
+    assert (count - 4, count - 3) not in expected  # closer, still more than NEAREST apart
+    assert expected.get((count - 2, count - 1), 0) == (12 if min_votes <= 12 else 0)
     assert pair_votes(films, min_votes) == expected
+
+
+def test_fewer_close_pairs_than_a_pair_of_films_needs_are_no_votes():
+    """Two films whose three descriptors are each close to the other's under one key only:
+    three close pairs in all, fewer than ``MIN_VOTES`` can come from, so no votes (and no
+    failure: a handful of films, as a small folder gives)."""
+    rng = np.random.default_rng(4)
+    first = _voting(rng, 3)
+    second = first.copy()
+    for table in range(1, HASH_TABLES):
+        second[:, table * shortlist.HASH_BYTES] ^= 0x01
+    films = [_film(first), _film(second)]
+    assert pair_votes(films, 1) == {(0, 1): 6}
+    assert pair_votes(films, MIN_VOTES) == {}
+
+
+def _worded(rng: np.random.Generator, words: np.ndarray, films: int) -> np.ndarray:
+    """``films`` films of 8 voting descriptors, each a visual word's first key (three bytes
+    shared by every film that has the word) and random bytes after it."""
+    drawn = _voting(rng, films * 8).reshape(films, 8, 32)
+    drawn[:, :, :3] = words[rng.integers(0, len(words), (films, 8))]
+    return drawn
+
+
+@pytest.mark.parametrize("distractors", [4000, 16000])
+def test_copies_are_found_as_well_among_four_times_as_many_films(distractors):
+    """Fifty films and a near copy of each (one bit off in every key but the first) among
+    4,000 and 16,000 films drawn from the same 3,200 visual words (a word's first key is
+    shared by every film that has it, as common corners are: ten descriptors a key among
+    4,000 films, forty among 16,000). A fixed bound on a key's descriptors passes over the
+    words' keys as the archive grows, and the copies with them; the bound that grows with
+    the number of films keeps them."""
+    rng = np.random.default_rng(3)
+    words = rng.integers(0, 256, (3200, 3), dtype=np.uint8)
+    originals = _worded(rng, words, 50)
+    copies = originals.copy()
+    for table in range(1, HASH_TABLES):
+        copies[:, :, table * shortlist.HASH_BYTES] ^= 0x01
+    films = [_film(d) for d in _worded(rng, words, distractors)]
+    films += [_film(d) for d in originals] + [_film(d) for d in copies]
+    found = set(feature_shortlist(films))
+    planted = {(distractors + n, distractors + 50 + n) for n in range(50)}
+    assert len(planted & found) >= 49
+    assert len(found - planted) < len(films) // 100  # and few pairs of unrelated films
+
+
+def test_the_search_runs_in_shards_through_the_callers_map(monkeypatch):
+    """Each table's search goes through the given map (an executor's workers) in shards that
+    each hold a part of the descriptors, and the votes are those of one search in this
+    process (a worker pool's, here); a set this small searches in process unless told."""
+    rng = np.random.default_rng(12)
+    films = [_film(_voting(rng, 40)) for _ in range(20)] + _wide_keys(rng, 5400, 6)
+    seen: list[int] = []
+
+    def recorded_map(function, jobs, chunksize=1):
+        seen.extend(len(job.rows) for job in jobs)
+        return LocalMap(2)(function, jobs, chunksize)
+
+    assert pair_votes(films, 2, map=recorded_map) and not seen
+    monkeypatch.setattr(shortlist, "IN_PROCESS_ROWS", 0)
+    votes = pair_votes(films, 2, map=recorded_map)
+    rows = sum(int(shortlist.voting(f).sum()) for f in films)
+    assert len(seen) == HASH_TABLES * shortlist.KEY_RANGES and sum(seen) == HASH_TABLES * rows
+    assert max(seen) < rows / 2  # no job holds every descriptor
+    assert votes == pair_votes(films, 2, map=shortlist.in_process)
+    assert (len(films) - 2, len(films) - 1) in votes
 
 
 @pytest.fixture
