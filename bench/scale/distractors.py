@@ -1,18 +1,19 @@
 """``python -m bench.scale.distractors``: does the feature shortlist find copies as well among many
 films as among few?
 
-The real development films (``../shared/realfilms-dev/films``, read in place; the part says
-so and stops when they are absent), each with ``KINDS_PER_FILM`` of its 38 relatives (its
-copies of ``bench.same_picture.alterations`` and two simulated visits,
+The real development films (``../shared/realfilms-dev/films``, read in place; the part says so
+and stops when they are absent), each with ``KINDS_PER_FILM`` of its 38 relatives (its copies of
+``bench.same_picture.alterations`` and two simulated visits,
 ``bench.same_picture.feature_cost.family``; the kinds taken in turn, so each is planted about
-equally often: a film with all 38 in one pool makes each of its corners a key of 39 descriptors, which no archive has), are planted
-among 0, 4,000, 16,000 and 64,000 synthetic distractor films, and ``feature_shortlist``
-(``SHORTLIST_PER_FILM`` partners a film, as the frame step asks) runs over them all. For each size:
-how many of the planted copies and visits its pairs within the family join to their original
-(directly or through other copies, as the build's groups join confirmed pairs), and how many it
-proposes with the original itself, overall and per kind; its process time per film; and the driver's
-memory for it, measured by ``tracemalloc``: the descriptors it is handed (the voting quarter, all
-the shortlist reads) and its own peak, each per film.
+equally often: a film with all 38 in one pool makes each of its corners a key of 39 descriptors,
+which no archive has), are planted among 0, 4,000, 16,000 and 64,000 synthetic distractor films,
+and ``feature_shortlist`` (``SHORTLIST_PER_FILM`` partners a film, as the frame step asks) runs
+over them all. For each size: how many of the planted copies and visits its pairs within the
+family join to their original (directly or through other copies, as the build's groups join
+confirmed pairs), and how many it proposes with the original itself, overall and per kind; its
+process time per film; and the driver's memory for it, measured by ``tracemalloc``: the
+descriptors it is handed (the voting quarter, all the shortlist reads) and its own peak, each
+per film.
 
 A distractor is a film of the sample's generator (``curation.sample.drawing.anatomy``: a patient
 and one shot) exposed at its low resolution, which is about the size the build decodes a
