@@ -33,6 +33,7 @@ from PIL import Image
 
 PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
 PAD_MIN_SHARE = 0.015  # of the side: a pad's border is wider than the partner's by this much
+PAD_REREAD_SHARE = 0.005  # from this extra border (draft decode) the pair is read at full size
 CONTENT_TOLERANCE = 0.025  # of the side: the picture inside a pad's border is the partner's
 CORNER_MIN_SHARE = 0.064  # black share of the corner blocks inside the border
 GREY_CHANNELS = 2  # grey levels the channels of a grey picture stored in colour may differ by
@@ -99,6 +100,20 @@ def pad_share(film: Frame, other: Frame, minimum: float = PAD_MIN_SHARE) -> floa
         return 0.0  # it shows picture the other lacks: the other is a crop
     extra = max(mine - theirs for mine, theirs in zip(film.borders, other.borders, strict=True))
     return round(extra, 4) if extra >= minimum else 0.0
+
+
+def near_pad(film: Frame, other: Frame) -> bool:
+    """Whether the draft decode reads ``film``'s border as wider than ``other``'s by at least
+    ``PAD_REREAD_SHARE`` but less than a pad: a pad a few draft pixels wide loses one to the
+    JPEG's ringing at 1/8 scale, so the pair's borders are read again at full size."""
+    return PAD_REREAD_SHARE <= pad_share(film, other, 0.0) < PAD_MIN_SHARE
+
+
+def full_size_borders(path: Path) -> Borders:
+    """A film's constant borders read on its full decode; none for a film that no longer
+    reads."""
+    grey = _grey(path)
+    return (0.0, 0.0, 0.0, 0.0) if grey is None else border_shares(grey)
 
 
 def corner_share(grey: np.ndarray, minimum: float = CORNER_MIN_SHARE) -> float:

@@ -105,7 +105,7 @@ from dataclasses import dataclass
 from curation.core.records import Lesion
 from curation.hashes.hashing import View
 from curation.index.provenance import scripted
-from curation.keeper.frame import Borders, Frame, pad_share
+from curation.keeper.frame import Borders, Frame, near_pad, pad_share
 from curation.keeper.tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
 
 Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
@@ -178,6 +178,18 @@ def _padded(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evide
         f"it is padded: a constant border {share:.1%} of the frame wider than the other "
         "film's, around no more picture than it shows"
     )
+
+
+def borders_to_reread(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
+    """The films of ``group`` whose borders decide a pad only when read at full size: both
+    films of every pair the draft decode reads near a pad (``curation.keeper.frame.near_pad``)."""
+    return {
+        film
+        for one in group
+        for other in group - {one}
+        if near_pad(_frame(facts[one]), _frame(facts[other]))
+        for film in (one, other)
+    }
 
 
 def _upscaled(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:
