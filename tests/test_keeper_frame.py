@@ -254,3 +254,29 @@ def test_a_pad_the_draft_reads_near_its_limit_is_read_again_at_full_size(archive
     assert PAD_REREAD_SHARE <= max(draft) < PAD_MIN_SHARE
     kept, evidence_of_copy = _keep(archive, "36531", "12341")
     assert kept == "36531" and evidence_of_copy.startswith("it is padded"), evidence_of_copy
+
+
+def _dark_cornered(seed: int) -> np.ndarray:
+    """A film black below the jaw into its two bottom corners, as archive-sized films often
+    are (dark quarter-discs reaching into those corners)."""
+    picture = _radiograph(seed)
+    height, width = picture.shape
+    ys, xs = np.mgrid[0:height, 0:width]
+    for cx in (0, width):
+        picture[(xs - cx) ** 2 + (ys - height) ** 2 < (height // 5) ** 2] = 0
+    return picture
+
+
+def test_an_original_with_dark_corners_of_its_own_is_kept_over_its_brightened_copy(tmp_path):
+    """A copy brightened by 10 grey levels lifts the black of an original's own dark
+    corners; read over the four corners together the original looked filled. A rotation
+    fills all four corners; these fill two. (The archive's films are dark-cornered too.)"""
+    archive = Archive(tmp_path)
+    for n in range(10):
+        archive.add(f"5{n}0001", _jpeg(_dark_cornered(100 + n), 95))
+    original = _jpeg(_dark_cornered(7), 95)
+    archive.add("12341", original)
+    archive.add("36531", _jpeg(kit.exposed(_decoded(original), offset=10), 95))
+    kept, evidence_of_copy = _keep(archive, "12341", "36531")
+    assert kept == "12341", evidence_of_copy
+    assert not evidence_of_copy.startswith("its corners"), evidence_of_copy

@@ -34,10 +34,10 @@ why:
    a re-encode at a lower quality lost detail the other film still has.
 9. ``unusual encoder``: its encoder signature is not the one most of the archive's films
    carry.
-10. ``filled corners``: black corners inside the film's own border, the fill a rotation by a
-    few degrees leaves (the archive's level films have none there). Last of the file's
-    facts: a radiograph may have dark corners of its own, which a crop or a brightened copy
-    would lose.
+10. ``filled corners``: black in all four corners inside the film's own border, the fill a
+    rotation by a few degrees leaves (the archive's level films have none there; read in
+    the least black corner, since a radiograph may have dark corners of its own below the
+    jaw, which a brightened copy lifts). Last of the file's facts: a crop would lose them.
 11. ``local contrast``: its local contrast lies above the archive's typical film by
    ``CONTRAST_MARGIN`` spreads more than the other film lies from it (either side): CLAHE
    and equalisation raise it, an export does not (``curation.keeper.tone``).
