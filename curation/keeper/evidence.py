@@ -16,9 +16,9 @@ same-picture groups only, at little cost:
   the corner blocks inside it, and whether a colour file holds a grey picture (three
   equal channels), from one reduced-scale (draft) decode, the scale the hash step decodes
   at (``curation.keeper.frame``; the pad and the colour re-save are judged against the
-  pair and the archive by the rules). Real
-  films' corners: at most 0.006 black; a copy turned by 1 degree, at least 0.122: limit
-  0.064;
+  pair and the archive by the rules). Real films' least black corner
+  (``bench.keeper_real``, both halves, 512 px and native size, bordered or not): 0.0; a
+  copy turned by 1 degree, at least 0.091: limit 0.045;
 - whether the larger film of a whole-frame pair of two sizes is an upscale of the smaller
   (``curation.keeper.frame.upscale_of``: a full decode of both, for those pairs only);
 - the JPEG quality from the quantisation tables in the header (Pillow parses them on open);
