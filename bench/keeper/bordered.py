@@ -53,12 +53,13 @@ from curation.keeper.frame import (
     channel_spread,
     content_ratio,
     corner_share,
+    full_size_borders,
     pad_share,
     upscale_of,
 )
 from curation.keeper.groups import pairs_to_reencode, same_picture_groups
 from curation.keeper.reencode import ReencodeJob, reencoding_misses, written_from
-from curation.keeper.rules import FIRST_TONE_RULE, FilmFacts, tied
+from curation.keeper.rules import FIRST_TONE_RULE, FilmFacts, borders_to_reread, tied
 from curation.keeper.tone import TypicalTone, tone_of
 from curation.same_picture.candidates import SamePicture
 from curation.same_picture.pixels import Comparison
@@ -188,6 +189,22 @@ def _upscale_reading(
     return facts
 
 
+def _full_size_borders(
+    film: Film, copy: Path, facts: tuple[FilmFacts, FilmFacts], tally: Tally
+) -> tuple[FilmFacts, FilmFacts]:
+    """The facts of (original, copy) with both borders read at full size where the draft
+    leaves the pad near its limit, as the step reads them (``borders_to_reread``)."""
+    pair = {"original": facts[0], "copy": facts[1]}
+    if not borders_to_reread(set(pair), pair):
+        return facts
+    _margin(tally, film, "pads read again at full size (count)", 1.0)
+    original, copied = facts
+    return (
+        replace(original, borders=full_size_borders(film.original)),
+        replace(copied, borders=full_size_borders(copy)),
+    )
+
+
 def _frame_margins(
     film: Film, name: str, copy: Path, facts: tuple[FilmFacts, FilmFacts], tally: Tally
 ) -> None:
@@ -230,6 +247,7 @@ def _decide(film: Film, name: str, copy: Path, reader: Reader, tally: Tally) -> 
     """The keeper of the original and one copy, numbered once above and once below it."""
     case = name.rsplit(" ", 1)[0]
     facts_read = reader.facts_of(film.original), reader.facts_of(copy)
+    facts_read = _full_size_borders(film, copy, facts_read, tally)
     original_fact, copy_fact = _upscale_reading(film, case, copy, facts_read, tally)
     _frame_margins(film, name, copy, (original_fact, copy_fact), tally)
     original_id = "36531"

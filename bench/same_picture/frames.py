@@ -55,6 +55,7 @@ from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.features.features import film_features, match_features, working_grey
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.same_picture import frame_check, pixels
+from curation.same_picture.candidates import crop_candidates
 
 RESULTS = Path(__file__).with_name("frames.json")
 ARCHIVE_FILMS = REAL_FILMS.parent / "films-native"  # grey, at an archive's size
@@ -195,7 +196,9 @@ def _shortlisted(originals: list[Film], copies: list[dict], rows: list[PairFigur
     proposed: set[tuple[str, str]] = set()
     for key in ALTERATIONS:
         films = originals + [c[key] for c in copies]
-        for i, j in feature_shortlist([f.features for f in films], frame_check.SHORTLIST_PER_FILM):
+        features = [f.features for f in films]
+        shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM)
+        for i, j in shortlist + crop_candidates(features, shortlist):
             proposed.add((films[i].name, films[j].name))
     return [
         row

@@ -11,12 +11,14 @@ same-picture groups only, at little cost:
   limit is half the smaller, 0.135, which also leaves films that tell nothing (a symmetric
   picture) upright. Mirrors: no separation (the smallest margin is -0.012: some films fit
   their mirror better), so no mirror fact;
-- each side's constant border, the black share of the corner blocks inside it, and whether a
-  colour file holds a grey picture (three equal channels), from one reduced-scale (draft)
-  decode, the scale the hash step decodes at (``curation.keeper.frame``; the
-  pad and the colour re-save are judged against the pair and the archive by the rules). Real
-  films' corners: at most 0.006 black; a copy turned by 1 degree, at least 0.122: limit
-  0.064;
+- each side's constant border (read again on a full decode for the pairs whose pad the
+  draft leaves near its limit: ``curation.keeper.frame.near_pad``), the black share of
+  the corner blocks inside it, and whether a colour file holds a grey picture (three
+  equal channels), from one reduced-scale (draft) decode, the scale the hash step decodes
+  at (``curation.keeper.frame``; the pad and the colour re-save are judged against the
+  pair and the archive by the rules). Real films' least black corner
+  (``bench.keeper.bordered``, both halves, 512 px and native size, bordered or not): 0.0; a
+  copy turned by 1 degree, at least 0.091: limit 0.045;
 - whether the larger film of a whole-frame pair of two sizes is an upscale of the smaller
   (``curation.keeper.frame.upscale_of``: a full decode of both, for those pairs only);
 - the JPEG quality from the quantisation tables in the header (Pillow parses them on open);
@@ -57,10 +59,17 @@ from curation.keeper.frame import (
     Borders,
     border_shares,
     corner_share,
+    full_size_borders,
     grey_in_colour,
     is_upscale,
 )
-from curation.keeper.rules import FIRST_TONE_RULE, FilmFacts, one_content, tied
+from curation.keeper.rules import (
+    FIRST_TONE_RULE,
+    FilmFacts,
+    borders_to_reread,
+    one_content,
+    tied,
+)
 from curation.keeper.tone import REFERENCE_FILMS, TypicalTone, tone_of
 from curation.same_picture import pixels
 
@@ -287,6 +296,11 @@ def keeper_facts(
             filled_corners=file.corners,
             content=record.sha256,
         )
+    near = sorted(f for g in groups for f in borders_to_reread(g, facts))
+    for film, borders in zip(
+        near, _per_content(full_size_borders, root, [films[f] for f in near], map), strict=True
+    ):
+        facts[film] = replace(facts[film], borders=borders)
     toned = sorted(f for g in groups if _tone_can_decide(g, facts) for f in g)
     if not toned:  # every group is decided by the file's own facts: no full-size decode
         return facts

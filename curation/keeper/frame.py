@@ -9,9 +9,11 @@
   than the partner's (``CONTENT_TOLERANCE``): had it shown picture the partner lacks, the
   partner would be a crop and the border the film's own. Two films of one size share their
   frame: neither is a pad of the other.
-- **Black corners inside the film's own border**: a rotation by a few degrees fills the
-  corners of the frame with black triangles; a film's own straight border is not such a fill,
-  so the corners are measured inside the constant border lines.
+- **Black corners inside the film's own border**: a rotation by a few degrees fills all
+  four corners of the frame with black triangles; a film's own straight border is not such
+  a fill, so the corners are measured inside the constant border lines, and a film's own
+  dark corners (the dark below a jaw reaching the bottom corners, which a brightened copy
+  lifts) are not either, so the fill is read in the least black of the four corners.
 - **A grey picture stored in three equal channels** is a re-save where the archive's films
   are stored grey: an imaging system writes a grey film in one channel.
 - **An upscale adds no detail**: a larger film that is its smaller partner resampled is
@@ -33,8 +35,9 @@ from PIL import Image
 
 PAD_TOLERANCE = 8  # grey levels a "constant" border line may vary by (JPEG ringing)
 PAD_MIN_SHARE = 0.015  # of the side: a pad's border is wider than the partner's by this much
+PAD_REREAD_SHARE = 0.005  # from this extra border (draft decode) the pair is read at full size
 CONTENT_TOLERANCE = 0.025  # of the side: the picture inside a pad's border is the partner's
-CORNER_MIN_SHARE = 0.064  # black share of the corner blocks inside the border
+CORNER_MIN_SHARE = 0.045  # black share of the least black corner block inside the border
 GREY_CHANNELS = 2  # grey levels the channels of a grey picture stored in colour may differ by
 UPSCALE_LEAD = -0.15  # log2 ratio of the two resampling residuals (see ``upscale_of``)
 UPSCALE_FIT = 1.1  # an upscale's residual over the film's own fine detail, at most
@@ -101,9 +104,24 @@ def pad_share(film: Frame, other: Frame, minimum: float = PAD_MIN_SHARE) -> floa
     return round(extra, 4) if extra >= minimum else 0.0
 
 
+def near_pad(film: Frame, other: Frame) -> bool:
+    """Whether the draft decode reads ``film``'s border as wider than ``other``'s by at least
+    ``PAD_REREAD_SHARE`` but less than a pad: a pad a few draft pixels wide loses one to the
+    JPEG's ringing at 1/8 scale, so the pair's borders are read again at full size."""
+    return PAD_REREAD_SHARE <= pad_share(film, other, 0.0) < PAD_MIN_SHARE
+
+
+def full_size_borders(path: Path) -> Borders:
+    """A film's constant borders read on its full decode; none for a film that no longer
+    reads."""
+    grey = _grey(path)
+    return (0.0, 0.0, 0.0, 0.0) if grey is None else border_shares(grey)
+
+
 def corner_share(grey: np.ndarray, minimum: float = CORNER_MIN_SHARE) -> float:
-    """The black share of the four corner blocks inside the film's constant border (a
-    sixteenth of the short side each); 0 below ``minimum``."""
+    """The black share of the least black of the four corner blocks inside the film's
+    constant border (a sixteenth of the short side each): a rotation fills all four; 0
+    below ``minimum``."""
     left, top, right, bottom = border_runs(grey)
     inside = grey[top : grey.shape[0] - bottom, left : grey.shape[1] - right]
     if min(inside.shape) < 4:
@@ -115,7 +133,7 @@ def corner_share(grey: np.ndarray, minimum: float = CORNER_MIN_SHARE) -> float:
         inside[-side:, :side],
         inside[-side:, -side:],
     )
-    share = float(np.mean([(block <= PAD_TOLERANCE).mean() for block in blocks]))
+    share = float(min((block <= PAD_TOLERANCE).mean() for block in blocks))
     return round(share, 3) if share >= minimum else 0.0
 
 

@@ -34,10 +34,10 @@ why:
    a re-encode at a lower quality lost detail the other film still has.
 9. ``unusual encoder``: its encoder signature is not the one most of the archive's films
    carry.
-10. ``filled corners``: black corners inside the film's own border, the fill a rotation by a
-    few degrees leaves (the archive's level films have none there). Last of the file's
-    facts: a radiograph may have dark corners of its own, which a crop or a brightened copy
-    would lose.
+10. ``filled corners``: black in all four corners inside the film's own border, the fill a
+    rotation by a few degrees leaves (the archive's level films have none there; read in
+    the least black corner, since a radiograph may have dark corners of its own below the
+    jaw, which a brightened copy lifts). Last of the file's facts: a crop would lose them.
 11. ``local contrast``: its local contrast lies above the archive's typical film by
    ``CONTRAST_MARGIN`` spreads more than the other film lies from it (either side): CLAHE
    and equalisation raise it, an export does not (``curation.keeper.tone``).
@@ -106,7 +106,7 @@ from dataclasses import dataclass
 from curation.core.records import Lesion
 from curation.hashes.hashing import View
 from curation.index.provenance import scripted
-from curation.keeper.frame import Borders, Frame, pad_share
+from curation.keeper.frame import Borders, Frame, near_pad, pad_share
 from curation.keeper.tone import CONTRAST_MARGIN, ROUGHNESS_MARGIN
 
 Evidence = tuple[float, str]  # value (lower = more original) and the sentence when it decides
@@ -179,6 +179,18 @@ def _padded(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evide
         f"it is padded: a constant border {share:.1%} of the frame wider than the other "
         "film's, around no more picture than it shows"
     )
+
+
+def borders_to_reread(group: set[str], facts: Mapping[str, FilmFacts]) -> set[str]:
+    """The films of ``group`` whose borders decide a pad only when read at full size: both
+    films of every pair the draft decode reads near a pad (``curation.keeper.frame.near_pad``)."""
+    return {
+        film
+        for one in group
+        for other in group - {one}
+        if near_pad(_frame(facts[one]), _frame(facts[other]))
+        for film in (one, other)
+    }
 
 
 def _upscaled(film: str, group: set[str], facts: Mapping[str, FilmFacts]) -> Evidence:

@@ -3,15 +3,23 @@ hash, within ``SAME_PICTURE_RADIUS`` bits, then each candidate confirmed in pixe
 (``curation.same_picture.pixels``). A pair the frame check confirmed
 (``curation.same_picture.frame_step``) carries its kinds (``cropped``, ``padded``, ``rotated``,
 ``rescaled`` or ``re-toned``) and the fitted transform. The confirmed pairs are handed to
-``curation.keeper``, which groups them and keeps one film per group."""
+``curation.keeper``, which groups them and keeps one film per group.
+
+Crops to 60 % of each side reach the frame check by a path of their own
+(``crop_candidates``): their local features sit at another scale than their original's
+(ORB's pyramid spans 1.7x), so few of them vote and the pair may miss the feature
+shortlist's vote share while the frame check confirms it; each film's best-voted partners
+are checked whatever their share (margins: docs/margins.md, "Shortlist")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
 
+from curation.features.features import FilmFeatures
+from curation.features.shortlist import MIN_VOTES, pair_votes
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
@@ -19,6 +27,7 @@ from curation.hashes.pairs import as_codes
 from curation.same_picture.pixels import Comparison
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
+CROP_PARTNERS = 3  # best-voted partners per film checked whatever their vote share
 
 
 @dataclass(frozen=True)
@@ -92,3 +101,25 @@ def confirm_component(
             found[key] = SamePicture(a, b, view, distance, result)
             joined.union(a, b)
     return [found[k] for k in sorted(found)], skipped
+
+
+def crop_candidates(
+    features: Sequence[FilmFeatures],
+    proposed: Sequence[tuple[int, int]],
+    per_film: int = CROP_PARTNERS,
+) -> list[tuple[int, int]]:
+    """Index pairs (i < j), sorted, not in ``proposed``: each film's ``per_film``
+    best-voted partners with at least ``MIN_VOTES`` votes, whatever their share (ties by
+    index). A crop keeping 60 % of each side collects fewer votes than the shortlist's
+    share asks but is among its original's best-voted partners; an unrelated pair proposed
+    here is refused by its features alone, before any pixel is decoded."""
+    partners: dict[int, list[tuple[int, int]]] = {}
+    for (i, j), count in pair_votes(features, MIN_VOTES).items():
+        partners.setdefault(i, []).append((-count, j))
+        partners.setdefault(j, []).append((-count, i))
+    chosen = {
+        (min(film, other), max(film, other))
+        for film, ranked in partners.items()
+        for _, other in sorted(ranked)[:per_film]
+    }
+    return sorted(chosen - set(proposed))

@@ -36,7 +36,7 @@ from curation.features.shortlist import HASH_TABLES, feature_shortlist
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, hamming
 from curation.same_picture import frame_check
-from curation.same_picture.candidates import SamePicture
+from curation.same_picture.candidates import SamePicture, crop_candidates
 from curation.same_picture.frame_check import (
     FrameComparison,
     compare_frames,
@@ -224,6 +224,7 @@ def frame_pairs(
     features = cache.features_for(films, root, map, track("local features", None))
     bar = track("feature shortlist", HASH_TABLES)
     shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance, map)
+    shortlist += crop_candidates(features, shortlist)
     joined = nx.utils.UnionFind(ids)
     for pair in confirmed:
         joined.union(pair.a, pair.b)

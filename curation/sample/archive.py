@@ -24,6 +24,7 @@ from curation.sample.plants.copies import (
     file_every_copy_among_originals,
     plan_among_originals,
     plan_augmented,
+    plan_bordered_original,
     plan_held_out_cases,
 )
 from curation.sample.plants.planted_visits import plant_visits
@@ -111,6 +112,7 @@ def _plan(seed: int, films: int, all_copies_among_originals: bool) -> Planner:
     plan_bad_inputs(planner)
     plan_held_out_cases(planner)
     plant_visits(planner, seed)
+    plan_bordered_original(planner)
     return planner
 
 

@@ -7,12 +7,18 @@ qualities, copies written by another encoder, patient numbers and a copied templ
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from curation.sample.copies import OWN_BORDER
+from PIL import Image
 
+from curation.keeper.frame import border_shares
 from curation.lookalikes.components import MAX_FILMS_PER_PATIENT
 
 # Same picture under another frame, as the sample plants it, and the kind the chain names.
@@ -133,14 +139,16 @@ HELD_OUT = {
     "scaling": "augmented copy among originals: rescaled of",
     "drawn lesion": "near-identical: the same radiograph as",
     "mirror": "augmented copy among originals: mirror of",
+    "re-encoded": "augmented copy among originals: noised of",  # of a bordered original
 }
 
 
 def test_each_held_out_case_is_dropped_into_its_films_group_naming_a_film_of_the_source(
     decided,
 ):
-    """A negative, a 256-pixel downscale, a re-filing with one more lesion drawn and a
-    mirrored copy found only in the augmentation folder: each dropped with ``related`` naming
+    """A negative, a 256-pixel downscale, a re-filing with one more lesion drawn, a
+    mirrored copy found only in the augmentation folder and a re-encoded copy of a film with
+    a border of its own: each dropped with ``related`` naming
     its film, which is kept."""
     truth, images, kept, _, _ = decided
     assert {c.kind for c in truth.held_out} == set(HELD_OUT)
@@ -148,6 +156,19 @@ def test_each_held_out_case_is_dropped_into_its_films_group_naming_a_film_of_the
         row = images[copy.stem]
         assert row["fate"] == "dropped" and row["related"] == copy.source, (copy, row)
         assert copy.source in kept and row["reason"].startswith(HELD_OUT[copy.kind]), row
+
+
+def test_an_original_with_a_border_of_its_own_is_kept_over_its_re_encoded_copy(decided, sample_zip):
+    """The planted film with a constant dark border of its own (as held-out archives' films
+    carry) is kept; its copy, re-encoded at a lower quality and numbered lower, is dropped."""
+    truth, images, kept, _, _ = decided
+    copy = next(c for c in truth.held_out if c.kind == "re-encoded")
+    with zipfile.ZipFile(sample_zip[0]) as archive:
+        [name] = [n for n in archive.namelist() if n.endswith(f"Images/{copy.source}.jpg")]
+        grey = np.asarray(Image.open(io.BytesIO(archive.read(name))).convert("L"))
+    assert min(border_shares(grey)) >= OWN_BORDER / 2  # a border of its own, every side
+    assert copy.number_lower and copy.source in kept
+    assert images[copy.stem]["fate"] == "dropped" and images[copy.stem]["related"] == copy.source
 
 
 def test_a_re_filing_with_one_more_lesion_drawn_keeps_both_annotations(decided, sample_build):

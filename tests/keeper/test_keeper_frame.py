@@ -6,6 +6,7 @@ that read it). Films are drawn by the project (``support/film_kit.py``)."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import cv2
 import numpy as np
@@ -15,10 +16,12 @@ from PIL import Image
 import support.film_kit as kit
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.index.provenance import EncoderEvidence
+from curation.keeper import evidence
 from curation.keeper.evidence import keeper_facts
 from curation.keeper.frame import (
     CONTENT_TOLERANCE,
     PAD_MIN_SHARE,
+    PAD_REREAD_SHARE,
     UPSCALE_FIT,
     UPSCALE_LEAD,
     Frame,
@@ -26,7 +29,7 @@ from curation.keeper.frame import (
     upscale_of,
 )
 from curation.keeper.groups import same_picture_groups
-from tests.keeper.test_keeper import Archive, _jpeg, _pair, _radiograph
+from tests.keeper.test_keeper import ORIGINALS, Archive, _jpeg, _pair, _radiograph
 
 BORDER = 0.013  # of each side: a border of the film's own, as held-out archives' films have
 
@@ -227,3 +230,53 @@ def test_a_pair_nothing_in_the_files_separates_is_recorded_as_undecided(archive)
     kept, evidence = _keep(archive, "36531", "12341")
     assert kept == "12341"
     assert evidence.startswith("undecided: nothing in the files tells which film is the original")
+
+
+def test_a_pad_the_draft_reads_near_its_limit_is_read_again_at_full_size(archive, monkeypatch):
+    """On archive-sized films a pad of 2 % read 1.04 % on the draft decode (JPEG ringing at
+    1/8 scale eats a draft pixel of it), under ``PAD_MIN_SHARE``: a pair the draft reads
+    between ``PAD_REREAD_SHARE`` and that limit is read again at full size, where the pad
+    is whole. The draft's loss is simulated here (half of every border)."""
+    drafted = evidence.header_and_border
+
+    def narrow_draft(path):
+        read = drafted(path)
+        return replace(read, borders=tuple(round(side / 2, 4) for side in read.borders))
+
+    monkeypatch.setattr(evidence, "header_and_border", narrow_draft)
+    original = _jpeg(_radiograph(7), 95)
+    archive.add("36531", original)
+    decoded = _decoded(original)
+    height, width = decoded.shape
+    dy, dx = round(height * 0.02), round(width * 0.02)
+    archive.add("12341", _jpeg(np.pad(decoded, ((dy, dy), (dx, dx))), 95))
+    draft = evidence.header_and_border(archive.root / ORIGINALS / "12341.jpg").borders
+    assert PAD_REREAD_SHARE <= max(draft) < PAD_MIN_SHARE
+    kept, evidence_of_copy = _keep(archive, "36531", "12341")
+    assert kept == "36531" and evidence_of_copy.startswith("it is padded"), evidence_of_copy
+
+
+def _dark_cornered(seed: int) -> np.ndarray:
+    """A film black below the jaw into its two bottom corners, as archive-sized films often
+    are (dark quarter-discs reaching into those corners)."""
+    picture = _radiograph(seed)
+    height, width = picture.shape
+    ys, xs = np.mgrid[0:height, 0:width]
+    for cx in (0, width):
+        picture[(xs - cx) ** 2 + (ys - height) ** 2 < (height // 5) ** 2] = 0
+    return picture
+
+
+def test_an_original_with_dark_corners_of_its_own_is_kept_over_its_brightened_copy(tmp_path):
+    """A copy brightened by 10 grey levels lifts the black of an original's own dark
+    corners; read over the four corners together the original looked filled. A rotation
+    fills all four corners; these fill two. (The archive's films are dark-cornered too.)"""
+    archive = Archive(tmp_path)
+    for n in range(10):
+        archive.add(f"5{n}0001", _jpeg(_dark_cornered(100 + n), 95))
+    original = _jpeg(_dark_cornered(7), 95)
+    archive.add("12341", original)
+    archive.add("36531", _jpeg(kit.exposed(_decoded(original), offset=10), 95))
+    kept, evidence_of_copy = _keep(archive, "12341", "36531")
+    assert kept == "12341", evidence_of_copy
+    assert not evidence_of_copy.startswith("its corners"), evidence_of_copy

@@ -86,3 +86,17 @@ def with_drawn_lesion(film: np.ndarray) -> np.ndarray:
     centre, axes = ((x1 + x2) // 2, (y1 + y2) // 2), ((x2 - x1) // 2, (y2 - y1) // 2)
     cv2.ellipse(drawn, centre, axes, 0, 0, 360, 20, -1)
     return drawn
+
+
+OWN_BORDER_LEVEL = 3  # grey level of a film's own constant dark border
+
+
+def with_own_border(film: np.ndarray, share: float) -> np.ndarray:
+    """The grey film (uint8) with a constant dark border of its own, ``share`` of each side
+    wide, painted over its edge (as an imaging system exports some films)."""
+    height, width = film.shape
+    dx, dy = max(1, round(width * share)), max(1, round(height * share))
+    bordered = film.copy()
+    bordered[:dy], bordered[-dy:] = OWN_BORDER_LEVEL, OWN_BORDER_LEVEL
+    bordered[:, :dx], bordered[:, -dx:] = OWN_BORDER_LEVEL, OWN_BORDER_LEVEL
+    return bordered

@@ -9,7 +9,12 @@ import numpy as np
 from PIL import Image
 
 import curation.sample.drawing.encoders as encoders
-from curation.sample.drawing.reframe import REFRAMINGS, reframed, with_drawn_lesion
+from curation.sample.drawing.reframe import (
+    REFRAMINGS,
+    reframed,
+    with_drawn_lesion,
+    with_own_border,
+)
 from curation.sample.drawing.revisits import SHARED_LABEL_WIDTH, burned_in, same_frame_revisit
 
 GRAIN_SIGMA = 1.5
@@ -33,8 +38,8 @@ class Output:
     ``encoding`` is ``system`` or ``script`` (the two signatures) or a planted bad encoding
     (``plain``, ``png16``, ``truncated``); ``transform`` is ``none``, ``noise``, ``scaling``,
     ``mirror`` or ``rotation`` with its ``param`` (sigma, factor or angle in degrees), a
-    reframing (``curation.sample.drawing.reframe``), ``negative``, ``drawn lesion``, ``revisit`` or
-    ``burned-in label`` (their seed as ``param``).
+    reframing (``curation.sample.drawing.reframe``), ``negative``, ``drawn lesion``, ``own border``
+    (its width as ``param``), ``revisit`` or ``burned-in label`` (their seed as ``param``).
     """
 
     arcname: str
@@ -94,6 +99,8 @@ def _transformed(film: np.ndarray, output: Output, seed: int) -> np.ndarray:
         return np.ascontiguousarray(255 - film)
     if output.transform == "drawn lesion":
         return with_drawn_lesion(film)
+    if output.transform == "own border":
+        return with_own_border(film, output.param)
     if output.transform == "revisit":
         return same_frame_revisit(film, round(output.param))
     if output.transform == "burned-in label":

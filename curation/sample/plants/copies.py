@@ -6,6 +6,8 @@ carries the augmentation script's encoder signature."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import curation.sample.drawing.encoders as encoders
 from curation.sample.annotations import Annotation, objects_of
 from curation.sample.drawing.reframe import (
@@ -268,6 +270,47 @@ def _refile_with_a_drawn_lesion(planner: Planner, film: Film) -> None:
             detail="one more lesion drawn and annotated",
             transform="drawn lesion",
             number_lower=False,
+            encoder=encoders.SYSTEM,
+        )
+    )
+
+
+# A film of the imaging system's own with a constant dark border (as many exported films
+# carry, about 1 % wide, which a held-out archive showed and the drawn films lack), filed
+# with a copy re-encoded at a lower quality under a lower number; planted after everything
+# else, on a single film nothing else copies or revisits, so nothing planned before moves.
+OWN_BORDER = 0.011  # of each side
+REENCODED_QUALITY = 50
+
+
+def plan_bordered_original(planner: Planner) -> None:
+    """Give the last single film that nothing else copies, revisits or labels a border of
+    its own (``OWN_BORDER``), and file a copy of it re-encoded at ``REENCODED_QUALITY``
+    under a lower number (``planner.held_out``). No draw from ``planner.rng``."""
+    taken = {c.source for c in (*planner.augmented, *planner.among, *planner.held_out)}
+    taken |= {stem for pair in planner.revisits for stem in pair} | set(planner.shared_label)
+    film = next((f for f in planner.singles[::-1] if f.stem not in taken), None)
+    if film is None:  # an archive too small to have one
+        return
+    outputs = film.family.outputs
+    at = next(i for i, o in enumerate(outputs) if o.arcname == f"{ORIGINAL_DIR}/{film.stem}.jpg")
+    outputs[at] = replace(outputs[at], transform="own border", param=OWN_BORDER)
+    stem = planner.stem_beside(film.stem, lower=True)
+    outputs.append(
+        replace(outputs[at], arcname=f"{ORIGINAL_DIR}/{stem}.jpg", quality=REENCODED_QUALITY)
+    )
+    width, height = film.family.size
+    note = Annotation(stem, ORIGINAL_FOLDER, width, height, 3, objects_of(film.boxes))
+    note.filename = f"{stem}.jpg"
+    planner.held_out_notes.append(note)
+    planner.held_out.append(
+        AugmentedCopy(
+            stem=stem,
+            source=film.stem,
+            kind="re-encoded",
+            detail=f"quality {REENCODED_QUALITY}, of a film with a border of its own",
+            transform="re-encoded",
+            number_lower=int(stem[:-1]) < int(film.stem[:-1]),
             encoder=encoders.SYSTEM,
         )
     )
