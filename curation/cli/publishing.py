@@ -22,7 +22,7 @@ from curation.cli.options import (
 from curation.cli.up_to_date import Force, skip_when_unchanged
 from curation.core.build_lock import check_writable, holds_build_folder
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, ExecutorName
-from curation.publish.push import PROJECT_ROOT
+from curation.push.hub import PROJECT_ROOT
 from curation.source.source import lock_path
 
 
@@ -179,7 +179,7 @@ def push_command(
     repo_root: Annotated[Path, typer.Option(help="Project root holding the pins.")] = PROJECT_ROOT,
 ) -> None:
     """Publish the build as one pinned Hub commit and pin the environment to it."""
-    from curation.publish.push import push_build
+    from curation.push.hub import push_build
 
     push_build(
         build,

@@ -36,7 +36,7 @@ from typer.testing import CliRunner
 from curation.cli.app import app
 from curation.cli.next_steps import next_steps
 from curation.decisions.decisions import DECISIONS_NAME, read_decisions
-from curation.publish.push import EVAL_CONFIG, PINNED_FILE
+from curation.push.hub import EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]

@@ -21,7 +21,7 @@ from periapical_lesions.taskset import PeriapicalLesionsConfig, PeriapicalLesion
 from typer.testing import CliRunner
 
 from curation.cli.app import app
-from curation.publish.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
+from curation.push.hub import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import READ_TOKEN, WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]

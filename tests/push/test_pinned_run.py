@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from curation.cli.app import app
-from curation.publish.push import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
+from curation.push.hub import ENV_PACKAGE, EVAL_CONFIG, PINNED_FILE
 from tests.hub_standin import WRITE_TOKEN, HubStandIn, hub_standin, pushable_copy
 
 __all__ = ["hub_standin"]
