@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from curation.sample.copies import OWN_BORDER
+from curation.sample.plants.copies import OWN_BORDER
 from PIL import Image
 
 from curation.keeper.frame import border_shares
