@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from curation.sample.plants.copies import OWN_BORDER
 from PIL import Image
 
 from curation.keeper.frame import border_shares
 from curation.lookalikes.components import MAX_FILMS_PER_PATIENT
+from curation.sample.plants.copies import OWN_BORDER
 
 # Same picture under another frame, as the sample plants it, and the kind the chain names.
 REFRAMED = {"crop": "cropped", "pad": "padded", "tilt": "rotated", "clahe": "re-toned"}
