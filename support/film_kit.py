@@ -65,6 +65,20 @@ def shifted(picture: np.ndarray, dx: int, dy: int) -> np.ndarray:
     return np.roll(picture, (dy, dx), axis=(0, 1))
 
 
+def cropped(picture: np.ndarray, share: float) -> np.ndarray:
+    """``picture`` with ``share`` of each side cut away, top and bottom, left and right."""
+    height, width = picture.shape[:2]
+    dy, dx = round(height * share), round(width * share)
+    return picture[dy : height - dy, dx : width - dx]
+
+
+def padded(picture: np.ndarray, share: float) -> np.ndarray:
+    """A grey ``picture`` with a black border ``share`` of each side wide added around it."""
+    height, width = picture.shape
+    dy, dx = round(height * share), round(width * share)
+    return np.pad(picture, ((dy, dy), (dx, dx)))
+
+
 def save(picture: np.ndarray, path: Path, quality: int = 90, **options) -> Path:
     Image.fromarray(np.clip(picture, 0, 255).round().astype(np.uint8)).save(
         path, "JPEG", quality=quality, **options

@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from bench.common.real_films import repositioned
+from support.film_kit import cropped, padded
 
 QUALITY = 90  # a copy is written at this JPEG quality unless its alteration says otherwise
 
@@ -21,18 +22,6 @@ def jpeg(picture: np.ndarray, quality: int = QUALITY, mode: str = "L") -> bytes:
     out = io.BytesIO()
     image.convert(mode).save(out, "JPEG", quality=quality)
     return out.getvalue()
-
-
-def _crop(grey: np.ndarray, share: float) -> np.ndarray:
-    height, width = grey.shape
-    dy, dx = round(height * share), round(width * share)
-    return grey[dy : height - dy, dx : width - dx]
-
-
-def _pad(grey: np.ndarray, share: float) -> np.ndarray:
-    height, width = grey.shape
-    dy, dx = round(height * share), round(width * share)
-    return np.pad(grey, ((dy, dy), (dx, dx)))
 
 
 def _rotate(grey: np.ndarray, degrees: float) -> np.ndarray:
@@ -62,7 +51,7 @@ def _label(grey: np.ndarray) -> np.ndarray:
 
 def _keep_centre(grey: np.ndarray, share: float) -> np.ndarray:
     """The centre ``share`` of each side (a crop to 60 % keeps 36 % of the area)."""
-    return _crop(grey, (1 - share) / 2)
+    return cropped(grey, (1 - share) / 2)
 
 
 def _longest_side(grey: np.ndarray, side: int) -> np.ndarray:
@@ -105,21 +94,21 @@ ALTERATIONS: dict[tuple[str, int], Alteration] = {
     ("mirror", 1): _plain(lambda g: g[:, ::-1]),
     ("quarter turn", 1): _plain(lambda g: np.rot90(g, 1)),
     ("half turn", 1): _plain(lambda g: np.rot90(g, 2)),
-    ("crop", 1): _plain(lambda g: _crop(g, 0.01)),
-    ("crop", 2): _plain(lambda g: _crop(g, 0.03)),
-    ("crop", 3): _plain(lambda g: _crop(g, 0.06)),
-    ("black pad", 1): _plain(lambda g: _pad(g, 0.02)),
-    ("black pad", 2): _plain(lambda g: _pad(g, 0.05)),
-    ("black pad", 3): _plain(lambda g: _pad(g, 0.10)),
+    ("crop", 1): _plain(lambda g: cropped(g, 0.01)),
+    ("crop", 2): _plain(lambda g: cropped(g, 0.03)),
+    ("crop", 3): _plain(lambda g: cropped(g, 0.06)),
+    ("black pad", 1): _plain(lambda g: padded(g, 0.02)),
+    ("black pad", 2): _plain(lambda g: padded(g, 0.05)),
+    ("black pad", 3): _plain(lambda g: padded(g, 0.10)),
     ("rotation", 1): _plain(lambda g: _rotate(g, 1.0)),
     ("rotation", 2): _plain(lambda g: _rotate(g, -2.0)),
     ("rotation", 3): _plain(lambda g: _rotate(g, 3.0)),
     ("CLAHE / equalisation", 1): _plain(lambda g: _clahe(g, 2.0)),
     ("CLAHE / equalisation", 2): _plain(lambda g: _clahe(g, 4.0)),
     ("CLAHE / equalisation", 3): _plain(cv2.equalizeHist),
-    ("crop + re-encode", 1): _plain(lambda g: _crop(g, 0.01), 70),
-    ("crop + re-encode", 2): _plain(lambda g: _crop(g, 0.03), 70),
-    ("crop + re-encode", 3): _plain(lambda g: _crop(g, 0.06), 50),
+    ("crop + re-encode", 1): _plain(lambda g: cropped(g, 0.01), 70),
+    ("crop + re-encode", 2): _plain(lambda g: cropped(g, 0.03), 70),
+    ("crop + re-encode", 3): _plain(lambda g: cropped(g, 0.06), 50),
     ("width-only resize", 1): _plain(lambda g: _resize_width(g, 0.93)),
     ("width-only resize", 2): _plain(lambda g: _resize_width(g, 0.90)),
     ("burned-in label", 1): _plain(_label),

@@ -33,18 +33,6 @@ from support import film_kit as kit
 SEEDS = (5, 17)
 
 
-def _crop(picture: np.ndarray, share: float) -> np.ndarray:
-    height, width = picture.shape
-    dy, dx = round(height * share), round(width * share)
-    return picture[dy : height - dy, dx : width - dx]
-
-
-def _pad(picture: np.ndarray, share: float) -> np.ndarray:
-    height, width = picture.shape
-    dy, dx = round(height * share), round(width * share)
-    return np.pad(picture, ((dy, dy), (dx, dx)))
-
-
 def _turn(picture: np.ndarray, degrees: float, scale: float = 1.0) -> np.ndarray:
     height, width = picture.shape
     matrix = cv2.getRotationMatrix2D((width / 2, height / 2), degrees, scale)
@@ -66,16 +54,16 @@ def _visit(picture: np.ndarray) -> np.ndarray:
 
 
 COPIES = {
-    "crop 1%": (lambda p: _crop(p, 0.01), "cropped"),
-    "crop 6%": (lambda p: _crop(p, 0.06), "cropped"),
-    "pad 2%": (lambda p: _pad(p, 0.02), "padded"),
-    "pad 10%": (lambda p: _pad(p, 0.10), "padded"),
+    "crop 1%": (lambda p: kit.cropped(p, 0.01), "cropped"),
+    "crop 6%": (lambda p: kit.cropped(p, 0.06), "cropped"),
+    "pad 2%": (lambda p: kit.padded(p, 0.02), "padded"),
+    "pad 10%": (lambda p: kit.padded(p, 0.10), "padded"),
     "turn 1 degree": (lambda p: _turn(p, 1.0), "rotated"),
     "turn 3 degrees": (lambda p: _turn(p, -3.0), "rotated"),
     "CLAHE clip 2": (lambda p: _clahe(p, 2.0), "re-toned"),
     "CLAHE clip 4": (lambda p: _clahe(p, 4.0), "re-toned"),
-    "crop 3% at quality 70": (lambda p: _crop(p, 0.03), "cropped"),
-    "crop to 60% of each side": (lambda p: _crop(p, 0.2), "cropped"),
+    "crop 3% at quality 70": (lambda p: kit.cropped(p, 0.03), "cropped"),
+    "crop to 60% of each side": (lambda p: kit.cropped(p, 0.2), "cropped"),
 }
 DISTINCT = {"another film": "other", "another visit of the patient": "visit"}
 
