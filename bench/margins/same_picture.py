@@ -27,11 +27,11 @@ from itertools import combinations
 from pathlib import Path
 
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
+from curation.drawing.reframe import REFRAMINGS
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.hashes.pairs import as_codes, range_pairs
 from curation.same_picture.pixels import SAME_PICTURE_LIMIT, Comparison, compare
 from curation.sample import SampleTruth, truth_path, write_sample_archive
-from curation.sample.drawing.reframe import REFRAMINGS
 
 MARGIN = 0.25
 

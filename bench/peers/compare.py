@@ -47,8 +47,8 @@ import pyarrow.parquet as pq
 from bench.common.corpus import CORPUS_DIR, corpus_source, corpus_zip
 from bench.common.measure import ChildFailed, child_json, python_child, run_measured
 from bench.common.splits_bench import pericurate
+from curation.drawing.reframe import REFRAMINGS
 from curation.sample import SampleTruth, truth_path
-from curation.sample.drawing.reframe import REFRAMINGS
 
 PEERS = ("imagededup-phash", "imagededup-ahash", "cleanvision")
 ORIGINALS = "Original JPG Images"

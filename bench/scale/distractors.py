@@ -15,7 +15,7 @@ process time per film; and the driver's memory for it, measured by ``tracemalloc
 descriptors it is handed (the voting quarter, all the shortlist reads) and its own peak, each
 per film.
 
-A distractor is a film of the sample's generator (``curation.sample.drawing.anatomy``: a patient
+A distractor is a film of the sample's generator (``curation.drawing.anatomy``: a patient
 and one shot) exposed at its low resolution, which is about the size the build decodes a
 film at (a scaled JPEG decode to at least ``WORKING_SIDE``), with the render's grain, as a
 JPEG at quality 90, described by ``film_features``: a film the pipeline could be handed,
@@ -46,11 +46,11 @@ from bench.same_picture.alterations import ALTERATIONS, jpeg
 from bench.same_picture.feature_cost import family
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
+from curation.drawing.anatomy import draw_looks, draw_patient, expose, single_shot
+from curation.drawing.render import GRAIN_SIGMA
 from curation.features.features import FEATURES_VERSION, FilmFeatures, decoded_grey, film_features
 from curation.features.shortlist import SHORTLIST_VERSION, feature_shortlist, voting
 from curation.same_picture import frame_check
-from curation.sample.drawing.anatomy import draw_looks, draw_patient, expose, single_shot
-from curation.sample.drawing.render import GRAIN_SIGMA
 
 RESULTS = Path(__file__).with_name("distractors.json")
 KINDS_PER_FILM = 4  # relatives planted with each real film (an archive files a few copies)

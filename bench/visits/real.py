@@ -5,7 +5,7 @@ Reads the 145 real films of ``../shared/realfilms-dev`` (120 at 512 px in ``film
 native archive size in ``films-native/``; read in place, never copied) and says plainly that
 it skipped when they are absent. At each size ("512": every film at 512 x 512; "archive":
 the 512-px films upscaled to archive sizes, the native films as they are) it draws from
-each film a realistic revisit (``curation.sample.drawing.revisits.revisit``: the projection bent,
+each film a realistic revisit (``curation.drawing.revisits.revisit``: the projection bent,
 restorations, braces or an extraction, another machine's exposure with new noise) and the
 old simulated visit (the easy tier, ``simulated_visit``: the source's own pixels
 warped), plants shared
@@ -37,7 +37,7 @@ import numpy as np
 
 from bench.common.real_films import REAL_FILMS, repositioned, upscaled
 from curation.core.atomic import write_json
-from curation.sample.drawing.revisits import burned_in, revisit
+from curation.drawing.revisits import burned_in, revisit
 from curation.visits import verification
 from curation.visits.descriptors import WORKING_SIDE, VisitFeatures, visit_features
 from curation.visits.find import candidates

@@ -3,9 +3,9 @@
 Nothing stored is trusted: every hash is recomputed from the image bytes. Rows are read one
 parquet row group at a time, a row group per worker process on every core, and only the
 codes, labels and referral fields are kept, so memory is bounded by the hash table and a few
-images per core (``curation.audit.target.IMAGES_AT_ONCE``), not by the images. Films with the
+images per core (``curation.leaks.target.IMAGES_AT_ONCE``), not by the images. Films with the
 same bytes in one split are compared through one of them and counted for all
-(``curation.audit.checks.identical.representatives``): a group of identical films costs memory in
+(``curation.leaks.identical.representatives``): a group of identical films costs memory in
 proportion to its size, not its square. The permutation tests run on every core too.
 
 Checks: film ids naming rows of more than one split, cross-split pairs within the threshold
@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
 
 if TYPE_CHECKING:
-    from curation.audit.checks.leakage import Audit
-    from curation.audit.target import Columns
     from curation.core.parallel import Mapper
+    from curation.leaks.leakage import Audit
+    from curation.leaks.target import Columns
 
 METHODS = ("ahash", "phash", "dhash")
 DEFAULT_PERMUTATIONS = 9999
@@ -50,12 +50,14 @@ def run_audit(
     map: Mapper | None = None,
 ) -> Audit:
     """Read the target, recompute every hash and run every check (``visits``: also match
-    local features across splits, ``curation.audit.checks.visits``); per-file work through ``map``
+    local features across splits, ``curation.leaks.visits``); per-file work through ``map``
     (an executor's, ``curation.chain.executors``; default: this machine's cores)."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
-    from curation.audit.checks.identical import fill_pixels, representatives
-    from curation.audit.checks.leakage import (
+    from curation.audit.decided import apply_decisions
+    from curation.hashes.hashing import AverageHash512
+    from curation.leaks.identical import fill_pixels, representatives
+    from curation.leaks.leakage import (
         Audit,
         Pair,
         check_clusters,
@@ -70,11 +72,8 @@ def run_audit(
         same_content,
         sorted_pairs,
     )
-    from curation.audit.checks.referrals import associations, find_hints
-    from curation.audit.checks.turned import turned_same_picture
-    from curation.audit.checks.visits import cross_split_matches, shard_features
-    from curation.audit.decided import apply_decisions
-    from curation.audit.target import (
+    from curation.leaks.referrals import associations, find_hints
+    from curation.leaks.target import (
         AuditError,
         Columns,
         count_rows,
@@ -83,7 +82,8 @@ def run_audit(
         resolve_target,
         scan,
     )
-    from curation.hashes.hashing import AverageHash512
+    from curation.leaks.turned import turned_same_picture
+    from curation.leaks.visits import cross_split_matches, shard_features
 
     columns = columns or Columns()
     unknown = sorted(set(methods) - set(METHODS))

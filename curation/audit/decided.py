@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.audit.checks.leakage import Audit
-from curation.audit.checks.visits import CrossSplitMatch
 from curation.decisions import read_decisions
+from curation.leaks.leakage import Audit
+from curation.leaks.visits import CrossSplitMatch
 
 
 def apply_decisions(audit: Audit, folder: Path) -> None:

@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 from PIL import Image
 
-from curation.audit.checks.visits import visit_entries, visit_rule
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
 from curation.core.records import Lesion
+from curation.leaks.visits import visit_entries, visit_rule
 from curation.review.films import published_film, view_geometry
 from curation.review.pages import render_page
 
 if TYPE_CHECKING:
-    from curation.audit.checks.leakage import Audit, Pair
+    from curation.leaks.leakage import Audit, Pair
 
 SHOWN = 48  # flagged pairs shown in the HTML page
 THUMB = (360, 180)

@@ -19,14 +19,14 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from curation.audit.checks.visits import visit_entries, visit_rule, write_drawings
 from curation.audit.page import FILMS_FOLDER, report_page
 from curation.core.atomic import write_bytes, write_json
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
+from curation.leaks.visits import visit_entries, visit_rule, write_drawings
 
 if TYPE_CHECKING:
-    from curation.audit.checks.leakage import Audit, Pair
-    from curation.audit.target import Film
+    from curation.leaks.leakage import Audit, Pair
+    from curation.leaks.target import Film
 
 LISTED = 1000  # pairs and hints listed in report.json (all are counted)
 BIN = 8

@@ -84,9 +84,9 @@ def audit_command(
     as OWNER/NAME@REVISION."""
     from curation.audit.audit import run_audit
     from curation.audit.report import hashing_progress, print_summary, write_report
-    from curation.audit.target import AuditError, Columns
     from curation.chain.executors import executor_for
     from curation.core.build_origin import audit_folder
+    from curation.leaks.target import AuditError, Columns
 
     console = Console(stderr=True)
     out = out or audit_folder(target, DEFAULT_BUILD)

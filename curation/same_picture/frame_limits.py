@@ -68,7 +68,7 @@ class AlignedGate:
 class FrameKindLimits:
     """What a confirmed copy is called (``frame_kind``); they name the kind in the manifest
     and decide nothing about dropping it. Their margin is not measured; the sample's planted
-    crops and pads (``curation.sample.drawing.reframe``) are named by them
+    crops and pads (``curation.drawing.reframe``) are named by them
     (``tests/chain/test_planted_cases.py``; docs/margins.md, "Frame check")."""
 
     full_overlap: float = 0.97  # below this share of a film's frame, it was cropped or padded

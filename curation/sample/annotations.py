@@ -8,7 +8,8 @@ from xml.etree import ElementTree
 
 import numpy as np
 
-from curation.sample.layout import ORIGINAL_FOLDER, Box
+from curation.drawing.sizes import Box
+from curation.sample.layout import ORIGINAL_FOLDER
 
 
 @dataclass

@@ -12,11 +12,11 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-import curation.sample.drawing.encoders as encoders
+import curation.drawing.encoders as encoders
 from curation.core.errors import PericurateError
 from curation.core.parallel import ordered_map
+from curation.drawing.render import RenderJob, render
 from curation.sample.annotations import annotation_xml, apply_xml_quirks
-from curation.sample.drawing.render import RenderJob, render
 from curation.sample.layout import ANNOTS_DIR, JUNK_ARCHIVES, SAMPLE_COMMENT, ZIP_TIME
 from curation.sample.planner import Planner
 from curation.sample.plants.bad_inputs import plan_bad_inputs

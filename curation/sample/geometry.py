@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from curation.sample.layout import Box
+from curation.drawing.sizes import Box
 
 
 def mirror_box(box: Box, width: int) -> Box:

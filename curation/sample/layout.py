@@ -15,11 +15,3 @@ JUNK_ARCHIVES = ("Periapical Dataset/Periapical Lesions.rar", "Periapical Datase
 # The last digit of an augmented copy's stem in the archive's augmentation folder.
 AUGMENT_DIGITS = {"noise": "2", "scaling": "3", "mirror": "4", "rotation": "5"}
 ZIP_TIME = (2024, 1, 1, 0, 0, 0)
-BOMB_SIZE = (20_000, 12_000)
-
-# Real films are about 2,300-2,640 x 1,252-1,292 px; most sizes are not multiples of 8.
-WIDTH_RANGE = (2300, 2640)
-HEIGHT_RANGE = (1252, 1292)
-
-Box = tuple[int, int, int, int, int]
-"""A lesion box in full-resolution pixels: x1, y1, x2, y2 (ordered corners) and PAI grade."""

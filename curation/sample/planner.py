@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import curation.sample.drawing.anatomy as anatomy
-import curation.sample.drawing.encoders as encoders
+import curation.drawing.anatomy as anatomy
+import curation.drawing.encoders as encoders
+from curation.drawing.render import Exposure, Output
+from curation.drawing.sizes import Box
 from curation.sample.annotations import Annotation, objects_of
-from curation.sample.drawing.render import Exposure, Output
 from curation.sample.geometry import disagree, jitter
-from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER, Box
+from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER
 from curation.sample.truth import AugmentedCopy, BadInput, DoubleAnnotated
 
 _NUMBERED_SINGLES = 0.12

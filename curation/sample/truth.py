@@ -10,7 +10,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from curation.sample.layout import Box
+from curation.drawing.sizes import Box
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from curation import (
     find_same_pictures,
     find_visits,
 )
+from curation.drawing.revisits import revisit
 from curation.sample import write_sample_archive
-from curation.sample.drawing.revisits import revisit
 from curation.visits.verification import MIN_CELLS
 from support.film_kit import film, save, scaled, turned
 from tests.decisions.test_decisions import _reencoded

@@ -17,9 +17,9 @@ import typer
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.audit import target as audit_target
-from curation.audit.checks.referrals import find_hints, permutation_test
 from curation.cli.publishing import audit_command
+from curation.leaks import target as audit_target
+from curation.leaks.referrals import find_hints, permutation_test
 from curation.publish.referrals import referral_for
 from curation.publish.schema import shard_name
 
@@ -66,7 +66,8 @@ def test_clean_sample_build_passes(clean_run):
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     # No leak; the sample's planted visits of one patient that cross splits are shown (not
-    # failed) and keep the report from calling itself clean (tests/audit/test_audit_visits.py).
+    # failed) and keep the report from calling itself clean
+    # (tests/leaks/test_visits_across_splits.py).
     assert report["findings"] == []
     assert report["clean"] == (not report["cross_split_visits"]["listed"])
     assert report["clusters"]["consistent"] and report["clusters"]["spanning"] == []

@@ -13,9 +13,9 @@ import filelock
 import pytest
 from typer.testing import CliRunner
 
-from curation.audit import target
 from curation.cli.app import app
 from curation.core import build_lock
+from curation.leaks import target
 from tests.audit.test_audit import write_generic
 
 

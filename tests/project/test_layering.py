@@ -48,13 +48,23 @@ PLANTED = {
     ),
     "a sample room imports the archive above it": (
         "sample-floors",
-        "curation/sample/drawing/render.py",
+        "curation/sample/plants/copies.py",
         "import curation.sample.archive",
     ),
-    "an audit check imports the report": (
-        "audit-floors",
-        "curation/audit/checks/turned.py",
+    "the drawing imports the sample that files it": (
+        "floors",
+        "curation/drawing/render.py",
+        "import curation.sample.planner",
+    ),
+    "a leak check imports the audit above it": (
+        "floors",
+        "curation/leaks/turned.py",
         "import curation.audit.report",
+    ),
+    "the rows read import a check": (
+        "leaks-floors",
+        "curation/leaks/target.py",
+        "import curation.leaks.leakage",
     ),
     "what the bench's rooms share imports its entry": (
         "bench-floors",

@@ -1,10 +1,10 @@
 """The referral generator behind every task's referral.txt (``curation.publish.referrals``):
 the slip is fixed per film and carries no clinical hint, as the audit's own vocabulary of hints
-(``curation.audit.checks.referrals.REFERRAL_HINTS``) reads it."""
+(``curation.leaks.referrals.REFERRAL_HINTS``) reads it."""
 
 from __future__ import annotations
 
-from curation.audit.checks.referrals import hints_in
+from curation.leaks.referrals import hints_in
 from curation.publish.referrals import REASONS, referral_for
 
 

@@ -36,6 +36,7 @@ from tests.sample_reading import (
 )
 
 SAMPLE_PACKAGE = Path(__file__).parents[2] / "curation" / "sample"
+DRAWING_PACKAGE = Path(__file__).parents[2] / "curation" / "drawing"
 AMONG_TRANSFORMS = {
     "noise-faint",
     "noise-strong",
@@ -85,8 +86,10 @@ SHARED_PLUMBING = {"curation.core.errors", "curation.core.parallel", "curation.c
 
 
 def test_the_generator_imports_no_detection_code():
-    """The sample package may import only itself and the toolkit's plumbing from curation."""
-    for module in SAMPLE_PACKAGE.rglob("*.py"):
+    """The sample package and the drawing it files may import only themselves and the
+    toolkit's plumbing from curation."""
+    modules = [*SAMPLE_PACKAGE.rglob("*.py"), *DRAWING_PACKAGE.rglob("*.py")]
+    for module in modules:
         for node in ast.walk(ast.parse(module.read_text())):
             names = []
             if isinstance(node, ast.Import):
@@ -95,7 +98,8 @@ def test_the_generator_imports_no_detection_code():
                 names = [node.module]
             for name in names:
                 if name.split(".")[0] == "curation":
-                    assert name.startswith("curation.sample") or name in SHARED_PLUMBING, (
+                    ours = name.startswith(("curation.sample", "curation.drawing"))
+                    assert ours or name in SHARED_PLUMBING, (
                         module.name,
                         name,
                     )

@@ -1,7 +1,7 @@
 """The sample's planted visits (``curation.sample.plants.planted_visits``): realistic revisits of a
 few single films and one large burned-in label on two films of different patients, planted last
 so that nothing planned before them moves; the visits step finds every revisit and never
-links the label. The build and the audit on them: ``tests/audit/test_audit_visits.py``."""
+links the label. The build and the audit on them: ``tests/leaks/test_visits_across_splits.py``."""
 
 from __future__ import annotations
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from curation.drawing.revisits import bent, burned_in, jpeg, re_exposed, revisit, treated
 from curation.features.features import film_features
 from curation.features.shortlist import feature_shortlist
 from curation.same_picture.frame_check import SHORTLIST_PER_FILM
-from curation.sample.drawing.revisits import bent, burned_in, jpeg, re_exposed, revisit, treated
 from curation.visits import descriptors, verification
 from curation.visits.descriptors import VisitFeatures, visit_features
 from curation.visits.find import candidates, find_visits

@@ -6,14 +6,14 @@ import io
 
 from PIL import Image
 
-import curation.sample.drawing.anatomy as anatomy
-import curation.sample.drawing.encoders as encoders
+import curation.drawing.anatomy as anatomy
+import curation.drawing.encoders as encoders
+from curation.drawing.render import Output
+from curation.drawing.sizes import BOMB_SIZE
 from curation.sample.annotations import Annotation, objects_of
-from curation.sample.drawing.render import Output
 from curation.sample.layout import (
     ANNOTS_DIR,
     AUGMENTED_DIR,
-    BOMB_SIZE,
     ORIGINAL_DIR,
     ORIGINAL_FOLDER,
 )

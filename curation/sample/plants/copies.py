@@ -1,22 +1,22 @@
 """Augmented copies: in the augmentation folder as the archive files them, and filed among the
 originals under fresh original stems (numbered below or above their source), where no name
 gives them away: noised, rescaled, mirrored, turned, and under another frame (cropped,
-padded, tilted a few degrees, re-toned by CLAHE: ``curation.sample.drawing.reframe``). Every copy
+padded, tilted a few degrees, re-toned by CLAHE: ``curation.drawing.reframe``). Every copy
 carries the augmentation script's encoder signature."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-import curation.sample.drawing.encoders as encoders
-from curation.sample.annotations import Annotation, objects_of
-from curation.sample.drawing.reframe import (
+import curation.drawing.encoders as encoders
+from curation.drawing.reframe import (
     REFRAMINGS,
     drawn_lesion_box,
     reframed_box,
     reframed_size,
 )
-from curation.sample.drawing.render import Output
+from curation.drawing.render import Output
+from curation.sample.annotations import Annotation, objects_of
 from curation.sample.geometry import mirror_box, rotate_box, scale_box
 from curation.sample.layout import (
     AUGMENT_DIGITS,

@@ -1,5 +1,5 @@
 """Visits planted after every other file: realistic revisits of a few single films
-(``curation.sample.drawing.revisits.revisit``, filed as originals under higher numbers) and
+(``curation.drawing.revisits.revisit``, filed as originals under higher numbers) and
 one large burned-in label shared by two films of different patients.
 
 They draw from a generator of their own and take stems only after every other file has
@@ -13,8 +13,8 @@ import dataclasses
 
 import numpy as np
 
+from curation.drawing.render import Output
 from curation.sample.annotations import Annotation, objects_of
-from curation.sample.drawing.render import Output
 from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER
 from curation.sample.planner import Film, Planner
 

@@ -13,13 +13,13 @@ import faiss
 import networkx as nx
 import numpy as np
 
-from curation.audit.checks.referrals import Association, HintHit
-from curation.audit.checks.turned import TurnedPair
-from curation.audit.checks.visits import CrossSplitMatch
-from curation.audit.target import Film, read_image
 from curation.hashes.hashing import HASH_BYTES, View
 from curation.hashes.orientations import pairs_in_any_orientation
 from curation.hashes.pairs import as_codes, range_pairs
+from curation.leaks.referrals import Association, HintHit
+from curation.leaks.target import Film, read_image
+from curation.leaks.turned import TurnedPair
+from curation.leaks.visits import CrossSplitMatch
 from curation.publish.schema import SPLITS as KNOWN_SPLITS
 from curation.visits.verification import VisitEvidence
 
@@ -69,9 +69,9 @@ class Audit:
     reused_ids: list[dict[str, Any]] = field(default_factory=list)
     # Films standing for others of their split with the same bytes, and how many films each
     # stands for (more than one): pairs, turned pairs and visits are found between such
-    # representatives (``curation.audit.checks.identical.representatives``) and counted for all.
+    # representatives (``curation.leaks.identical.representatives``) and counted for all.
     copies: dict[int, int] = field(default_factory=dict)
-    # Cross-split pairs verified by local features (``curation.audit.checks.visits``): visits of
+    # Cross-split pairs verified by local features (``curation.leaks.visits``): visits of
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
     visit_fits: dict[tuple[int, int], VisitEvidence] = field(default_factory=dict)

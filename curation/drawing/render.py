@@ -8,14 +8,14 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
-import curation.sample.drawing.encoders as encoders
-from curation.sample.drawing.reframe import (
+import curation.drawing.encoders as encoders
+from curation.drawing.reframe import (
     REFRAMINGS,
     reframed,
     with_drawn_lesion,
     with_own_border,
 )
-from curation.sample.drawing.revisits import SHARED_LABEL_WIDTH, burned_in, same_frame_revisit
+from curation.drawing.revisits import SHARED_LABEL_WIDTH, burned_in, same_frame_revisit
 
 GRAIN_SIGMA = 1.5
 _TILE_SHAPE = (1500, 2900)
@@ -38,7 +38,7 @@ class Output:
     ``encoding`` is ``system`` or ``script`` (the two signatures) or a planted bad encoding
     (``plain``, ``png16``, ``truncated``); ``transform`` is ``none``, ``noise``, ``scaling``,
     ``mirror`` or ``rotation`` with its ``param`` (sigma, factor or angle in degrees), a
-    reframing (``curation.sample.drawing.reframe``), ``negative``, ``drawn lesion``, ``own border``
+    reframing (``curation.drawing.reframe``), ``negative``, ``drawn lesion``, ``own border``
     (its width as ``param``), ``revisit`` or ``burned-in label`` (their seed as ``param``).
     """
 

@@ -18,9 +18,12 @@ import typer
 from PIL import Image
 from typer.testing import CliRunner
 
-from curation.audit.checks.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
-from curation.audit.checks.referrals import associations
-from curation.audit.target import (
+from curation.cli.publishing import audit_command
+from curation.core.parallel import LocalMap
+from curation.hashes.hashing import AverageHash512, hamming
+from curation.leaks.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
+from curation.leaks.referrals import associations
+from curation.leaks.target import (
     Columns,
     find_shards,
     image_header,
@@ -28,9 +31,6 @@ from curation.audit.target import (
     resolve_columns,
     scan,
 )
-from curation.cli.publishing import audit_command
-from curation.core.parallel import LocalMap
-from curation.hashes.hashing import AverageHash512, hamming
 
 app = typer.Typer()
 app.command("audit")(audit_command)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from curation.sample.layout import Box
+from curation.drawing.sizes import Box
 
 # transform -> its parameter: a share of each side, degrees, or CLAHE's clip limit
 REFRAMINGS = {"crop": 0.03, "pad": 0.05, "tilt": 2.0, "clahe": 2.0}

@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 
-from curation.audit.target import RowGroup, read_images, row_groups
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
 from curation.features.features import decoded_grey, film_features, match_features
+from curation.leaks.target import RowGroup, read_images, row_groups
 from curation.same_picture.frame_check import compare_frames
 from curation.visits.descriptors import VisitFeatures, visit_features_of
 from curation.visits.find import candidates
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
 if TYPE_CHECKING:
-    from curation.audit.target import Film
+    from curation.leaks.target import Film
 
 VISITS_FOLDER = "visits"
 PAIRS_AT_ONCE = 64  # verified pairs whose images the aligned checks hold (about 50 MB)

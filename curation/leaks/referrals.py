@@ -14,7 +14,7 @@ import numpy as np
 from curation.core.parallel import ordered_map
 
 if TYPE_CHECKING:
-    from curation.audit.target import Film
+    from curation.leaks.target import Film
 
 ALPHA = 0.01
 PERMUTATION_CELLS = 2_000_000  # permuted label values held at once

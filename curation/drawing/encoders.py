@@ -16,7 +16,7 @@ import struct
 import numpy as np
 from PIL import Image
 
-from curation.sample.layout import BOMB_SIZE
+from curation.drawing.sizes import BOMB_SIZE
 
 SYSTEM = "imaging-system"
 SCRIPT = "pillow-script"

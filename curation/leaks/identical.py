@@ -20,9 +20,9 @@ from collections import defaultdict
 from functools import partial
 from pathlib import Path
 
-from curation.audit.target import Film, RowGroup, pixels_digest, read_images, row_groups
 from curation.core.parallel import LocalMap, Mapper
 from curation.hashes.pairs import as_codes, self_pairs
+from curation.leaks.target import Film, RowGroup, pixels_digest, read_images, row_groups
 
 PIXEL_CHECK_RADIUS = 48
 

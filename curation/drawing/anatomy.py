@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from curation.sample.layout import HEIGHT_RANGE, WIDTH_RANGE, Box
+from curation.drawing.sizes import HEIGHT_RANGE, WIDTH_RANGE, Box
 
 LOW_RES = 4
 _PAD = 0.06

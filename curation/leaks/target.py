@@ -222,7 +222,7 @@ def pixels_digest(data: bytes) -> str:
     """sha256 of the header and the pixels decoded at full size: equal only for equal pixels.
 
     A grey or colour JPEG that decodes cleanly is decoded by simplejpeg straight into an array
-    (the same libjpeg-turbo pixels as Pillow's, ``tests/audit/test_audit_identical.py`` compares
+    (the same libjpeg-turbo pixels as Pillow's, ``tests/leaks/test_identical.py`` compares
     the digests), at about two fifths of the cost of Pillow's decode and ``tobytes`` copy;
     any other image, or a JPEG with warnings, is decoded by Pillow as before."""
     with Image.open(io.BytesIO(data)) as image:

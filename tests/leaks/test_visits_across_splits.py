@@ -1,5 +1,5 @@
 """Visits of one patient across splits: the audit lists them first
-(``curation.audit.checks.visits``), ``--strict-patients`` makes them fail the audit,
+(``curation.leaks.visits``), ``--strict-patients`` makes them fail the audit,
 ``--link-visits`` keeps them in one split, and the card counts them; on the sample's planted
 visit groups."""
 
