@@ -176,7 +176,7 @@ def test_the_code_is_every_project_source_file_and_the_lock():
     assert {
         ("cli", "app.py"),
         ("chain", "runner.py"),
-        ("sample", "render.py"),
+        ("drawing", "render.py"),
         ("cards", "licenses.py"),
         ("publish", "card.py"),
         ("splits", "assign.py"),
