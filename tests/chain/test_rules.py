@@ -6,8 +6,8 @@ The values are written here as numbers, each with where it was decided, and are 
 from the constants: a boundary built from the constant moves with it and could never fail.
 Changing a rule is a deliberate edit in three places: the constant, its version string where
 results are cached under one, and this file. The small-split cap is pinned in
-``tests/splits/test_assign.py``, the keeper's order of evidence in ``tests/keeper/test_keeper.py``
-(``test_each_rule_outranks_the_next``).
+``tests/splits/test_assign.py``, the keeper's order of evidence in
+``tests/keeper/test_keeper_rules.py`` (``test_each_rule_outranks_the_next``).
 """
 
 from __future__ import annotations
