@@ -53,6 +53,7 @@ from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.features.features import film_features, match_features, working_grey
+from curation.features.shortlist import MIN_VOTES, pair_votes, shortlisted
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.same_picture import frame_check, pixels
 from curation.same_picture.candidates import crop_candidates
@@ -187,18 +188,15 @@ def _distinct(pair: tuple[int, int]) -> PairFigures:
 
 
 def _shortlisted(originals: list[Film], copies: list[dict], rows: list[PairFigures]) -> list:
-    """Mark each copy pair by whether the feature shortlist proposes it (None when the
-    shortlist is not there yet)."""
-    try:
-        from curation.features.shortlist import feature_shortlist
-    except ImportError:
-        return rows
+    """Mark each copy pair by whether the frame step proposes it: the feature shortlist or
+    the crop path, from one count of the votes."""
     proposed: set[tuple[str, str]] = set()
     for key in ALTERATIONS:
         films = originals + [c[key] for c in copies]
         features = [f.features for f in films]
-        shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM)
-        for i, j in shortlist + crop_candidates(features, shortlist):
+        votes = pair_votes(features, MIN_VOTES)
+        shortlist = shortlisted(features, votes, frame_check.SHORTLIST_PER_FILM)
+        for i, j in shortlist + crop_candidates(votes, shortlist):
             proposed.add((films[i].name, films[j].name))
     return [
         row

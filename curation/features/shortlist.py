@@ -30,7 +30,7 @@ real films' margin holds.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -266,6 +266,37 @@ def pair_votes(
     }
 
 
+def best_partners(votes: Mapping[tuple[int, int], int], per_film: int) -> set[tuple[int, int]]:
+    """Each film's ``per_film`` best-voted partners among ``votes`` (ties by index), as
+    index pairs (i < j)."""
+    partners: dict[int, list[tuple[int, int]]] = {}
+    for (i, j), count in votes.items():
+        partners.setdefault(i, []).append((-count, j))
+        partners.setdefault(j, []).append((-count, i))
+    return {
+        (min(film, other), max(film, other))
+        for film, ranked in partners.items()
+        for _, other in sorted(ranked)[:per_film]
+    }
+
+
+def shortlisted(
+    features: Sequence[FilmFeatures],
+    votes: Mapping[tuple[int, int], int],
+    per_film: int = PER_FILM,
+) -> list[tuple[int, int]]:
+    """Index pairs (i < j), sorted, of ``votes`` (``pair_votes``) worth verifying: each
+    film's ``per_film`` best-voted partners among those with ``MIN_SHARE`` of the fewer
+    voting descriptors of the two."""
+    voters = [int(voting(f).sum()) for f in features]
+    worth = {
+        (i, j): count
+        for (i, j), count in votes.items()
+        if count >= MIN_SHARE * min(voters[i], voters[j])
+    }
+    return sorted(best_partners(worth, per_film))
+
+
 def feature_shortlist(
     features: Sequence[FilmFeatures],
     per_film: int = PER_FILM,
@@ -278,15 +309,4 @@ def feature_shortlist(
     votes and ``MIN_SHARE`` of the fewer voting descriptors of the two (ties by index). At
     most ``per_film * len(features)`` pairs. ``on_progress(1)`` after each of the
     ``HASH_TABLES`` keys."""
-    voters = [int(voting(f).sum()) for f in features]
-    partners: dict[int, list[tuple[int, int]]] = {}
-    for (i, j), count in pair_votes(features, MIN_VOTES, on_progress, map).items():
-        if count < MIN_SHARE * min(voters[i], voters[j]):
-            continue
-        partners.setdefault(i, []).append((-count, j))
-        partners.setdefault(j, []).append((-count, i))
-    chosen: set[tuple[int, int]] = set()
-    for film, ranked in partners.items():
-        for _, other in sorted(ranked)[:per_film]:
-            chosen.add((min(film, other), max(film, other)))
-    return sorted(chosen)
+    return shortlisted(features, pair_votes(features, MIN_VOTES, on_progress, map), per_film)

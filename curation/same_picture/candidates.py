@@ -13,13 +13,12 @@ are checked whatever their share (margins: docs/margins.md, "Shortlist")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
 
-from curation.features.features import FilmFeatures
-from curation.features.shortlist import MIN_VOTES, pair_votes
+from curation.features.shortlist import best_partners
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
@@ -104,22 +103,14 @@ def confirm_component(
 
 
 def crop_candidates(
-    features: Sequence[FilmFeatures],
+    votes: Mapping[tuple[int, int], int],
     proposed: Sequence[tuple[int, int]],
     per_film: int = CROP_PARTNERS,
 ) -> list[tuple[int, int]]:
     """Index pairs (i < j), sorted, not in ``proposed``: each film's ``per_film``
-    best-voted partners with at least ``MIN_VOTES`` votes, whatever their share (ties by
-    index). A crop keeping 60 % of each side collects fewer votes than the shortlist's
-    share asks but is among its original's best-voted partners; an unrelated pair proposed
-    here is refused by its features alone, before any pixel is decoded."""
-    partners: dict[int, list[tuple[int, int]]] = {}
-    for (i, j), count in pair_votes(features, MIN_VOTES).items():
-        partners.setdefault(i, []).append((-count, j))
-        partners.setdefault(j, []).append((-count, i))
-    chosen = {
-        (min(film, other), max(film, other))
-        for film, ranked in partners.items()
-        for _, other in sorted(ranked)[:per_film]
-    }
-    return sorted(chosen - set(proposed))
+    best-voted partners among ``votes`` (``pair_votes`` at ``MIN_VOTES``, the votes the
+    shortlist was drawn from), whatever their share. A crop keeping 60 % of each side
+    collects fewer votes than the shortlist's share asks but is among its original's
+    best-voted partners; an unrelated pair proposed here is refused by its features alone,
+    before any pixel is decoded."""
+    return sorted(best_partners(votes, per_film) - set(proposed))

@@ -32,7 +32,7 @@ from curation.features.features import (
     film_features,
     match_features,
 )
-from curation.features.shortlist import HASH_TABLES, feature_shortlist
+from curation.features.shortlist import HASH_TABLES, MIN_VOTES, pair_votes, shortlisted
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, hamming
 from curation.same_picture import frame_check
@@ -223,8 +223,9 @@ def frame_pairs(
     ids = sorted(films)
     features = cache.features_for(films, root, map, track("local features", None))
     bar = track("feature shortlist", HASH_TABLES)
-    shortlist = feature_shortlist(features, frame_check.SHORTLIST_PER_FILM, bar.advance, map)
-    shortlist += crop_candidates(features, shortlist)
+    votes = pair_votes(features, MIN_VOTES, bar.advance, map)
+    shortlist = shortlisted(features, votes, frame_check.SHORTLIST_PER_FILM)
+    shortlist += crop_candidates(votes, shortlist)
     joined = nx.utils.UnionFind(ids)
     for pair in confirmed:
         joined.union(pair.a, pair.b)

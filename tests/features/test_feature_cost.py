@@ -231,14 +231,14 @@ def test_the_search_runs_in_shards_through_the_callers_map(monkeypatch):
 
 @pytest.fixture
 def recorded(monkeypatch):
-    """Every call of the frame step's shortlist (its films, and how many file contents
+    """Every call of the frame step's shortlist votes (its films, and how many file contents
     they are: a film filed twice shares its features), and each bar's total and progress."""
     calls: list[tuple[int, int]] = []
     bars: dict[str, list[int]] = defaultdict(lambda: [0, 0])
 
     def counted(features, *args, **kwargs):
         calls.append((len(features), len({id(f) for f in features})))
-        return feature_shortlist(features, *args, **kwargs)
+        return pair_votes(features, *args, **kwargs)
 
     class Bar(pipeline._Bar):
         def total(self, count: int) -> None:
@@ -256,7 +256,7 @@ def recorded(monkeypatch):
         bars[description][0] = total or 0
         return task
 
-    monkeypatch.setattr(frame_step, "feature_shortlist", counted)
+    monkeypatch.setattr(frame_step, "pair_votes", counted)
     monkeypatch.setattr(pipeline, "_Bar", Bar)
     monkeypatch.setattr(pipeline.Progress, "add_task", add_task)
     return calls, bars

@@ -7,7 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from curation.features.features import FilmFeatures
-from curation.features.shortlist import MIN_SHARE, MIN_VOTES, feature_shortlist, voting
+from curation.features.shortlist import (
+    MIN_SHARE,
+    MIN_VOTES,
+    feature_shortlist,
+    pair_votes,
+    voting,
+)
 from curation.same_picture.candidates import CROP_PARTNERS, crop_candidates
 
 VOTERS = 600  # voting descriptors per film
@@ -36,14 +42,14 @@ def test_a_pair_below_the_shortlists_share_is_proposed_by_the_crop_path():
     films = _films({(0, 1): few}, 4)
     shortlist = feature_shortlist(films)
     assert (0, 1) not in shortlist
-    assert crop_candidates(films, shortlist) == [(0, 1)]
+    assert crop_candidates(pair_votes(films, MIN_VOTES), shortlist) == [(0, 1)]
 
 
 def test_the_crop_path_adds_nothing_the_shortlist_already_proposes():
     films = _films({(0, 1): VOTERS // 2}, 3)
     shortlist = feature_shortlist(films)
     assert shortlist == [(0, 1)]
-    assert crop_candidates(films, shortlist) == []
+    assert crop_candidates(pair_votes(films, MIN_VOTES), shortlist) == []
 
 
 def test_the_crop_path_checks_only_each_films_best_voted_partners():
@@ -51,5 +57,10 @@ def test_the_crop_path_checks_only_each_films_best_voted_partners():
     twin (4-6): with one partner per film, only film 0's best (film 3) and the twins."""
     shared = {(0, 1): 8, (0, 2): 10, (0, 3): 12, (1, 4): 20, (2, 5): 20, (3, 6): 20}
     films = _films(shared, 7)
-    assert crop_candidates(films, [], per_film=1) == [(0, 3), (1, 4), (2, 5), (3, 6)]
+    assert crop_candidates(pair_votes(films, MIN_VOTES), [], per_film=1) == [
+        (0, 3),
+        (1, 4),
+        (2, 5),
+        (3, 6),
+    ]
     assert CROP_PARTNERS >= 3  # a 60 % crop was at most its original's third-best partner
