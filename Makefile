@@ -97,7 +97,7 @@ browser:
 # Speed and memory figures (not part of `make test`): builds a 4,000-film synthetic corpus
 # first (slow), then writes bench/results.json and bench/RESULTS.md.
 bench: setup-dev
-	$(UV) sync --frozen --inexact --all-extras --group bench
+	$(UV) sync --frozen --project bench/peers/env
 	$(UV) run --frozen --no-sync python -m bench.run
 
 clean:

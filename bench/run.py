@@ -8,7 +8,6 @@ alone; the results of parts not run are kept from the previous ``bench/results.j
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import platform
@@ -175,16 +174,27 @@ def _speed(s: Sizes) -> dict:
     return {"speed": cost.measure(in_folders, s.baseline, s.cost_rounds, audit=True)}
 
 
+PEERS_MISSING = "the peers are not installed (uv sync --frozen --project bench/peers/env)"
+
+
 def _peers(s: Sizes) -> dict:
-    missing = [m for m in ("imagededup", "cleanvision") if importlib.util.find_spec(m) is None]
-    if missing:
-        why = f"the peers {', '.join(missing)} are not installed (uv sync --group bench)"
-        return {"peers": skipped(why), "lookalike_spread": skipped(why)}
+    if not peers.peer_python().exists():
+        return {"peers": skipped(PEERS_MISSING), "lookalike_spread": skipped(PEERS_MISSING)}
     archive = corpus_zip(s.peers_films, folder=s.corpus_dir)
     return {
         "peers": peers.measure(archive, s.corpus_dir / "peers"),
         "lookalike_spread": lookalike_spread.measure(archive),
     }
+
+
+def _peers_real(s: Sizes) -> dict:
+    """pericurate and its peers by CPU on one folder of real films with altered copies."""
+    from bench.peers import real as peers_real
+
+    if not peers.peer_python().exists():
+        return {"peers_real": skipped(PEERS_MISSING)}
+    off = _real_films_off(s, "peers_real")
+    return {"peers_real": off or peers_real.measure(films=s.real_films + 25)}
 
 
 def _executors_part(s: Sizes) -> dict:
@@ -296,6 +306,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "cost": _cost,
     "speed": _speed,
     "peers": _peers,
+    "peers_real": _peers_real,
     "executors": _executors_part,
     "keeper": _keeper,
     "keeper_real": _keeper_real,
@@ -316,7 +327,8 @@ MAY_SKIP = {
     "visits": "real films",
     "frames": "real films",
     "distractors": "real films",
-    "peers": "the peers (imagededup, cleanvision)",
+    "peers": "the peers (fastdup, imagededup, cleanvision)",
+    "peers_real": "the peers and real films",
 }
 
 

@@ -45,12 +45,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bench.common.corpus import CORPUS_DIR, corpus_source, corpus_zip
-from bench.common.measure import ChildFailed, child_json, python_child, run_measured
+from bench.common.measure import ChildFailed, run_measured
 from bench.common.splits_bench import pericurate
 from curation.drawing.reframe import REFRAMINGS
 from curation.sample import SampleTruth, truth_path
 
 PEERS = ("imagededup-phash", "imagededup-ahash", "cleanvision")
+ENV = Path(__file__).with_name("env")  # the peers' own environment (fastdup needs numpy < 2)
+PEER_CHILD = Path(__file__).with_name("peer_child.py")
+IMAGEDEDUP_DEFAULT = 10.0  # bits of 64: imagededup's default threshold
+FASTDUP_DEFAULT = 0.9  # cosine similarity: fastdup's default threshold
 ORIGINALS = "Original JPG Images"
 TURNS = {"rot+90": "quarter turn", "rot-90": "quarter turn", "rot180": "half turn"}
 RELATIONS = (
@@ -162,22 +166,38 @@ def _stem(name: str) -> str:
     return Path(name).stem
 
 
-def peer_pairs(tool: str, folder: Path) -> list[Pair]:
-    """The pairs of films a peer reports as duplicates (run in the peer's own child)."""
+def peer_python() -> Path:
+    """The peers' environment's interpreter (``uv sync --frozen --project bench/peers/env``)."""
+    return ENV / ".venv" / "bin" / "python"
+
+
+def run_peer(tool: str, folder: Path, work: Path) -> tuple[dict, list[tuple[str, str, float]]]:
+    """One peer on ``folder`` in its own measured child, in the peers' environment: its CPU,
+    wall and peak memory, and every pair of stems it reports with its closeness
+    (``bench/peers/peer_child.py``)."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    load = os.getloadavg()[0]
+    run = run_measured([str(peer_python()), str(PEER_CHILD), tool, str(folder), str(work)])
+    reported = json.loads((work / "pairs.json").read_text())["pairs"]
+    pairs = [(str(a), str(b), float(c)) for a, b, c in reported]
+    measured = {
+        "cpu_s": round(run.cpu_s, 2),
+        "wall_s": run.wall_s,
+        "peak_rss_mib": run.peak_rss_mib,
+        "load_1min_at_start": load,
+    }
+    return measured, pairs
+
+
+def at_default(tool: str, pairs: list[tuple[str, str, float]]) -> list[Pair]:
+    """The pairs a peer reports at its own default cut (imagededup: 10 bits of 64; fastdup:
+    a cosine similarity of 0.9; cleanvision reports its sets at its defaults)."""
     if tool.startswith("imagededup-"):
-        from imagededup.methods import AHash, PHash
-
-        hasher = {"imagededup-phash": PHash, "imagededup-ahash": AHash}[tool]()
-        duplicates = hasher.find_duplicates(image_dir=folder)  # default threshold: 10 bits
-        return sorted({_pair(_stem(a), _stem(b)) for a, bs in duplicates.items() for b in bs})
-    if tool == "cleanvision":
-        from cleanvision import Imagelab
-
-        lab = Imagelab(data_path=str(folder))
-        lab.find_issues({"near_duplicates": {}})
-        sets = lab.info["near_duplicates"]["sets"]
-        return sorted({_pair(_stem(a), _stem(b)) for s in sets for a, b in combinations(s, 2)})
-    raise SystemExit(f"unknown peer {tool!r}; peers are {', '.join(PEERS)}")
+        return sorted({_pair(a, b) for a, b, d in pairs if d <= IMAGEDEDUP_DEFAULT})
+    if tool == "fastdup":
+        return sorted({_pair(a, b) for a, b, s in pairs if s >= FASTDUP_DEFAULT})
+    return sorted({_pair(a, b) for a, b, _ in pairs})
 
 
 def pericurate_groups(build: Path) -> tuple[Groups, Groups]:
@@ -226,16 +246,12 @@ def _run_pericurate(source: Path, build: Path) -> dict:
     }
 
 
-def _run_peer(tool: str, folder: Path) -> tuple[dict, list[Pair] | None]:
-    load = os.getloadavg()[0]
+def _run_peer(tool: str, folder: Path, work: Path) -> tuple[dict, list[Pair] | None]:
     try:
-        run = run_measured(
-            python_child("bench.peers.compare", "--peer", tool, "--folder", str(folder))
-        )
+        measured, pairs = run_peer(tool, folder, work / tool)
     except ChildFailed as failure:
-        return {"load_1min_at_start": load, "error": str(failure)[-1500:]}, None
-    measured = {"wall_s": run.wall_s, "peak_rss_mib": run.peak_rss_mib, "load_1min_at_start": load}
-    return measured, [tuple(p) for p in child_json(run)["pairs"]]
+        return {"load_1min_at_start": os.getloadavg()[0], "error": str(failure)[-1500:]}, None
+    return measured, at_default(tool, pairs)
 
 
 def without_bad_files(folder: Path, truth: SampleTruth, work: Path) -> Path:
@@ -278,13 +294,13 @@ def measure(archive: Path, work: Path = CORPUS_DIR / "peers", peers: tuple[str, 
             found_by = {name: same for name in RELATIONS} | {"look-alike": clusters}
             run |= score(found_by, clusters, truth)
         else:
-            run, pairs = _run_peer(tool, folder)
+            run, pairs = _run_peer(tool, folder, work / archive.stem)
             if pairs is None:
                 result["runs"].append({"tool": tool, **run})
                 tool += " (bad files removed)"
                 clean = without_bad_files(folder, truth, work / archive.stem)
                 warm(root)
-                run, pairs = _run_peer(tool.split()[0], clean)
+                run, pairs = _run_peer(tool.split()[0], clean, work / archive.stem)
             if pairs is not None:
                 groups = joined_groups(pairs)
                 run |= score(dict.fromkeys(RELATIONS, groups), groups, truth)
@@ -333,12 +349,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--films", type=int, default=4000, help="corpus size to build or reuse")
     parser.add_argument("--peers", default=",".join(PEERS))
     parser.add_argument("--out", type=Path, help="also write the result here, as JSON")
-    parser.add_argument("--peer", help=argparse.SUPPRESS)  # the child: one peer on --folder
-    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.peer:
-        print(json.dumps({"pairs": peer_pairs(args.peer, args.folder)}))
-        return
     result = measure(args.zip or corpus_zip(args.films), peers=tuple(args.peers.split(",")))
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -97,7 +97,7 @@ def test_every_timed_run_starts_after_the_corpus_was_read_again(
     read, so that no run pays alone for reading the corpus from disk."""
     events: list[str] = []
 
-    def peer(tool: str, folder):
+    def peer(tool: str, folder, work):
         events.append(tool)
         failed = tool == "second" and events.count("second") == 1
         return ({"error": "planted bad file"}, None) if failed else ({"wall_s": 1.0}, [])
@@ -132,3 +132,33 @@ def test_every_timed_run_starts_after_the_corpus_was_read_again(
         "second (bad files removed)",
         "pericurate",
     ]
+
+
+def test_real_folder_scoring_counts_copies_and_charges_mixed_groups():
+    """On the real-film folder a copy is found in its original's group, and a group that
+    holds two originals' films is charged every pair across them."""
+    from bench.peers.real import scored
+
+    truth = {"o1": "o1", "c1": "o1", "o2": "o2", "c2": "o2", "c3": "o2"}
+    exact = joined_groups([("o1", "c1"), ("o2", "c2"), ("o2", "c3")])
+    assert scored(exact, truth) == {"copies_found": 3, "false_pairs": 0}
+    mixed = joined_groups([("o1", "c1"), ("c1", "c2")])
+    assert scored(mixed, truth) == {"copies_found": 1, "false_pairs": 2}
+
+
+def test_a_peer_is_tuned_to_the_loosest_cut_without_a_false_pair():
+    """fastdup's similarities (higher is closer) and imagededup's distances (lower is
+    closer): the tuned cut stops just before the first pair that joins two originals."""
+    from bench.peers.real import peer_scores
+
+    truth = {"o1": "o1", "c1": "o1", "o2": "o2", "c2": "o2"}
+    similar = [("o1", "c1", 0.99), ("o2", "c2", 0.85), ("o1", "o2", 0.80), ("c1", "c2", 0.95)]
+    fast = peer_scores("fastdup", similar, truth)
+    assert fast["default"] == {"cut": 0.9, "copies_found": 1, "false_pairs": 2}
+    assert fast["no_false_pair"] == {"cut": 0.99, "copies_found": 1, "false_pairs": 0}
+    near = [("o1", "c1", 2.0), ("o2", "c2", 6.0), ("o1", "o2", 14.0)]
+    hashed = peer_scores("imagededup-phash", near, truth)
+    assert hashed["default"]["copies_found"] == 2 and hashed["default"]["false_pairs"] == 0
+    assert hashed["no_false_pair"] == {"cut": 6.0, "copies_found": 2, "false_pairs": 0}
+    sets = peer_scores("cleanvision", [("o1", "c1", 0.0)], truth)
+    assert sets == {"default": {"copies_found": 1, "false_pairs": 0}}

@@ -1,0 +1,260 @@
+"""``python -m bench.peers.real``: pericurate beside fastdup, imagededup and cleanvision on one
+folder of real films with altered copies, in one interleaved run, by CPU.
+
+The folder: every real development film (``../shared/realfilms-dev``: the 512-px films and the
+grey archive-sized ones, read in place; the part says so and stops when they are absent), each
+filed with ``COPIES`` altered copies among the originals (``bench.same_picture.alterations``,
+the alterations taken in turn, so each is planted about equally often), written in the
+archive's layout under ``bench/corpus/`` (git-ignored). Every film has one box of annotation,
+so that pericurate reads the folder as it reads the archive.
+
+The runs, interleaved so that load falls on all: pericurate (``download`` and a cold
+``build``), each peer in the peers' own environment (``bench/peers/env``, installed by
+``uv sync --frozen --project bench/peers/env``: fastdup needs numpy below 2, which the
+environments' verifiers does not allow), pericurate again. Each run is one measured child
+(``bench.common.measure``): its CPU (user and system, with every process it reaped), wall and
+peak memory; every file is read once before each run, untimed.
+
+Scoring, per copy: found when the tool puts the copy and its original in one group (the
+connected components of the pairs it reports; pericurate's same-picture groups, a dropped
+film joined to the film kept in its place). A false pair is two films of different originals
+in one group. A peer that gives each pair a closeness (fastdup's cosine similarity,
+imagededup's Hamming distance) is scored at its own default and at the loosest cut that
+makes no false pair (the most it finds when tuned on the answer, which a curator cannot do).
+
+    uv sync --frozen --project bench/peers/env
+    uv run --frozen python -m bench.peers.real
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from PIL import Image
+
+from bench.common.corpus import CORPUS_DIR
+from bench.common.measure import ChildFailed, run_measured
+from bench.common.real_films import REAL_FILMS
+from bench.common.splits_bench import pericurate
+from bench.peers.compare import (
+    FASTDUP_DEFAULT,
+    IMAGEDEDUP_DEFAULT,
+    Groups,
+    peer_python,
+    run_peer,
+    warm,
+)
+from bench.same_picture.alterations import ALTERATIONS, jpeg
+from curation.sample.annotations import Annotation, annotation_xml
+from curation.sample.layout import ANNOTS_DIR, ORIGINAL_DIR, ORIGINAL_FOLDER
+
+RESULTS = Path(__file__).with_name("real.json")
+NATIVE_FILMS = REAL_FILMS.parent / "films-native"
+PEERS = ("fastdup", "imagededup-phash", "cleanvision")
+COPIES = 3  # altered copies filed with each original
+# Each peer's own default cut, and which way its closeness runs.
+DEFAULT_CUT = {"fastdup": FASTDUP_DEFAULT, "imagededup-phash": IMAGEDEDUP_DEFAULT}
+HIGHER_IS_CLOSER = {"fastdup": True, "imagededup-phash": False}
+
+Pair = tuple[str, str]
+
+
+def _originals() -> list[tuple[str, np.ndarray]]:
+    """Every real development film, grey, by name (the 512-px films, then the native ones)."""
+    found = []
+    for folder in (REAL_FILMS, NATIVE_FILMS):
+        for path in sorted(folder.glob("*.jpg")):
+            with Image.open(path) as image:
+                found.append((path.stem, np.asarray(image.convert("L"))))
+    return found
+
+
+def _annotation(stem: str, width: int, height: int) -> bytes:
+    box = (str(width // 3), str(height // 3), str(width // 2), str(height // 2))
+    note = Annotation(stem, ORIGINAL_FOLDER, width, height, 1, [("3", *box)], f"{stem}.jpg")
+    return annotation_xml(note)
+
+
+def write_folder(work: Path, copies: int = COPIES, films: int | None = None) -> dict[str, str]:
+    """The real films and their copies in the archive's layout below ``work / "source"``;
+    every stem -> the stem of its original (an original -> itself)."""
+    source = work / "source"
+    shutil.rmtree(source, ignore_errors=True)
+    (source / ORIGINAL_DIR).mkdir(parents=True)
+    (source / ANNOTS_DIR).mkdir(parents=True)
+    kinds = list(ALTERATIONS)
+    truth: dict[str, str] = {}
+
+    def write(stem: str, data: bytes) -> None:
+        (source / ORIGINAL_DIR / f"{stem}.jpg").write_bytes(data)
+        with Image.open(source / ORIGINAL_DIR / f"{stem}.jpg") as image:
+            width, height = image.size
+        (source / ANNOTS_DIR / f"{stem}.xml").write_bytes(_annotation(stem, width, height))
+
+    for number, (_, grey) in enumerate(_originals()[:films]):
+        # Stems end in 1: the archive files originals so, and every film here is filed as one.
+        original = f"1{number:04d}1"
+        write(original, jpeg(grey, 95))
+        truth[original] = original
+        for copy in range(copies):
+            kind = kinds[(number * copies + copy) % len(kinds)]
+            picture, quality, mode = ALTERATIONS[kind](grey)
+            stem = f"2{number * copies + copy:04d}1"
+            write(stem, jpeg(picture, quality, mode))
+            truth[stem] = original
+    return truth
+
+
+def scored(groups: Groups, truth: dict[str, str]) -> dict[str, int]:
+    """Copies found in their original's group, and false pairs among the groups."""
+    found = sum(
+        groups.find(stem) == groups.find(original)
+        for stem, original in truth.items()
+        if stem != original
+    )
+    false_pairs = 0
+    for members in groups.members():
+        by_original: dict[str, int] = {}
+        for film in members:
+            by_original[truth[film]] = by_original.get(truth[film], 0) + 1
+        same = sum(n * (n - 1) // 2 for n in by_original.values())
+        false_pairs += len(members) * (len(members) - 1) // 2 - same
+    return {"copies_found": found, "false_pairs": false_pairs}
+
+
+def _groups(pairs: Iterable[Pair]) -> Groups:
+    groups = Groups()
+    for a, b in pairs:
+        groups.join(a, b)
+    return groups
+
+
+def peer_scores(tool: str, pairs: list[tuple[str, str, float]], truth: dict[str, str]) -> dict:
+    """A peer at its default, and (when it gives a closeness) at the loosest cut with no false
+    pair."""
+    if tool not in DEFAULT_CUT:
+        return {"default": scored(_groups((a, b) for a, b, _ in pairs), truth)}
+    sign = 1.0 if HIGHER_IS_CLOSER[tool] else -1.0
+
+    def at(cut: float) -> dict[str, int]:
+        return scored(_groups((a, b) for a, b, c in pairs if sign * c >= sign * cut), truth)
+
+    best: dict = {"cut": None, "copies_found": 0, "false_pairs": 0}
+    for cut in sorted({c for _, _, c in pairs}, key=lambda c: -sign * c):
+        result = at(cut)
+        if result["false_pairs"]:
+            break
+        best = {"cut": cut, **result}
+    return {"default": {"cut": DEFAULT_CUT[tool], **at(DEFAULT_CUT[tool])}, "no_false_pair": best}
+
+
+def pericurate_groups(build: Path) -> Groups:
+    """pericurate's same-picture groups: each dropped film joined to the film kept for it."""
+    groups = Groups()
+    for row in pq.read_table(build / "manifest.parquet").to_pylist():
+        if row["kind"] == "image" and row["fate"] == "dropped" and row["related"]:
+            groups.join(row["film_id"], row["related"])
+    return groups
+
+
+def _run_pericurate(source: Path, build: Path) -> tuple[dict, Groups]:
+    shutil.rmtree(build, ignore_errors=True)
+    python = sys.executable
+    lock = str(build / "source.lock.json")
+    load = os.getloadavg()[0]
+    download = run_measured(
+        pericurate(python, "download", str(source), "--build", str(build), "--lock", lock)
+    )
+    built = run_measured(
+        pericurate(python, "build", "--build", str(build), "--no-fail-on-rejected")
+    )
+    measured = {
+        "cpu_s": round(download.cpu_s + built.cpu_s, 2),
+        "wall_s": round(download.wall_s + built.wall_s, 2),
+        "peak_rss_mib": max(download.peak_rss_mib, built.peak_rss_mib),
+        "load_1min_at_start": load,
+    }
+    return measured, pericurate_groups(build)
+
+
+def measure(
+    work: Path = CORPUS_DIR / "peers-real",
+    copies: int = COPIES,
+    films: int | None = None,
+    peers: tuple[str, ...] = PEERS,
+) -> dict:
+    """Every tool on the real folder; see the module docstring."""
+    if not REAL_FILMS.is_dir():
+        return {"measured": False, "why": f"skipped: the real films are absent ({REAL_FILMS})"}
+    if peers and not peer_python().exists():
+        why = "skipped: the peers are not installed (uv sync --frozen --project bench/peers/env)"
+        return {"measured": False, "why": why}
+    truth = write_folder(work, copies, films)
+    source = work / "source"
+    folder = source / ORIGINAL_DIR
+    result: dict = {
+        "measured": True,
+        "folder": {"films": len(truth), "copies": len(truth) - len(set(truth.values()))},
+        "runs": [],
+    }
+    for tool in ("pericurate", *peers, "pericurate"):
+        warm(source)
+        try:
+            if tool == "pericurate":
+                build = work / f"build-{len(result['runs'])}"
+                run, groups = _run_pericurate(source, build)
+                run["default"] = scored(groups, truth)
+            else:
+                run, pairs = run_peer(tool, folder, work / tool)
+                run |= peer_scores(tool, pairs, truth)
+        except ChildFailed as failure:
+            run = {"error": str(failure)[-1500:]}
+        result["runs"].append({"tool": tool, **run})
+    return result
+
+
+def table(result: dict) -> str:
+    """The runs as a Markdown table."""
+    if not result["measured"]:
+        return result["why"]
+    copies = result["folder"]["copies"]
+    head = ["tool", "CPU s", "wall s", "peak MiB", "copies found (default)", "false pairs"]
+    head.append("copies found, no false pair (cut)")
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for run in result["runs"]:
+        if "error" in run:
+            lines.append(f"| {run['tool']} | failed | | | | | |")
+            continue
+        default, best = run["default"], run.get("no_false_pair")
+        tuned = f"{best['copies_found']}/{copies} ({best['cut']})" if best else ""
+        lines.append(
+            f"| {run['tool']} | {run['cpu_s']:.1f} | {run['wall_s']:.1f} | "
+            f"{run['peak_rss_mib']:.0f} | {default['copies_found']}/{copies} | "
+            f"{default['false_pairs']} | {tuned} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.peers.real", description=__doc__)
+    parser.add_argument("--copies", type=int, default=COPIES, help="altered copies per film")
+    parser.add_argument("--films", type=int, help="the first FILMS real films only")
+    parser.add_argument("--peers", default=",".join(PEERS))
+    args = parser.parse_args(argv)
+    peers = tuple(p for p in args.peers.split(",") if p)
+    result = measure(copies=args.copies, films=args.films, peers=peers)
+    if result["measured"] and args.films is None:
+        RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+    print(table(result))
+
+
+if __name__ == "__main__":
+    main()
