@@ -48,4 +48,5 @@ def with_trabecular_texture(low: np.ndarray, seed: Sequence[int]) -> np.ndarray:
     bone = np.clip((cv2.GaussianBlur(drawing, (0, 0), BONE_SIGMA) / 255.0 - 0.15) / 0.5, 0, 1)
     weight = SOFT_TISSUE_SHARE + (1 - SOFT_TISSUE_SHARE) * bone
     textured = drawing + AMPLITUDE * weight * trabecular_field((low.shape[0], low.shape[1]), seed)
-    return np.clip(textured + 0.5, 0, 255).astype(np.uint8)
+    film: np.ndarray = np.clip(textured + 0.5, 0, 255).astype(np.uint8)
+    return film
