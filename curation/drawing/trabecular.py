@@ -26,6 +26,7 @@ STRUT_SHARPNESS = 2.0  # how thin a strut is: exp(-k * field^2) of a unit-spread
 AMPLITUDE = 12.0  # grey levels of the texture's spread where the drawing is densest bone
 SOFT_TISSUE_SHARE = 0.55  # of the amplitude where the drawing is darkest (soft tissue, air)
 BONE_SIGMA = 4.0  # low-resolution px: how smoothly the drawing's brightness says "bone"
+BONE_GREYS = (0.15, 0.65)  # of full white: the drawing's (smoothed) soft tissue, its densest bone
 
 
 def trabecular_field(shape: tuple[int, int], seed: Sequence[int]) -> np.ndarray:
@@ -45,7 +46,9 @@ def with_trabecular_texture(low: np.ndarray, seed: Sequence[int]) -> np.ndarray:
     """The low-resolution film ``low`` (uint8) with its patient's texture (``seed``), scaled
     by how much bone the drawing shows there (its smoothed brightness)."""
     drawing = low.astype(np.float32)
-    bone = np.clip((cv2.GaussianBlur(drawing, (0, 0), BONE_SIGMA) / 255.0 - 0.15) / 0.5, 0, 1)
+    soft, dense = BONE_GREYS
+    brightness = cv2.GaussianBlur(drawing, (0, 0), BONE_SIGMA) / 255.0
+    bone = np.clip((brightness - soft) / (dense - soft), 0, 1)
     weight = SOFT_TISSUE_SHARE + (1 - SOFT_TISSUE_SHARE) * bone
     textured = drawing + AMPLITUDE * weight * trabecular_field((low.shape[0], low.shape[1]), seed)
     film: np.ndarray = np.clip(textured + 0.5, 0, 255).astype(np.uint8)

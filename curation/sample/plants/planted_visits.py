@@ -47,6 +47,8 @@ def plant_visits(planner: Planner, seed: int) -> None:
     labelled = uncopied[:LABELLED_FILMS] if len(uncopied) >= LABELLED_FILMS else []
     for film in [f for f in drawn if f.stem not in {g.stem for g in labelled}][:REVISITED_FILMS]:
         stem = planner.stem_beside(film.stem, lower=False)
+        # A single's one shot is its patient's canvas, centred and unposed: texturing the
+        # shot is texturing the patient.
         lows = film.family.lows
         lows[film.shot] = with_trabecular_texture(
             lows[film.shot], (seed, _TEXTURE_STREAM, int(film.stem))
