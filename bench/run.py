@@ -80,6 +80,9 @@ class Sizes:
     corpus_dir: Path = CORPUS_DIR
     noop_runs: int = 5  # interleaved runs of the no-op `make splits`, one process and five
     noop_films: int = 200  # originals of the sample the no-op part builds
+    drawn_patients: int = 8  # drawn patients whose revisits `visits_drawn` measures
+    drawn_revisits: int = 4  # revisits drawn of each
+    drawn_sample_films: int = 200  # originals of the sample whose planted visits it measures
     # The bundled samples of `margins`, `executors` and `noop` written once into corpus_dir
     # and shared (as the smoke test does), instead of into each part's scratch folder
     samples_in_corpus_dir: bool = False
@@ -104,6 +107,9 @@ TINY = Sizes(
     audit_rows=(20, 40),
     noop_runs=1,
     noop_films=40,
+    drawn_patients=2,
+    drawn_revisits=1,
+    drawn_sample_films=30,
     samples_in_corpus_dir=True,
 )
 
@@ -223,6 +229,13 @@ def _visits(s: Sizes) -> dict:
     return {"visits": _real_films_off(s, "visits") or visits.run()}
 
 
+def _visits_drawn(s: Sizes) -> dict:
+    """The sample's drawn revisits and distinct drawn films, verified as real ones are."""
+    from bench.visits import drawn
+
+    return {"visits_drawn": drawn.measure(s.drawn_patients, s.drawn_revisits, s.drawn_sample_films)}
+
+
 def _frames(s: Sizes) -> dict:
     """The same picture under another frame, on real films."""
     from bench.same_picture import frames
@@ -311,6 +324,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "keeper": _keeper,
     "keeper_real": _keeper_real,
     "visits": _visits,
+    "visits_drawn": _visits_drawn,
     "frames": _frames,
     "feature_cost": _feature_cost,
     "distractors": _distractors,

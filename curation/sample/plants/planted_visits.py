@@ -2,6 +2,11 @@
 (``curation.drawing.revisits.revisit``, filed as originals under higher numbers) and
 one large burned-in label shared by two films of different patients.
 
+A revisited film's patient is given its trabecular texture
+(``curation.drawing.trabecular``) before anything is rendered: a revisit is found by the
+bone's fine structure, which the drawing alone lacks. So that film and every file drawn from
+its patient (its copies) change with it; no other file does.
+
 They draw from a generator of their own and take stems only after every other file has
 taken its own, so nothing planned before them moves. Their annotation files take no quirks
 (those draw from the planner's generator): each names its own film.
@@ -14,6 +19,7 @@ import dataclasses
 import numpy as np
 
 from curation.drawing.render import Output
+from curation.drawing.trabecular import with_trabecular_texture
 from curation.sample.annotations import Annotation, objects_of
 from curation.sample.layout import ORIGINAL_DIR, ORIGINAL_FOLDER
 from curation.sample.planner import Film, Planner
@@ -21,13 +27,15 @@ from curation.sample.planner import Film, Planner
 REVISITED_FILMS = 3
 LABELLED_FILMS = 2
 _OWN_STREAM = 30_000  # the planted visits' generator: [seed, _OWN_STREAM]
+_TEXTURE_STREAM = 30_001  # a revisited patient's texture: [seed, _TEXTURE_STREAM, its stem]
 
 
 def plant_visits(planner: Planner, seed: int) -> None:
     """Plant ``REVISITED_FILMS`` realistic revisits (``planner.revisits``: source, revisit) of
-    single films without a patient number, and one burned-in label on ``LABELLED_FILMS``
-    others of which no copy was made (``planner.shared_label``; none when the archive is too
-    small to have them: a copy of a labelled film would lack the label)."""
+    single films without a patient number (their patients textured), and one burned-in label
+    on ``LABELLED_FILMS`` others of which no copy was made (``planner.shared_label``; none
+    when the archive is too small to have them: a copy of a labelled film would lack the
+    label)."""
     rng = np.random.default_rng([seed, _OWN_STREAM])
     copied = {c.source for c in (*planner.augmented, *planner.among, *planner.held_out)}
     unnumbered = sorted(
@@ -39,6 +47,12 @@ def plant_visits(planner: Planner, seed: int) -> None:
     labelled = uncopied[:LABELLED_FILMS] if len(uncopied) >= LABELLED_FILMS else []
     for film in [f for f in drawn if f.stem not in {g.stem for g in labelled}][:REVISITED_FILMS]:
         stem = planner.stem_beside(film.stem, lower=False)
+        # A single's one shot is its patient's canvas, centred and unposed: texturing the
+        # shot is texturing the patient.
+        lows = film.family.lows
+        lows[film.shot] = with_trabecular_texture(
+            lows[film.shot], (seed, _TEXTURE_STREAM, int(film.stem))
+        )
         film.family.outputs.append(
             dataclasses.replace(
                 _output_of(film), arcname=f"{ORIGINAL_DIR}/{stem}.jpg", transform="revisit",
