@@ -30,7 +30,7 @@ from curation.features.features import decoded_grey
 WORKING_SIDE = 320
 MAX_DESCRIPTORS = 1000
 # SIFT's contrast threshold, a quarter of OpenCV's 0.04: smooth films (the sample's drawings)
-# yield a hundred features instead of sixty; real films reach MAX_DESCRIPTORS either way.
+# yield a hundred features instead of sixty; real films come close to MAX_DESCRIPTORS either way.
 CONTRAST = 0.01
 OUTER_BAND = 0.03  # of each side: the film's outer band, never anatomy
 UNIFORM_WINDOW = 5  # px at the working size: the window whose spread says "flat"
