@@ -9,7 +9,9 @@ pair. The projection to ``--corpus-films`` kept films is linear in the films for
 the vectors and verifying (a film keeps at most ``PARTNERS`` partners), and quadratic for the
 exact nearest-film search, which is timed on as many random unit vectors of the same width
 (a stand-in for the corpus's vectors, labelled so). Memory: what the driver holds per film
-(descriptors and points, the VLAD vector) and this process's peak RSS.
+(descriptors and points, the VLAD vector) and this process's peak RSS. With
+``--compare-sides``, describing is also timed at other working sides, film by film in turn
+with ``WORKING_SIDE`` (one interleaved run: the machine's load falls on every side alike).
 
     uv run --frozen python -m bench.visits.cost "CORPUS/Original JPG Images" --films 300
 """
@@ -26,6 +28,7 @@ import numpy as np
 
 from curation.core.atomic import write_json
 from curation.core.jpeg_check import check_decodable
+from curation.visits.descriptors import WORKING_SIDE, visit_features_of
 from curation.visits.find import film_vectors
 from curation.visits.retrieval import PARTNERS, nearest_films
 from curation.visits.step import describe_file
@@ -59,9 +62,28 @@ def search_cpu(films: int, width: int, seed: int = 0) -> float:
     return _cpu() - started
 
 
-def measure(folder: Path, films: int, corpus_films: int) -> dict:
+def describe_cpu_by_side(paths: list[Path], sides: list[int]) -> dict[str, float]:
+    """CPU ms a film to describe at ``WORKING_SIDE`` and at each of ``sides``, each film at
+    every side in turn; films the build refuses are left out."""
+    spent = dict.fromkeys([WORKING_SIDE, *sides], 0.0)
+    described = 0
+    for path in paths:
+        data = path.read_bytes()
+        try:
+            for side in spent:
+                started = _cpu()
+                visit_features_of(data, side)
+                spent[side] += _cpu() - started
+        except OSError:
+            continue
+        described += 1
+    return {str(side): round(1000 * s / max(1, described), 2) for side, s in spent.items()}
+
+
+def measure(folder: Path, films: int, corpus_films: int, sides: list[int] | None = None) -> dict:
     """The step's CPU per film and per pair on the first ``films`` films of ``folder`` by
-    name, the driver's memory per film, and the projection to ``corpus_films``."""
+    name, the driver's memory per film, and the projection to ``corpus_films``; describing
+    compared with ``sides`` when given."""
     listed = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpg", ".jpeg"))
     refused = {p.name: why for p in listed[:films] if (why := check_decodable(p.read_bytes()))}
     paths = [p for p in listed[:films] if p.name not in refused]  # the build refuses these too
@@ -105,11 +127,13 @@ def measure(folder: Path, films: int, corpus_films: int) -> dict:
     cold = _cold_build()
     projected = linear_s + corpus_search_s
     over = round(projected / cold["cpu_s"], 2) if cold.get("cpu_s") else None
+    compared = {"describe_cpu_ms_by_side": describe_cpu_by_side(paths, sides)} if sides else {}
     return {
         "folder": str(folder),
         "films": count,
         "refused_as_the_build_refuses": refused,
         "partners_per_film": PARTNERS,
+        "working_side": WORKING_SIDE,
         "per_film": {k: round(v, 2) for k, v in per_film.items()},
         "search_cpu_s": round(search_s, 3),
         "retrieved_pairs_with_a_counted_match": sum(c > 0 for c in cells),
@@ -128,6 +152,7 @@ def measure(folder: Path, films: int, corpus_films: int) -> dict:
             "cold_build_without_visits": cold,
             "over_cold_build_cpu": over,
         },
+        **compared,
     }
 
 
@@ -136,10 +161,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--films", type=int, default=300, help="films measured (first by name)")
     parser.add_argument("--corpus-films", type=int, default=4000, help="kept films projected to")
+    parser.add_argument(
+        "--compare-sides",
+        type=int,
+        nargs="*",
+        default=[],
+        help="working sides (px) whose describing CPU is timed in turn with WORKING_SIDE",
+    )
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         parser.error(f"{args.folder}: not a folder of films.")
-    results = measure(args.folder, args.films, args.corpus_films)
+    results = measure(args.folder, args.films, args.corpus_films, args.compare_sides)
     write_json(RESULTS, results)
     print(json.dumps(results, indent=1))
 

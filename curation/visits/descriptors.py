@@ -22,14 +22,15 @@ import simplejpeg
 from curation.core.jpeg_check import check_decodable
 from curation.features.features import decoded_grey
 
-# Longest side described, px: the archive's films (about 2,900 x 1,400) at about a quarter,
-# the 512-px development films as they are. SIFT doubles its input for its first octave.
-# The smallest side whose margins stay wide on the real films and on the sample's drawings
-# (docs/design.md, "Visits of one patient"): at half the cost of 1,024.
-WORKING_SIDE = 768
+# Longest side described, px: the archive's films (about 2,900 x 1,400) at about a ninth.
+# SIFT doubles its input for its first octave, and that octave is most of its cost: at a
+# larger side it holds the finest detail, which a revisit's other machine and new noise
+# change most. At 320 the margins on the real films and on the sample's drawn revisits hold
+# as at 768, at about a sixth of its cost (docs/design.md, "Visits of one patient").
+WORKING_SIDE = 320
 MAX_DESCRIPTORS = 1000
 # SIFT's contrast threshold, a quarter of OpenCV's 0.04: smooth films (the sample's drawings)
-# yield a hundred features instead of sixty; real films reach MAX_DESCRIPTORS either way.
+# yield a hundred features instead of sixty; real films come close to MAX_DESCRIPTORS either way.
 CONTRAST = 0.01
 OUTER_BAND = 0.03  # of each side: the film's outer band, never anatomy
 UNIFORM_WINDOW = 5  # px at the working size: the window whose spread says "flat"
@@ -129,14 +130,14 @@ def visit_features(
     return VisitFeatures(points.astype(np.float32), stored, full)
 
 
-def described_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
+def described_grey(data: bytes, side: int = WORKING_SIDE) -> tuple[np.ndarray, tuple[int, int]]:
     """A film's bytes decoded to grey for description, and its full width and height: a
-    JPEG at the largest JPEG reduction keeping ``WORKING_SIDE`` (libjpeg-turbo's scaled
-    decode), anything else as the frame check decodes it."""
+    JPEG at the largest JPEG reduction keeping ``side`` (libjpeg-turbo's scaled decode),
+    anything else as the frame check decodes it."""
     if data.startswith(b"\xff\xd8") and check_decodable(data) is None:
         height, width = simplejpeg.decode_jpeg_header(data)[:2]
         longest = max(width, height)
-        factor = next(f for f in (8, 4, 2, 1) if longest // f >= WORKING_SIDE or f == 1)
+        factor = next(f for f in (8, 4, 2, 1) if longest // f >= side or f == 1)
         least = {"min_width": -(-width // factor), "min_height": -(-height // factor)}
         try:
             grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_factor=factor, **least)
@@ -146,7 +147,8 @@ def described_grey(data: bytes) -> tuple[np.ndarray, tuple[int, int]]:
     return decoded_grey(data)
 
 
-def visit_features_of(data: bytes) -> VisitFeatures:
-    """Worker side: the visit features of a film's bytes."""
-    grey, size = described_grey(data)
-    return visit_features(grey, size)
+def visit_features_of(data: bytes, side: int = WORKING_SIDE) -> VisitFeatures:
+    """Worker side: the visit features of a film's bytes, described at ``side`` px (the cost
+    bench compares sides)."""
+    grey, size = described_grey(data, side)
+    return visit_features(grey, size, side)

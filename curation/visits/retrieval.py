@@ -14,7 +14,8 @@ one patient"). Each film keeps only its vector: retrieval never needs the descri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import faiss
@@ -31,15 +32,24 @@ PARTNERS = 8  # nearest films kept per film
 RETRIEVAL_VERSION = f"vlad{WORDS}-train{TRAINING_PER_FILM}-{TRAINING_MAX}-seed{KMEANS_SEED}"
 
 
-def one_thread(index: faiss.Index, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``index.search`` on one OpenMP thread (the executor's processes fill the cores); the
-    process's setting is put back."""
+@contextmanager
+def one_openmp_thread() -> Iterator[None]:
+    """faiss on one OpenMP thread inside the block, the process's setting put back after:
+    the executor's processes fill the cores, and idle OpenMP threads spin (training the
+    vocabulary on every thread burned about twenty times the CPU of one thread: docs/design.md,
+    "Visits of one patient"); one thread also sums in one order on every machine."""
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)
     try:
-        distances, found = index.search(np.ascontiguousarray(query, np.float32), k)
+        yield
     finally:
         faiss.omp_set_num_threads(threads)
+
+
+def one_thread(index: faiss.Index, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``index.search`` on one OpenMP thread (``one_openmp_thread``)."""
+    with one_openmp_thread():
+        distances, found = index.search(np.ascontiguousarray(query, np.float32), k)
     return distances, found
 
 
@@ -91,7 +101,8 @@ def train_vocabulary(features: Sequence[VisitFeatures], words: int = WORDS) -> V
     if len(sample) < 2:
         return Vocabulary(np.zeros((1, 128), np.float32))
     kmeans = faiss.Kmeans(128, count, niter=KMEANS_ITERATIONS, seed=KMEANS_SEED, verbose=False)
-    kmeans.train(sample)
+    with one_openmp_thread():
+        kmeans.train(sample)
     return Vocabulary(np.ascontiguousarray(kmeans.centroids, np.float32))
 
 

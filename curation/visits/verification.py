@@ -38,11 +38,10 @@ MIN_STRIP_INLIERS = 6  # a strip fit explaining fewer is chance
 GRID = (12, 6)  # cells across and down each film: the evidence's spread
 # Grid cells (of 72) a visit's counted matches must cover. Measured by ``python -m
 # bench.visits.real`` on every pair of the 145 real development films (docs/margins.md,
-# "Visits"): on the chosen half distinct films reach at most 5 cells at either size and
-# realistic revisits at least 47; 12 sits 2.4x above the one and 3.9x below the other. The
-# chosen half's geometric mean (16) would lose a drawn realistic revisit of the test
-# sample, which reaches 12; over every pair one distinct pair of archive-size films reaches
-# 12 too (the margin on that side is none).
+# "Visits"): on the chosen half distinct films reach at most 9 cells at either size and
+# realistic revisits at least 52; 12 sits 1.3x above the one and 4.3x below the other. The
+# chosen half's geometric means (15 and 23) would lose the sample's weakest drawn visits,
+# which reach 13-14; over every pair a distinct pair of archive-size films reaches 11.
 MIN_CELLS = 12
 VERIFICATION_VERSION = (
     f"verify-v2/canonical-order-cells-both/ratio{RATIO}-mutual/loose{LOOSE_TOLERANCE}-strips{STRIPS}x{STRIP_WIDTH:.3f}-"
