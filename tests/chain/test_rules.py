@@ -265,7 +265,7 @@ def test_the_frame_cache_version_moves_with_every_field_of_the_gates():
 
 # --- visits of one patient --------------------------------------------------------------------
 
-VISIT_CELLS = 12  # at least (curation/visits/verification.py: the margin in docs/design.md)
+VISIT_CELLS = 22  # at least (curation/visits/verification.py: the margin in docs/design.md)
 
 
 def test_a_visit_is_verified_at_its_number_of_grid_cells_and_not_below():

@@ -126,14 +126,8 @@ def test_the_limit_sits_inside_the_measured_margin_and_decides(kit, monkeypatch)
     assert not all(verify(kit["film0"], kit[n]).verified for n in ("revisit0", "harsh0"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the limit stays below twice the chosen half's closest distinct pair until the "
-    "sample's drawn revisits reach more cells (docs/margins.md, 'Visits')",
-)
 def test_the_limit_is_at_least_twice_the_closest_distinct_real_pair():
-    """The margin the limit aims at on the distinct side: strict, so this fails (and the
-    mark goes) once the limit is raised to it."""
+    """The margin the limit keeps on the distinct side (docs/margins.md, "Visits")."""
     assert 2 * DISTINCT_MOST <= MIN_CELLS
 
 
