@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from curation.features.features import FilmFeatures
@@ -44,3 +45,24 @@ class Film:
     grey: np.ndarray  # the working-scale grey decode
     size: tuple[int, int]
     features: FilmFeatures
+
+
+def kept_by_fit(
+    transform: np.ndarray | None, size_a: tuple[int, int], size_b: tuple[int, int]
+) -> float:
+    """The smaller of the two shares of the films' frames that overlap when film B is placed
+    in A's frame by the features' fit (B -> A): the part the gate counts inliers over, read
+    from the fit alone (the frame check measures it on the aligned pixels). 0 without a fit,
+    or for a mirroring or degenerate one."""
+    if transform is None:
+        return 0.0
+    fit = np.asarray(transform, np.float64)
+    stretch = float(np.linalg.det(fit[:, :2]))
+    if stretch <= 1e-9:
+        return 0.0
+    (width_a, height_a), (width_b, height_b) = size_a, size_b
+    corners_b = np.array([[0, 0], [width_b, 0], [width_b, height_b], [0, height_b]], np.float64)
+    placed = (corners_b @ fit[:, :2].T + fit[:, 2]).astype(np.float32)
+    frame_a = np.array([[0, 0], [width_a, 0], [width_a, height_a], [0, height_a]], np.float32)
+    shared, _ = cv2.intersectConvexConvex(placed, frame_a)
+    return min(shared / (width_a * height_a), shared / (width_b * height_b * stretch))
