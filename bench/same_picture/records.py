@@ -33,6 +33,10 @@ class PairFigures:
     turn: float = 0.0  # degrees, of the features' fit
     scale_change: float = 0.0  # the larger |scale - 1| of the two axes, of the features' fit
     shortlisted: bool | None = None  # None: not asked (distinct pairs)
+    # inliers over the smaller share of the frames the films share, counted as at least the
+    # frame gate's smallest overlap (as ``FeatureGate.required_inliers`` counts them): the
+    # aligned overlap when the pixels were compared, else the features' fit's (``kept_by_fit``)
+    per_whole_frame: float = 0.0
 
 
 @dataclass(frozen=True)
