@@ -16,7 +16,7 @@ class FeatureGate:
     distinct films finds fewer inliers in a smaller part too."""
 
     # inliers per whole frame shared (features-v3; chosen on the even half: distinct <= 60,
-    # crops to 55-60 % of each side >= 267, other copies >= 584)
+    # crops to 55-60 % of each side >= 267; held out: distinct <= 52, crops >= 138)
     min_inliers: int = 120
     min_inlier_share: float = 0.45  # of the matches (distinct <= 0.400, copies >= 0.558)
 
