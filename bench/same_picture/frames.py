@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
@@ -47,7 +48,7 @@ from PIL import Image
 from bench.common.real_films import REAL_FILMS, upscaled
 from bench.same_picture.alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from bench.same_picture.halves import half, joined_through_a_copy
-from bench.same_picture.records import Film, PairFigures
+from bench.same_picture.records import Film, PairFigures, kept_by_fit
 from bench.same_picture.summary import summarise
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
@@ -118,8 +119,14 @@ def _pair_figures(
 ) -> PairFigures:
     """The figures of one pair; ``described``: the frame check's kind and the features' fit
     are recorded too (copies; distinct pairs keep only the measures)."""
-    geometry = (
-        _geometry(frame) if described and frame.inliers >= frame_check.FEATURES.min_inliers else {}
+    geometry = _geometry(frame) if described and frame.features_agree else {}
+    compared = math.isfinite(frame.difference)
+    kept = (
+        min(frame.overlap_a, frame.overlap_b)
+        if compared
+        else kept_by_fit(
+            np.asarray(frame.transform).reshape(2, 3) if frame.transform else None, a.size, b.size
+        )
     )
     return PairFigures(
         kind,
@@ -137,6 +144,7 @@ def _pair_figures(
         frame.same_picture,
         frame_check.frame_kind(frame) if described and frame.same_picture else "",
         **geometry,
+        per_whole_frame=round(frame.inliers / max(kept, frame_check.FRAMING.min_overlap), 1),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from curation.features.features import FilmFeatures
@@ -32,6 +33,10 @@ class PairFigures:
     turn: float = 0.0  # degrees, of the features' fit
     scale_change: float = 0.0  # the larger |scale - 1| of the two axes, of the features' fit
     shortlisted: bool | None = None  # None: not asked (distinct pairs)
+    # inliers over the smaller share of the frames the films share, counted as at least the
+    # frame gate's smallest overlap (as ``FeatureGate.required_inliers`` counts them): the
+    # aligned overlap when the pixels were compared, else the features' fit's (``kept_by_fit``)
+    per_whole_frame: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -44,3 +49,24 @@ class Film:
     grey: np.ndarray  # the working-scale grey decode
     size: tuple[int, int]
     features: FilmFeatures
+
+
+def kept_by_fit(
+    transform: np.ndarray | None, size_a: tuple[int, int], size_b: tuple[int, int]
+) -> float:
+    """The smaller of the two shares of the films' frames that overlap when film B is placed
+    in A's frame by the features' fit (B -> A): the part the gate counts inliers over, read
+    from the fit alone (the frame check measures it on the aligned pixels). 0 without a fit,
+    or for a mirroring or degenerate one."""
+    if transform is None:
+        return 0.0
+    fit = np.asarray(transform, np.float64)
+    stretch = float(np.linalg.det(fit[:, :2]))
+    if stretch <= 1e-9:
+        return 0.0
+    (width_a, height_a), (width_b, height_b) = size_a, size_b
+    corners_b = np.array([[0, 0], [width_b, 0], [width_b, height_b], [0, height_b]], np.float64)
+    placed = (corners_b @ fit[:, :2].T + fit[:, 2]).astype(np.float32)
+    frame_a = np.array([[0, 0], [width_a, 0], [width_a, height_a], [0, height_a]], np.float32)
+    shared, _ = cv2.intersectConvexConvex(placed, frame_a)
+    return min(shared / (width_a * height_a), shared / (width_b * height_b * stretch))

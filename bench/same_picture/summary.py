@@ -22,6 +22,11 @@ def _outcome(row: PairFigures) -> str:
     return "linked" if row.best_distance <= LOOKALIKE_DISTANCE else "kept apart"
 
 
+def _counted(row: PairFigures) -> bool:
+    """Enough inliers for the part of the frames the pair shares (``required_inliers``)."""
+    return row.per_whole_frame >= frame_check.FEATURES.min_inliers
+
+
 def summarise(rows: list[PairFigures]) -> dict:
     """Outcomes per alteration and strength; distributions and margins of both sides."""
     outcomes: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
@@ -59,27 +64,30 @@ def summarise(rows: list[PairFigures]) -> dict:
         }
         for name, side in sides.items()
     }
+    films = [r for r in distinct if r.kind == "distinct"]  # visits fail on their geometry
     lowest_copy = {
         "inliers": min((r.inliers for r in needing), default=0),
+        "per_whole_frame": min((r.per_whole_frame for r in needing), default=0.0),
         "inlier_share": min((r.inlier_share for r in needing), default=0.0),
     }
     highest_distinct = {
-        "inliers": max((r.inliers for r in distinct), default=0),
-        "inlier_share": max((r.inlier_share for r in distinct), default=0.0),
+        "inliers": max((r.inliers for r in films), default=0),
+        "per_whole_frame": max((r.per_whole_frame for r in films), default=0.0),
+        "inlier_share": max((r.inlier_share for r in films), default=0.0),
     }
-    copy_differences = [
-        r.difference for r in needing if r.inliers >= frame_check.FEATURES.min_inliers
-    ]
+    copy_differences = [r.difference for r in needing if _counted(r)]
     distinct_differences = [
-        r.difference
-        for r in distinct
-        if r.inliers >= frame_check.FEATURES.min_inliers and math.isfinite(r.difference)
+        r.difference for r in distinct if _counted(r) and math.isfinite(r.difference)
     ]
     margins = {
         "inliers": {
-            "limit": frame_check.FEATURES.min_inliers,
             "largest_distinct": highest_distinct["inliers"],
             "smallest_copy": lowest_copy["inliers"],
+        },
+        "inliers per whole frame shared": {
+            "limit": frame_check.FEATURES.min_inliers,
+            "largest_distinct": highest_distinct["per_whole_frame"],
+            "smallest_copy": lowest_copy["per_whole_frame"],
         },
         "inlier_share": {
             "limit": frame_check.FEATURES.min_inlier_share,
@@ -94,19 +102,15 @@ def summarise(rows: list[PairFigures]) -> dict:
             ),
         },
     }
-    copy_shifts = [r.shift for r in needing if r.inliers >= frame_check.FEATURES.min_inliers]
-    distinct_shifts = [
-        r.shift
-        for r in distinct
-        if r.inliers >= frame_check.FEATURES.min_inliers and math.isfinite(r.shift)
-    ]
+    copy_shifts = [r.shift for r in needing if _counted(r)]
+    distinct_shifts = [r.shift for r in distinct if _counted(r) and math.isfinite(r.shift)]
     margins["tile_shift"] = {
         "limit": frame_check.ALIGNED.shift_limit,
         "largest_copy (features agree)": round(max(copy_shifts, default=0.0), 4),
         "smallest_distinct (features agree)": round(min(distinct_shifts, default=math.inf), 4),
     }
-    copy_ranks = [r.anatomy for r in needing if r.inliers >= frame_check.FEATURES.min_inliers]
-    distinct_ranks = [r.anatomy for r in distinct if r.inliers >= frame_check.FEATURES.min_inliers]
+    copy_ranks = [r.anatomy for r in needing if _counted(r)]
+    distinct_ranks = [r.anatomy for r in distinct if _counted(r)]
     margins["anatomy_correlation"] = {
         "limit": frame_check.ALIGNED.min_anatomy_correlation,
         "smallest_copy (features agree)": round(min(copy_ranks, default=0.0), 4),
@@ -129,6 +133,9 @@ def summarise(rows: list[PairFigures]) -> dict:
             max(seen.get("max_scale_change", 0.0), row.scale_change), 5
         )
         seen["min_inliers"] = min(seen["min_inliers"], row.inliers)
+        seen["min_per_whole_frame"] = min(
+            seen.get("min_per_whole_frame", row.per_whole_frame), row.per_whole_frame
+        )
         seen["max_difference"] = round(max(seen["max_difference"], row.difference), 4)
         seen["max_shift"] = round(max(seen["max_shift"], row.shift), 4)
     failures = [asdict(r) for r in needing if _outcome(r) != "dropped"][:40]

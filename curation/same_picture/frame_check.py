@@ -8,7 +8,8 @@ its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured by
 "Frame check"):
 
 1. **Features agree** (``curation.features.features``): enough ORB matches explained by one affine
-   transform fitted by MAGSAC (``min_inliers``) and a large share of the ratio-test matches
+   transform fitted by MAGSAC (``min_inliers`` per whole frame the films share,
+   ``FeatureGate.required_inliers``) and a large share of the ratio-test matches
    (``min_inlier_share``). Distinct films share a few chance corners; a copy shares most.
 2. **Framed as a copy is framed** (``plausible``, ``framed_as_a_copy``): no mirror, a few
    degrees at most; rigid (one scale: a crop, a pad, a turn) or unturned (a resize); and,
@@ -69,9 +70,12 @@ class FrameComparison:
 
     @property
     def features_agree(self) -> bool:
-        """Gate 1: enough inliers, and enough of the matches."""
+        """Gate 1: enough inliers for the part of the frames the films share, and enough of
+        the matches."""
+        kept = min(self.overlap_a, self.overlap_b)
         return (
-            self.inliers >= FEATURES.min_inliers and self.inlier_share >= FEATURES.min_inlier_share
+            self.inliers >= FEATURES.required_inliers(kept, FRAMING.min_overlap)
+            and self.inlier_share >= FEATURES.min_inlier_share
         )
 
     @property
@@ -285,7 +289,8 @@ def aligned_difference(
 
 
 def without_pixels(match: FeatureMatch) -> FrameComparison | None:
-    """The comparison when the features alone settle it (no fit, too few inliers, or a
+    """The comparison when the features alone settle it (no fit, fewer inliers than the
+    smallest overlap the frame gate admits asks for, too small a share of the matches, or a
     transform no reframing makes), else None: the pixels must be compared."""
     share = round(match.inlier_share, 6)
     if match.transform is None:
@@ -293,7 +298,11 @@ def without_pixels(match: FeatureMatch) -> FrameComparison | None:
             match.inliers, share, (), 0.0, 0.0, math.inf, math.inf, 0.0, match.matches
         )
     transform = np.asarray(match.transform, np.float64)
-    if match.inliers < FEATURES.min_inliers or not plausible(transform):
+    if (
+        match.inliers < FEATURES.required_inliers(0.0, FRAMING.min_overlap)
+        or share < FEATURES.min_inlier_share
+        or not plausible(transform)
+    ):
         kept = tuple(round(float(v), 6) for v in transform.ravel())
         return FrameComparison(
             match.inliers, share, kept, 0.0, 0.0, math.inf, math.inf, 0.0, match.matches

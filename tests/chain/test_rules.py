@@ -141,7 +141,7 @@ def test_pixels_are_compared_up_to_an_aspect_change_of_5_percent_and_not_past_it
 
 # Each limit with its side (bench/RESULTS.md, python -m bench.same_picture.frames on real films).
 FRAME_LIMITS = {
-    "inliers": 120,  # at least (distinct <= 53, copies >= 637)
+    "inliers": 120,  # at least, per whole frame shared (distinct <= 60, copies >= 139)
     "inlier_share": 0.45,  # at least (distinct <= 0.366, copies >= 0.887)
     "difference": 0.5,  # at most (copies <= 0.372)
     "shift": 0.9,  # at most (copies <= 0.692)
@@ -167,14 +167,28 @@ def test_each_frame_gate_holds_at_its_limit_and_fails_just_past_it(field):
     assert not _with(field, limit - past).same_picture, field
 
 
-def test_too_few_inliers_settle_a_pair_before_its_pixels_are_compared():
-    def match(inliers: int) -> FeatureMatch:
-        empty = np.zeros((0, 2))
-        return FeatureMatch(1000, inliers, np.array([[1.0, 0, 0], [0, 1.0, 0]]), empty, empty)
+@pytest.mark.parametrize("kept, inliers", [(1.0, 120), (0.36, 44), (0.25, 30), (0.2, 30)])
+def test_the_inliers_asked_for_are_counted_per_whole_frame_shared(kept, inliers):
+    """120 for a whole frame, 44 for a crop keeping 60% of each side, 30 at the smallest
+    overlap the frame gate admits (and below it, which that gate refuses anyway)."""
+    pair = replace(CLEAR, overlap_a=kept)
+    assert replace(pair, inliers=inliers).features_agree
+    assert not replace(pair, inliers=inliers - 1).features_agree
 
-    assert without_pixels(match(FRAME_LIMITS["inliers"])) is None
-    settled = without_pixels(match(FRAME_LIMITS["inliers"] - 1))
-    assert settled is not None and not settled.same_picture
+
+def test_too_few_inliers_or_too_small_a_share_settle_a_pair_before_its_pixels():
+    def match(inliers: int, matches: int) -> FeatureMatch:
+        empty = np.zeros((0, 2))
+        return FeatureMatch(matches, inliers, np.array([[1.0, 0, 0], [0, 1.0, 0]]), empty, empty)
+
+    fewest = 30  # a quarter of a whole frame's: the smallest overlap the frame gate admits
+    assert without_pixels(match(fewest, fewest)) is None
+    assert without_pixels(match(450, 1000)) is None
+    for settled in (
+        without_pixels(match(fewest - 1, fewest - 1)),
+        without_pixels(match(449, 1000)),
+    ):
+        assert settled is not None and not settled.same_picture
 
 
 def _transform(turn: float, sx: float = 1.0, sy: float = 1.0) -> np.ndarray:
