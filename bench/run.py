@@ -246,6 +246,14 @@ def _frames(s: Sizes) -> dict:
     return {"frames": found}
 
 
+def _crop_gate(s: Sizes) -> dict:
+    """Crops to 50-60 % of each side against every distinct pair, on real films."""
+    from bench.same_picture import crop_gate
+
+    off = _real_films_off(s, "crop_gate")
+    return {"crop_gate": off or crop_gate.measure(s.real_films, s.real_films, 25)}
+
+
 def _feature_cost(s: Sizes) -> dict:
     """The shortlist's gate on real films, and its cost per film on the corpus."""
     from bench.same_picture import feature_cost
@@ -326,6 +334,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "visits": _visits,
     "visits_drawn": _visits_drawn,
     "frames": _frames,
+    "crop_gate": _crop_gate,
     "feature_cost": _feature_cost,
     "distractors": _distractors,
     "checks_cost": _checks_cost,
@@ -340,6 +349,7 @@ MAY_SKIP = {
     "keeper_real": "real films",
     "visits": "real films",
     "frames": "real films",
+    "crop_gate": "real films",
     "distractors": "real films",
     "peers": "the peers (fastdup, imagededup, cleanvision)",
     "peers_real": "the peers and real films",
