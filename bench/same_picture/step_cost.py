@@ -1,18 +1,33 @@
-"""``python -m bench.same_picture.step_cost BUILD``: where the same-picture step's CPU goes.
+"""``python -m bench.same_picture.step_cost``: where the same-picture step's CPU goes.
 
-Runs the chain of the build folder ``BUILD`` (a ``pericurate build`` of a corpus, e.g. the
+``step BUILD`` runs the chain of the build folder ``BUILD`` (a ``pericurate build`` of a corpus, e.g. the
 one ``bench.scale.cost`` leaves in ``bench/corpus/sample-4000-seed7-cost/current``) through the
 hash step in a scratch folder (the hashes come from the hash step as a cold build makes
 them), then the same-picture step with empty caches, on this machine's worker processes.
 Every per-file map the step makes is timed by the function it maps (CPU of this process and
 of the workers it reaped, and wall), and what is left is the driver's own work (the
 candidate and feature shortlists, the keeper's rules). Prints one JSON object.
+
+``frames`` measures the frame check alone (``curation.same_picture.frame_step.frame_job``) on
+a folder of real films with altered copies (``bench.same_picture.frame_folder``): every pair
+the feature shortlist and the crop path propose, on this machine's worker processes. It prints
+the check's CPU (this process and the workers it reaped) and wall time, how many pairs reached
+the pixels and were confirmed, and a digest of every comparison, so that two runs of two
+versions of the check on one folder show whether they measured the same figures; with
+``--profile``, the check runs in this process under cProfile and its costliest functions are
+listed. Skipped with one sentence when the real films are absent.
+
+    uv run --frozen python -m bench.same_picture.step_cost step BUILD
+    uv run --frozen python -m bench.same_picture.step_cost frames --films 4 --archive 3
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import hashlib
 import json
+import pstats
 import resource
 import shutil
 import tempfile
@@ -22,12 +37,15 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.common.real_films import REAL_FILMS
+from bench.same_picture.frame_folder import folder_of_copies, shortlisted_jobs
 from curation.chain.runner import curate
 from curation.chain.settings import Settings
 from curation.core.parallel import ordered_map
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.keeper.step import keep_one_per_group
 from curation.same_picture.detect import Progress, find_same_pictures
+from curation.same_picture.frame_step import frame_job
 from curation.same_picture.pixel_cache import ComparisonCache
 from curation.source.source import Source
 
@@ -94,12 +112,75 @@ def measure(build: Path) -> dict[str, Any]:
     }
 
 
+def _costliest(profile: cProfile.Profile, count: int) -> list[list[Any]]:
+    """The ``count`` functions with the most own time, as [function, own s, calls]."""
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    rows = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:count]
+    return [
+        [f"{Path(file).name}:{line}({name})", round(own, 2), calls]
+        for (file, line, name), (_, calls, own, _, _) in rows
+    ]
+
+
+def measure_frames(
+    folder: Path, films: int, archive: int, workers: int, profile: bool = False
+) -> dict[str, Any]:
+    """The frame check's cost on the folder of real films with altered copies at ``folder``
+    (made there first when absent); see the module docstring."""
+    if not REAL_FILMS.is_dir():
+        return {"measured": False, "why": f"skipped: no real films in {REAL_FILMS}"}
+    paths = folder_of_copies(folder, films, archive)
+    jobs = shortlisted_jobs(paths, workers)
+    started, clock = _cpu(), time.perf_counter()
+    if profile:
+        profiler = cProfile.Profile()
+        results = profiler.runcall(lambda: [frame_job(job) for job in jobs])
+    else:
+        results = list(ordered_map(frame_job, jobs, workers, chunksize=4))
+    cpu, wall = _cpu() - started, time.perf_counter() - clock
+    digest = hashlib.sha256(repr(results).encode()).hexdigest()
+    found: dict[str, Any] = {
+        "measured": True,
+        "folder": str(folder),
+        "films": len(paths),
+        "pairs": len(jobs),
+        "pairs_compared_pixels": sum(1 for r in results if r.overlap_a > 0),
+        "confirmed": sum(1 for r in results if r.same_picture),
+        "comparisons_sha256": digest,
+        "frame_check_cpu_s": round(cpu, 2),
+        "frame_check_wall_s": round(wall, 2),
+        "workers": 1 if profile else workers,
+    }
+    if profile:
+        found["costliest"] = _costliest(profiler, 15)
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.same_picture.step_cost", description=__doc__
     )
-    parser.add_argument("build", type=Path, help="a build folder (its work/source.json)")
-    print(json.dumps(measure(parser.parse_args(argv).build), indent=1))
+    parts = parser.add_subparsers(dest="part", required=True)
+    step = parts.add_parser("step", help="the whole same-picture step on a build folder")
+    step.add_argument("build", type=Path, help="a build folder (its work/source.json)")
+    frames = parts.add_parser("frames", help="the frame check on real films with copies")
+    frames.add_argument("--films", type=int, default=4, help="real films, upscaled")
+    frames.add_argument("--archive", type=int, default=3, help="archive-sized real films")
+    frames.add_argument("--folder", type=Path, help="where the folder is (made when absent)")
+    frames.add_argument("--workers", type=int, default=2)
+    frames.add_argument("--profile", action="store_true", help="in this process, profiled")
+    args = parser.parse_args(argv)
+    if args.part == "step":
+        print(json.dumps(measure(args.build), indent=1))
+        return
+    if args.folder is not None:
+        found = measure_frames(args.folder, args.films, args.archive, args.workers, args.profile)
+    else:
+        with tempfile.TemporaryDirectory(prefix="frame-cost-") as scratch:
+            found = measure_frames(
+                Path(scratch), args.films, args.archive, args.workers, args.profile
+            )
+    print(json.dumps(found, indent=1))
 
 
 if __name__ == "__main__":
