@@ -1,12 +1,13 @@
 """``python -m bench.same_picture.step_cost``: where the same-picture step's CPU goes.
 
-``step BUILD`` runs the chain of the build folder ``BUILD`` (a ``pericurate build`` of a corpus, e.g. the
-one ``bench.scale.cost`` leaves in ``bench/corpus/sample-4000-seed7-cost/current``) through the
-hash step in a scratch folder (the hashes come from the hash step as a cold build makes
-them), then the same-picture step with empty caches, on this machine's worker processes.
-Every per-file map the step makes is timed by the function it maps (CPU of this process and
-of the workers it reaped, and wall), and what is left is the driver's own work (the
-candidate and feature shortlists, the keeper's rules). Prints one JSON object.
+``step BUILD`` runs the chain of the build folder ``BUILD`` (a ``pericurate build`` of a
+corpus, e.g. the one ``bench.scale.cost`` leaves in
+``bench/corpus/sample-4000-seed7-cost/current``) through the hash step in a scratch folder
+(the hashes come from the hash step as a cold build makes them), then the same-picture step
+with empty caches, on this machine's worker processes. Every per-file map the step makes is
+timed by the function it maps (CPU of this process and of the workers it reaped, and wall),
+and what is left is the driver's own work (the candidate and feature shortlists, the
+keeper's rules). Prints one JSON object.
 
 ``frames`` measures the frame check alone (``curation.same_picture.frame_step.frame_job``) on
 a folder of real films with altered copies (``bench.same_picture.frame_folder``): every pair
@@ -14,8 +15,8 @@ the feature shortlist and the crop path propose, on this machine's worker proces
 the check's CPU (this process and the workers it reaped) and wall time, how many pairs reached
 the pixels and were confirmed, and a digest of every comparison, so that two runs of two
 versions of the check on one folder show whether they measured the same figures; with
-``--profile``, the check runs in this process under cProfile and its costliest functions are
-listed. Skipped with one sentence when the real films are absent.
+``--profile``, the check runs in this process under cProfile (CPU time) and its costliest
+functions are listed. Skipped with one sentence when the real films are absent.
 
     uv run --frozen python -m bench.same_picture.step_cost step BUILD
     uv run --frozen python -m bench.same_picture.step_cost frames --films 4 --archive 3
@@ -112,12 +113,12 @@ def measure(build: Path) -> dict[str, Any]:
     }
 
 
-def _costliest(profile: cProfile.Profile, count: int) -> list[list[Any]]:
-    """The ``count`` functions with the most own time, as [function, own s, calls]."""
+def _costliest(profile: cProfile.Profile, count: int) -> list[str]:
+    """The ``count`` functions with the most own time: "own s, calls, function"."""
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     rows = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:count]
     return [
-        [f"{Path(file).name}:{line}({name})", round(own, 2), calls]
+        f"{own:.2f} s, {calls} calls, {Path(file).name}:{line}({name})"
         for (file, line, name), (_, calls, own, _, _) in rows
     ]
 
@@ -133,7 +134,7 @@ def measure_frames(
     jobs = shortlisted_jobs(paths, workers)
     started, clock = _cpu(), time.perf_counter()
     if profile:
-        profiler = cProfile.Profile()
+        profiler = cProfile.Profile(time.process_time)
         results = profiler.runcall(lambda: [frame_job(job) for job in jobs])
     else:
         results = list(ordered_map(frame_job, jobs, workers, chunksize=4))

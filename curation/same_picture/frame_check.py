@@ -165,17 +165,28 @@ def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.nd
     return back
 
 
+def tile_cover(mask: np.ndarray) -> np.ndarray:
+    """The share of each tile of ``mask`` (0 or 1 per pixel) that is 1, over the tiles every
+    measure walks (``tile`` pixels, every half tile, rows by columns), counted at once from
+    one integral image: exactly the mean of each tile's pixels, as float32."""
+    height, width = mask.shape
+    tile = ALIGNED.tile
+    sums = cv2.integral(mask.astype(np.uint8))
+    ys = np.arange(0, height - tile + 1, tile // 2)[:, None]
+    xs = np.arange(0, width - tile + 1, tile // 2)[None, :]
+    counts = sums[ys + tile, xs + tile] - sums[ys + tile, xs] - sums[ys, xs + tile] + sums[ys, xs]
+    cover: np.ndarray = (counts / (tile * tile)).astype(np.float32)
+    return cover
+
+
 def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
     """The ``tile_percentile`` percentile, over whole tiles of the overlap, of the tiles' mean
     difference: a copy agrees everywhere, while two films that share only a texture (or a
     region) differ somewhere, which a mean over the whole overlap would dilute."""
-    height, width = core.shape
-    tile = ALIGNED.tile
+    tile, step = ALIGNED.tile, ALIGNED.tile // 2
     means = [
         float(difference[y : y + tile, x : x + tile][core[y : y + tile, x : x + tile]].mean())
-        for y in range(0, height - tile + 1, tile // 2)
-        for x in range(0, width - tile + 1, tile // 2)
-        if core[y : y + tile, x : x + tile].mean() >= 0.5  # mostly inside the compared area
+        for y, x in np.argwhere(tile_cover(core) >= 0.5) * step  # mostly inside the compared area
     ]
     if not means:
         return float(difference[core].mean())
@@ -188,21 +199,17 @@ def tile_shift(toned_a: np.ndarray, toned_b: np.ndarray, valid: np.ndarray) -> f
     ``compare_side``) of every tile inside the overlap. A copy is one affine map away from its
     original (about 0 left); another visit bends (the arch's curve, the patient's posture),
     which no affine map undoes."""
-    height, width = valid.shape
-    tile = ALIGNED.tile
+    tile, step = ALIGNED.tile, ALIGNED.tile // 2
     window = cv2.createHanningWindow((tile, tile), cv2.CV_32F)
     shifts = []
-    for y in range(0, height - tile + 1, tile // 2):
-        for x in range(0, width - tile + 1, tile // 2):
-            if valid[y : y + tile, x : x + tile].mean() < ALIGNED.min_tile_cover:
-                continue
-            (dx, dy), response = cv2.phaseCorrelate(
-                toned_a[y : y + tile, x : x + tile].astype(np.float32),
-                toned_b[y : y + tile, x : x + tile].astype(np.float32),
-                window,
-            )
-            if response > ALIGNED.min_phase_response:
-                shifts.append(math.hypot(dx, dy))
+    for y, x in np.argwhere(tile_cover(valid) >= ALIGNED.min_tile_cover) * step:
+        (dx, dy), response = cv2.phaseCorrelate(
+            toned_a[y : y + tile, x : x + tile].astype(np.float32),
+            toned_b[y : y + tile, x : x + tile].astype(np.float32),
+            window,
+        )
+        if response > ALIGNED.min_phase_response:
+            shifts.append(math.hypot(dx, dy))
     if len(shifts) < ALIGNED.min_shifted_tiles:
         return math.inf
     return float(np.percentile(shifts, ALIGNED.shift_percentile))

@@ -94,9 +94,7 @@ def remembered_grey(path: str) -> tuple[np.ndarray, tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=FILMS_REMEMBERED)
-def _remembered_grey(
-    path: str, _bytes: int, _mtime_ns: int
-) -> tuple[np.ndarray, tuple[int, int]]:
+def _remembered_grey(path: str, _bytes: int, _mtime_ns: int) -> tuple[np.ndarray, tuple[int, int]]:
     grey, size = film_grey(path)
     grey.flags.writeable = False
     return grey, size
