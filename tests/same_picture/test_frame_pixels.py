@@ -12,8 +12,17 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from curation.features.features import match_features
 from curation.same_picture import frame_step
-from curation.same_picture.frame_check import ALIGNED, tile_cover, worst_tile
+from curation.same_picture.frame_check import (
+    ALIGNED,
+    compare_frames,
+    per_film,
+    tile_cover,
+    worst_tile,
+)
+from curation.same_picture.frame_step import features_of
+from support import film_kit as kit
 
 TILE, STEP = ALIGNED.tile, ALIGNED.tile // 2
 
@@ -96,3 +105,40 @@ def test_a_worker_decodes_a_film_once_and_a_rewritten_film_again(tmp_path, monke
     os.utime(film, ns=(1, 1))
     rewritten, size = frame_step.remembered_grey(str(film))
     assert len(decoded) == 2 and size == (640, 320) and abs(int(rewritten.mean()) - 200) <= 2
+
+
+def test_what_is_made_of_a_read_only_film_alone_is_made_once():
+    made: list[int] = []
+
+    def make(image: np.ndarray) -> np.ndarray:
+        made.append(1)
+        return image * 2.0
+
+    film = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert np.array_equal(per_film("double", film, 4, lambda: make(film)), film * 2)
+    film[0, 0] = 100.0  # a writable film may change: never remembered
+    assert per_film("double", film, 4, lambda: make(film))[0, 0] == 200.0
+    assert len(made) == 2
+    film.flags.writeable = False
+    first = per_film("double", film, 4, lambda: make(film))
+    again = per_film("double", film, 4, lambda: make(film))
+    other_side = per_film("double", film, 8, lambda: make(film))
+    assert again is first and other_side is not first and len(made) == 4
+    assert not first.flags.writeable
+    copy = film.copy()
+    copy.flags.writeable = False  # equal pixels, another film: made again
+    assert per_film("double", copy, 4, lambda: make(copy)) is not first and len(made) == 5
+
+
+def test_a_pair_measures_alike_on_remembered_and_fresh_films(tmp_path):
+    picture = kit.film(5)
+    original = str(kit.save(picture, tmp_path / "original.jpg"))
+    copy = str(kit.save(kit.cropped(picture, 0.03), tmp_path / "copy.jpg"))
+    match = match_features(features_of(copy), features_of(original))
+    fresh = [frame_step.film_grey(path) for path in (copy, original)]
+    sizes = (fresh[0][1], fresh[1][1])
+    expected = compare_frames(fresh[0][0], fresh[1][0], sizes, match)
+    assert expected.same_picture
+    remembered = [frame_step.remembered_grey(path)[0] for path in (copy, original)]
+    for _ in range(2):  # the second time from what the first remembered
+        assert compare_frames(remembered[0], remembered[1], sizes, match) == expected
