@@ -16,10 +16,14 @@ the check's CPU (this process and the workers it reaped) and wall time, how many
 the pixels and were confirmed, and a digest of every comparison, so that two runs of two
 versions of the check on one folder show whether they measured the same figures; with
 ``--profile``, the check runs in this process under cProfile (CPU time) and its costliest
-functions are listed. Skipped with one sentence when the real films are absent.
+functions are listed. With ``--against CHECKOUT``, the frame check of that checkout (its
+``curation``, this bench) and of this one run in turn, ``--rounds`` times, on one folder:
+their CPU, and whether every comparison came out the same. Skipped with one sentence when
+the real films are absent.
 
     uv run --frozen python -m bench.same_picture.step_cost step BUILD
     uv run --frozen python -m bench.same_picture.step_cost frames --films 4 --archive 3
+    uv run --frozen python -m bench.same_picture.step_cost frames --against ../old --rounds 2
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ import json
 import pstats
 import resource
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -157,6 +164,55 @@ def measure_frames(
     return found
 
 
+REPO = Path(__file__).resolve().parents[2]
+# A child measuring the frame check of the checkout at argv[1] with this checkout's bench:
+# that checkout's ``curation`` is imported first, so every later import of it is that one.
+_CHILD = (
+    "import json, sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+    "import curation; sys.path.pop(0); "
+    "from bench.same_picture.step_cost import measure_frames; "
+    "print(json.dumps(measure_frames(Path(sys.argv[2]), *map(int, sys.argv[3:]))))"
+)
+
+
+def frames_against(
+    against: Path, folder: Path, films: int, archive: int, workers: int, rounds: int
+) -> dict[str, Any]:
+    """The frame check of the checkout ``against`` (the baseline) and of this one on one
+    folder, in one run, interleaved (baseline, current, baseline, current, ...), each run in
+    its own child process, so that other load on the machine weighs on both sides alike."""
+    if not REAL_FILMS.is_dir():
+        return {"measured": False, "why": f"skipped: no real films in {REAL_FILMS}"}
+    folder_of_copies(folder, films, archive, workers)
+    runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "current": []}
+    for _ in range(rounds):
+        for side, code in (("baseline", against), ("current", REPO)):
+            numbers = [str(n) for n in (films, archive, workers)]
+            child = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(code), str(folder), *numbers],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs[side].append(json.loads(child.stdout.splitlines()[-1]))
+    cpu = {side: [r["frame_check_cpu_s"] for r in found] for side, found in runs.items()}
+    digests = {r["comparisons_sha256"] for found in runs.values() for r in found}
+    return {
+        "measured": True,
+        "baseline": str(against),
+        "folder": str(folder),
+        "pairs": runs["current"][0]["pairs"],
+        "pairs_compared_pixels": runs["current"][0]["pairs_compared_pixels"],
+        "frame_check_cpu_s": cpu,
+        "median_cpu_s": {side: statistics.median(values) for side, values in cpu.items()},
+        "current_over_baseline": round(
+            statistics.median(cpu["current"]) / statistics.median(cpu["baseline"]), 3
+        ),
+        "same_comparisons": len(digests) == 1,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.same_picture.step_cost", description=__doc__
@@ -170,11 +226,19 @@ def main(argv: list[str] | None = None) -> None:
     frames.add_argument("--folder", type=Path, help="where the folder is (made when absent)")
     frames.add_argument("--workers", type=int, default=2)
     frames.add_argument("--profile", action="store_true", help="in this process, profiled")
+    frames.add_argument("--against", type=Path, help="a baseline checkout, interleaved with this")
+    frames.add_argument("--rounds", type=int, default=2, help="interleaved rounds (--against)")
     args = parser.parse_args(argv)
     if args.part == "step":
         print(json.dumps(measure(args.build), indent=1))
         return
-    if args.folder is not None:
+    if args.against is not None:
+        with tempfile.TemporaryDirectory(prefix="frame-cost-") as scratch:
+            folder = args.folder or Path(scratch)
+            found = frames_against(
+                args.against, folder, args.films, args.archive, args.workers, args.rounds
+            )
+    elif args.folder is not None:
         found = measure_frames(args.folder, args.films, args.archive, args.workers, args.profile)
     else:
         with tempfile.TemporaryDirectory(prefix="frame-cost-") as scratch:
