@@ -285,7 +285,12 @@ def _checks_cost(s: Sizes) -> dict:
     archive = corpus_zip(s.films, folder=s.corpus_dir, all_copies_among_originals=False)
     against = cost.measure(archive, s.checks_baseline, rounds=s.rounds, audit=True)
     built = archive.parent / f"{archive.stem}-cost" / "current"
-    return {"checks_cost": {**against, "near_identical": near_identical_cost.measure(built)}}
+    with tempfile.TemporaryDirectory(prefix="frame-cost-", dir="/tmp") as scratch:
+        frames = _real_films_off(s, "checks_cost's frame check") or (
+            near_identical_cost.measure_frames(Path(scratch), films=4, archive=3, workers=2)
+        )
+    near_identical = {**near_identical_cost.measure(built), "frame_check": frames}
+    return {"checks_cost": {**against, "near_identical": near_identical}}
 
 
 def _records_memory(s: Sizes) -> dict:

@@ -35,6 +35,8 @@ The kind of copy is read from the transform and the overlap (``frame_kind``, lim
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -52,6 +54,7 @@ from curation.same_picture.frame_limits import (
 FRAME_CHECK_VERSION = frame_check_version(FEATURES, FRAMING, ALIGNED)
 SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film verified (frames and visits)
 CLIPPED = 8  # grey levels from black or white: padding and burnt-out areas say nothing
+PER_FILM_REMEMBERED = 128  # scaled and blurred read-only films a process keeps
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,53 @@ class FrameComparison:
         )
 
 
-def _small(grey: np.ndarray, side: int) -> tuple[np.ndarray, float]:
+_PER_FILM: OrderedDict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+
+def per_film(
+    name: str, image: np.ndarray, side: int, compute: Callable[[], np.ndarray]
+) -> np.ndarray:
+    """``compute()``, what ``name`` makes of ``image`` at ``side``, remembered by this process
+    for a read-only ``image`` (the frame step's decoded films, ``remembered_grey``, and what is
+    made of them): a film is in several pairs, and what the check makes of it alone is the
+    same in each. A writable image may change between calls, so it is never remembered. The
+    result is read-only."""
+    if image.flags.writeable:
+        return compute()
+    key = (name, id(image), side)
+    held = _PER_FILM.get(key)
+    if held is not None and held[0] is image:  # the same living array, not a reused id
+        _PER_FILM.move_to_end(key)
+        return held[1]
+    found = compute()
+    found.flags.writeable = False
+    _PER_FILM[key] = (image, found)
+    if len(_PER_FILM) > PER_FILM_REMEMBERED:
+        _PER_FILM.popitem(last=False)
+    return found
+
+
+def _small(grey: np.ndarray, side: int) -> np.ndarray:
+    """``grey`` with its longest side at ``side`` pixels (area resampling), as float32."""
     height, width = grey.shape
     scale = side / max(height, width)
     size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    return cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.float32), scale
+
+    def scaled() -> np.ndarray:
+        return cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+
+    return per_film("small", grey, side, scaled)
+
+
+def _anatomy_band(image: np.ndarray, half: tuple[int, int]) -> np.ndarray:
+    """``image`` blurred by ``anatomy_blur`` and halved to ``half`` (``anatomy_correlation``)."""
+
+    def band() -> np.ndarray:
+        blurred = cv2.GaussianBlur(image, (0, 0), ALIGNED.anatomy_blur)
+        halved: np.ndarray = cv2.resize(blurred, half, interpolation=cv2.INTER_AREA)
+        return halved
+
+    return per_film("anatomy band", image, half[0], band)
 
 
 def turn_and_scale(transform: np.ndarray) -> tuple[float, float, float]:
@@ -169,17 +214,28 @@ def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.nd
     return back
 
 
+def tile_cover(mask: np.ndarray) -> np.ndarray:
+    """The share of each tile of ``mask`` (0 or 1 per pixel) that is 1, over the tiles every
+    measure walks (``tile`` pixels, every half tile, rows by columns), counted at once from
+    one integral image: exactly the mean of each tile's pixels, as float32."""
+    height, width = mask.shape
+    tile = ALIGNED.tile
+    sums = cv2.integral(mask.astype(np.uint8))
+    ys = np.arange(0, height - tile + 1, tile // 2)[:, None]
+    xs = np.arange(0, width - tile + 1, tile // 2)[None, :]
+    counts = sums[ys + tile, xs + tile] - sums[ys + tile, xs] - sums[ys, xs + tile] + sums[ys, xs]
+    cover: np.ndarray = (counts / (tile * tile)).astype(np.float32)
+    return cover
+
+
 def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
     """The ``tile_percentile`` percentile, over whole tiles of the overlap, of the tiles' mean
     difference: a copy agrees everywhere, while two films that share only a texture (or a
     region) differ somewhere, which a mean over the whole overlap would dilute."""
-    height, width = core.shape
-    tile = ALIGNED.tile
+    tile, step = ALIGNED.tile, ALIGNED.tile // 2
     means = [
         float(difference[y : y + tile, x : x + tile][core[y : y + tile, x : x + tile]].mean())
-        for y in range(0, height - tile + 1, tile // 2)
-        for x in range(0, width - tile + 1, tile // 2)
-        if core[y : y + tile, x : x + tile].mean() >= 0.5  # mostly inside the compared area
+        for y, x in np.argwhere(tile_cover(core) >= 0.5) * step  # mostly inside the compared area
     ]
     if not means:
         return float(difference[core].mean())
@@ -192,21 +248,17 @@ def tile_shift(toned_a: np.ndarray, toned_b: np.ndarray, valid: np.ndarray) -> f
     ``compare_side``) of every tile inside the overlap. A copy is one affine map away from its
     original (about 0 left); another visit bends (the arch's curve, the patient's posture),
     which no affine map undoes."""
-    height, width = valid.shape
-    tile = ALIGNED.tile
+    tile, step = ALIGNED.tile, ALIGNED.tile // 2
     window = cv2.createHanningWindow((tile, tile), cv2.CV_32F)
     shifts = []
-    for y in range(0, height - tile + 1, tile // 2):
-        for x in range(0, width - tile + 1, tile // 2):
-            if valid[y : y + tile, x : x + tile].mean() < ALIGNED.min_tile_cover:
-                continue
-            (dx, dy), response = cv2.phaseCorrelate(
-                toned_a[y : y + tile, x : x + tile].astype(np.float32),
-                toned_b[y : y + tile, x : x + tile].astype(np.float32),
-                window,
-            )
-            if response > ALIGNED.min_phase_response:
-                shifts.append(math.hypot(dx, dy))
+    for y, x in np.argwhere(tile_cover(valid) >= ALIGNED.min_tile_cover) * step:
+        (dx, dy), response = cv2.phaseCorrelate(
+            toned_a[y : y + tile, x : x + tile].astype(np.float32),
+            toned_b[y : y + tile, x : x + tile].astype(np.float32),
+            window,
+        )
+        if response > ALIGNED.min_phase_response:
+            shifts.append(math.hypot(dx, dy))
     if len(shifts) < ALIGNED.min_shifted_tiles:
         return math.inf
     return float(np.percentile(shifts, ALIGNED.shift_percentile))
@@ -226,14 +278,7 @@ def anatomy_correlation(small_a: np.ndarray, warped: np.ndarray, valid: np.ndarr
         return 0.0
     height, width = valid.shape
     half = (max(1, width // 2), max(1, height // 2))
-    blurred = tuple(
-        cv2.resize(
-            cv2.GaussianBlur(image, (0, 0), ALIGNED.anatomy_blur),
-            half,
-            interpolation=cv2.INTER_AREA,
-        )
-        for image in (small_a, warped)
-    )
+    blurred = (_anatomy_band(small_a, half), _anatomy_band(warped, half))
     whole = cv2.resize(valid, half, interpolation=cv2.INTER_AREA) > ALIGNED.whole_block
     inside_half = cv2.resize(inside.astype(np.float32), half, interpolation=cv2.INTER_AREA)
     counted = inside_half > ALIGNED.whole_block
@@ -254,10 +299,10 @@ def aligned_difference(
     B warped onto film A's frame. ``transform`` maps B's full-size pixels to A's; ``sizes`` are the
     films' full width and height; ``grey_a`` and ``grey_b`` may be decoded at any scale."""
     (width_a, _), (width_b, _) = sizes
-    small_a, _ = _small(grey_a, ALIGNED.compare_side)
+    small_a = _small(grey_a, ALIGNED.compare_side)
     scale_a = small_a.shape[1] / width_a
     side_b = max(1, round(max(sizes[1]) * scale_a))
-    small_b, _ = _small(grey_b, side_b)
+    small_b = _small(grey_b, side_b)
     scale_b = small_b.shape[1] / width_b
     to_small = np.diag([scale_a, scale_a, 1.0])
     from_small = np.diag([1 / scale_b, 1 / scale_b, 1.0])

@@ -13,7 +13,9 @@ one patient are not decided here: the visits step finds them among the kept film
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -78,6 +80,26 @@ def film_grey(path: str) -> tuple[np.ndarray, tuple[int, int]]:
     return decoded_grey(Path(path).read_bytes())
 
 
+# Films a worker keeps decoded for the frame check: a film is in several shortlisted pairs
+# (its copies, their copies, its best-voted partners), which come to a worker close together.
+FILMS_REMEMBERED = 64
+
+
+def remembered_grey(path: str) -> tuple[np.ndarray, tuple[int, int]]:
+    """``film_grey``, remembered by this process for its last ``FILMS_REMEMBERED`` films,
+    keyed by the file's size and modification time too, so a rewritten file is read again.
+    Read-only."""
+    facts = os.stat(path)
+    return _remembered_grey(path, facts.st_size, facts.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=FILMS_REMEMBERED)
+def _remembered_grey(path: str, _bytes: int, _mtime_ns: int) -> tuple[np.ndarray, tuple[int, int]]:
+    grey, size = film_grey(path)
+    grey.flags.writeable = False
+    return grey, size
+
+
 def features_of(path: str) -> FilmFeatures:
     """Worker side: the local features of the film at ``path``."""
     grey, size = film_grey(path)
@@ -101,7 +123,7 @@ def frame_job(job: FrameJob) -> FrameComparison:
     settled = frame_check.without_pixels(match)
     if settled is not None:
         return settled
-    (grey_a, size_a), (grey_b, size_b) = film_grey(job.path_a), film_grey(job.path_b)
+    (grey_a, size_a), (grey_b, size_b) = remembered_grey(job.path_a), remembered_grey(job.path_b)
     return compare_frames(grey_a, grey_b, (size_a, size_b), match)
 
 
