@@ -20,7 +20,7 @@ from curation.core.jpeg_check import check_decodable
 from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import Lesion
 from curation.features.features import decoded_grey, film_features, match_features
-from curation.same_picture.frame_limits import FEATURES
+from curation.same_picture.frame_limits import FEATURES, FRAMING
 from curation.visits.descriptors import visit_features_of
 from curation.visits.verification import verify
 
@@ -79,7 +79,9 @@ def matched_points(source_a: Path, source_b: Path) -> MatchedPoints | None:
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
     match = match_features(*found)
-    if match.inliers >= FEATURES.min_inliers and match.inlier_share >= FEATURES.min_inlier_share:
+    # The fewest inliers a copy may have: a crop to half of each side (its overlap's share).
+    fewest = FEATURES.required_inliers(0.0, FRAMING.min_overlap)
+    if match.inliers >= fewest and match.inlier_share >= FEATURES.min_inlier_share:
         return (match.points_a, match.points_b)
     described = [visit_features_of(d) for d in data]
     evidence = verify(*described)

@@ -339,3 +339,22 @@ def test_a_visit_link_opens_both_films_and_says_when_their_features_do_not_agree
     assert re.findall(r'<image href="([^"]+)"', drawn) == ["films/f6.jpg", "films/f7.jpg"]
     assert "<line " not in drawn
     assert "no matched features to draw (the two films&#39; features disagree)" in drawn
+
+
+def test_a_confirmed_crop_to_half_its_sides_is_drawn_with_the_frame_checks_matches(tmp_path):
+    """A crop keeping about half of each side has fewer inliers than a whole frame asks for;
+    its card still draws the frame check's matches (one transform), not none."""
+    from curation.features.features import decoded_grey, film_features, match_features
+    from curation.review.films import matched_points
+    from curation.same_picture.frame_limits import FEATURES
+    from support import film_kit as kit
+
+    picture = kit.film(3)
+    original = kit.save(picture, tmp_path / "original.jpg", quality=90)
+    crop = kit.save(kit.cropped(picture, 0.24), tmp_path / "crop.jpg", quality=90)
+    match = match_features(
+        *(film_features(*decoded_grey(p.read_bytes())) for p in (original, crop))
+    )
+    assert match.inliers < FEATURES.min_inliers  # the whole frame's count is not reached
+    drawn = matched_points(original, crop)
+    assert drawn is not None and len(drawn[0]) == match.inliers
