@@ -183,13 +183,14 @@ def _block_dct(grey: np.ndarray) -> np.ndarray:
     as (block rows, block columns, 8, 8)."""
     rows, columns = grey.shape[0] // 8, grey.shape[1] // 8
     blocks = grey[: rows * 8, : columns * 8].reshape(rows, 8, columns, 8).transpose(0, 2, 1, 3)
-    return _DCT @ blocks @ _DCT.T
+    coefficients: np.ndarray = _DCT @ blocks @ _DCT.T
+    return coefficients
 
 
 def _dct_basis() -> np.ndarray:
     """The 8-point orthonormal DCT-II basis, one frequency a row."""
     frequency, position = np.mgrid[0:8, 0:8]
-    basis = np.sqrt(2 / 8) * np.cos((2 * position + 1) * frequency * np.pi / 16)
+    basis: np.ndarray = np.sqrt(2 / 8) * np.cos((2 * position + 1) * frequency * np.pi / 16)
     basis[0] /= np.sqrt(2)
     return basis
 
