@@ -150,6 +150,7 @@ _UPSCALE_SIDES = {
     "upscale 1.15 Lanczos q90": "upscale copies",
     "crop": "originals over crops of 1-6 %",
     "downscale x0.87 q95": "originals over downscales at a higher quality",
+    "width-only resize": "originals over width-only resizes",
 }
 
 
@@ -183,6 +184,7 @@ def _upscale_reading(
     _margin(tally, film, f"upscale beyond share: {side}", reading.beyond)
     _margin(tally, film, f"upscale lead: {side}", reading.lead)
     _margin(tally, film, f"upscale fit: {side}", reading.fit)
+    _margin(tally, film, f"upscale stretch: {side}", reading.stretch)
     if reading.upscale != case.startswith("upscale 1.15"):
         _margin(tally, film, "upscale read wrongly (count)", 1.0)
     if reading.upscale and upscale:

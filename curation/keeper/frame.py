@@ -44,7 +44,8 @@ PAD_REREAD_SHARE = 0.005  # from this extra border (draft decode) the pair is re
 CONTENT_TOLERANCE = 0.025  # of the side: the picture inside a pad's border is the partner's
 CORNER_MIN_SHARE = 0.045  # black share of the least black corner block inside the border
 GREY_CHANNELS = 2  # grey levels the channels of a grey picture stored in colour may differ by
-UPSCALE_BEYOND_SHARE = 0.011  # of the larger film's AC coefficients (see ``upscale_of``)
+UPSCALE_BEYOND_SHARE = 0.027  # of the larger film's AC coefficients (see ``upscale_of``)
+UPSCALE_STRETCH = 0.01  # an upscale scales both sides alike, but for each side's rounding
 UPSCALE_LEAD = -0.27  # log2 ratio of the two resampling residuals (see ``upscale_of``)
 UPSCALE_FIT = 1.1  # an upscale's residual over the film's own fine detail, at most
 
@@ -164,17 +165,21 @@ class Resampling:
     beyond: float  # share of its AC coefficients off the smaller upscaled by over half a step
     lead: float  # log2 of (smaller vs larger downscaled) over (larger vs smaller upscaled)
     fit: float  # larger vs smaller upscaled, over the larger film's own fine detail
+    stretch: float  # how far the two sides' scales differ (their ratio, less one)
 
     @property
     def upscale(self) -> bool:
         """The larger film is the smaller one upscaled: it holds nothing the smaller one
         lacks (``UPSCALE_BEYOND_SHARE``), the smaller one is not rather the larger one
         downscaled (``UPSCALE_LEAD``), and the two are aligned as a rescale
-        (``UPSCALE_FIT``: a crop of a few per cent is not)."""
+        (``UPSCALE_FIT``: a crop of a few per cent is not) of both sides alike
+        (``UPSCALE_STRETCH``: a film squeezed in one direction lost detail in that one
+        only, too little to show in the share)."""
         return (
             self.beyond <= UPSCALE_BEYOND_SHARE
             and self.lead >= UPSCALE_LEAD
             and self.fit <= UPSCALE_FIT
+            and self.stretch <= UPSCALE_STRETCH
         )
 
 
@@ -213,7 +218,8 @@ def upscale_of(
     smaller film's residual against the larger one downscaled (area) to the larger one's
     against the smaller one upscaled, in grey levels. Both read inside a margin of 2 %
     (the resampling's edges); ``fit`` is that residual against the film's own fine detail
-    (its difference from its blur), which tells a rescale from a crop."""
+    (its difference from its blur), which tells a rescale from a crop; ``stretch`` how far
+    the two sides' scales differ."""
     height, width = larger.shape
     big = larger.astype(np.float64)
     small = smaller.astype(np.float64)
@@ -231,7 +237,8 @@ def upscale_of(
     ac[0, 0] = False
     beyond = float((moved[..., ac] > step[ac] / 2 + 1).mean()) if moved.size else 1.0
     fit = missed_up / max(detail, 1e-6)
-    return Resampling(round(beyond, 4), round(float(lead), 4), round(fit, 4))
+    stretch = abs((width / small.shape[1]) / (height / small.shape[0]) - 1)
+    return Resampling(round(beyond, 4), round(float(lead), 4), round(fit, 4), round(stretch, 4))
 
 
 def luminance_steps(image: Image.Image) -> np.ndarray | None:

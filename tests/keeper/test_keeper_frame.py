@@ -25,6 +25,7 @@ from curation.keeper.frame import (
     UPSCALE_BEYOND_SHARE,
     UPSCALE_FIT,
     UPSCALE_LEAD,
+    UPSCALE_STRETCH,
     Frame,
     luminance_steps,
     pad_share,
@@ -242,16 +243,21 @@ def test_the_upscale_reading_lies_on_either_side_of_its_limits():
     """On kit films: a 1.15 upscale lies within ``UPSCALE_BEYOND_SHARE``, leads by at least
     ``UPSCALE_LEAD`` and fits within ``UPSCALE_FIT``; the original over its downscale by
     1.15 at its own quality lies beyond the share, over one at quality 95 within it but
-    leading by less, and over a crop of 0.4 % (no rescale) it does not fit."""
+    leading by less, over its width-only resize it is stretched, and over a crop of 0.4 %
+    (no rescale) it does not fit."""
     grainy = _jpeg(_smooth(7, 2.0, 0.5), 90)
     up = _reading(_rescaled(grainy, 1.15, 90), grainy)
     assert up.beyond <= UPSCALE_BEYOND_SHARE and up.lead >= UPSCALE_LEAD
-    assert up.fit <= UPSCALE_FIT
+    assert up.fit <= UPSCALE_FIT and up.stretch <= UPSCALE_STRETCH
     detailed = _jpeg(_smooth(7, 0.7, 1.0), 85)
     assert _reading(detailed, _rescaled(detailed, 1 / 1.15, 85)).beyond > UPSCALE_BEYOND_SHARE
     smooth = _jpeg(_smooth(7, 1.0, 1.0), 85)
     above = _reading(smooth, _rescaled(smooth, 1 / 1.15, 95))
     assert above.beyond <= UPSCALE_BEYOND_SHARE and above.lead < UPSCALE_LEAD
+    height, width = _decoded(grainy).shape
+    squeezed = cv2.resize(_decoded(grainy), (round(width * 0.93), height), cv2.INTER_AREA)
+    narrower = _reading(grainy, _jpeg(squeezed.round(), 90))
+    assert narrower.stretch > UPSCALE_STRETCH and not narrower.upscale
     picture = _decoded(_jpeg(_radiograph(7), 90))
     crop = _jpeg(_crop(picture, 0.004), 90)
     assert _reading(_jpeg(picture, 90), crop).fit > UPSCALE_FIT
