@@ -255,7 +255,9 @@ def test_the_upscale_reading_lies_on_either_side_of_its_limits():
     above = _reading(smooth, _rescaled(smooth, 1 / 1.15, 95))
     assert above.beyond <= UPSCALE_BEYOND_SHARE and above.lead < UPSCALE_LEAD
     height, width = _decoded(grainy).shape
-    squeezed = cv2.resize(_decoded(grainy), (round(width * 0.93), height), cv2.INTER_AREA)
+    squeezed = cv2.resize(
+        _decoded(grainy), (round(width * 0.93), height), interpolation=cv2.INTER_AREA
+    )
     narrower = _reading(grainy, _jpeg(squeezed.round(), 90))
     assert narrower.stretch > UPSCALE_STRETCH and not narrower.upscale
     picture = _decoded(_jpeg(_radiograph(7), 90))
