@@ -55,7 +55,7 @@ from curation.keeper.frame import (
     corner_share,
     full_size_borders,
     pad_share,
-    upscale_of,
+    resampling_of,
 )
 from curation.keeper.groups import pairs_to_reencode, same_picture_groups
 from curation.keeper.reencode import ReencodeJob, reencoding_misses, written_from
@@ -134,10 +134,6 @@ def _signature(path: Path) -> str:
         return encoder_signature(image)
 
 
-def _grey(path: Path) -> np.ndarray:
-    return np.asarray(Image.open(path).convert("L"))
-
-
 @dataclass
 class Tally:
     """Outcomes and margins, per half."""
@@ -149,7 +145,13 @@ class Tally:
 
 
 _SMALLER = ("downscales", "crops and other reframed copies")
-_UPSCALE_SIDES = {"upscale 1.15": "upscale copies", "crop": "originals over crops of 1-6 %"}
+_UPSCALE_SIDES = {
+    "upscale 1.15": "upscale copies",
+    "upscale 1.15 Lanczos q90": "upscale copies",
+    "crop": "originals over crops of 1-6 %",
+    "downscale x0.87 q95": "originals over downscales at a higher quality",
+    "width-only resize": "originals over width-only resizes",
+}
 
 
 def _tones(toned: FilmFacts, fact: FilmFacts) -> FilmFacts:
@@ -175,12 +177,15 @@ def _upscale_reading(
         return facts
     upscale = copy_fact.width > original_fact.width
     larger, smaller = (copy, film.original) if upscale else (film.original, copy)
-    reading = upscale_of(_grey(larger), _grey(smaller))
+    reading = resampling_of(larger, smaller)
+    assert reading is not None, f"{larger} or {smaller} no longer reads"
     side = _UPSCALE_SIDES.get(case, "other larger copies (pads)" if upscale else "")
     side = side or f"originals over {_SMALLER[case in REFRAMED]}"
+    _margin(tally, film, f"upscale beyond share: {side}", reading.beyond)
     _margin(tally, film, f"upscale lead: {side}", reading.lead)
     _margin(tally, film, f"upscale fit: {side}", reading.fit)
-    if reading.upscale != (case == "upscale 1.15"):
+    _margin(tally, film, f"upscale stretch: {side}", reading.stretch)
+    if reading.upscale != case.startswith("upscale 1.15"):
         _margin(tally, film, "upscale read wrongly (count)", 1.0)
     if reading.upscale and upscale:
         return original_fact, replace(copy_fact, upscaled_from="original")

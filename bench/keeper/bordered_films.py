@@ -43,6 +43,12 @@ def _upscale(grey: np.ndarray) -> np.ndarray:
     return _resized(grey, round(grey.shape[1] * 1.15), round(grey.shape[0] * 1.15))
 
 
+def _upscale_lanczos(grey: np.ndarray) -> np.ndarray:
+    """Upscaled by another tool's kernel than the rule's own (bicubic)."""
+    size = (round(grey.shape[1] * 1.15), round(grey.shape[0] * 1.15))
+    return np.asarray(Image.fromarray(grey).resize(size, Image.Resampling.LANCZOS))
+
+
 def _downscale(grey: np.ndarray) -> np.ndarray:
     return _resized(grey, round(grey.shape[1] / 1.15), round(grey.shape[0] / 1.15))
 
@@ -52,7 +58,9 @@ EXTRA: dict[tuple[str, int], Alteration] = {
     ("downscale to 256 px", 1): lambda g: (_to_256(g), QUALITY, "L"),
     ("RGB 4:4:4 q95", 1): lambda g: (g, 95, "RGB"),
     ("upscale 1.15", 1): lambda g: (_upscale(g), QUALITY, "L"),
+    ("upscale 1.15 Lanczos q90", 1): lambda g: (_upscale_lanczos(g), 90, "L"),
     ("downscale x0.87 q75", 1): lambda g: (_downscale(g), 75, "L"),  # must not read as upscale
+    ("downscale x0.87 q95", 1): lambda g: (_downscale(g), 95, "L"),  # nor above its original's
 }
 CASES = {**ALTERATIONS, **EXTRA}
 FULL_CHROMA = "RGB 4:4:4 q95"  # the case written without chroma subsampling

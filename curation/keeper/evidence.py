@@ -20,7 +20,8 @@ same-picture groups only, at little cost:
   (``bench.keeper.bordered``, both halves, 512 px and native size, bordered or not): 0.0; a
   copy turned by 1 degree, at least 0.091: limit 0.045;
 - whether the larger film of a whole-frame pair of two sizes is an upscale of the smaller
-  (``curation.keeper.frame.upscale_of``: a full decode of both, for those pairs only);
+  (``curation.keeper.frame.upscale_of``: a full decode of both and the larger film's
+  quantisation table, for those pairs only);
 - the JPEG quality from the quantisation tables in the header (Pillow parses them on open);
 - the archive's usual encoder: the signature (``curation.index.provenance``, read by the index)
   that more than half of the films in play carry, if one does;

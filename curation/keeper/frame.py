@@ -16,9 +16,14 @@
   lifts) are not either, so the fill is read in the least black of the four corners.
 - **A grey picture stored in three equal channels** is a re-save where the archive's films
   are stored grey: an imaging system writes a grey film in one channel.
-- **An upscale adds no detail**: a larger film that is its smaller partner resampled is
-  explained by that partner upscaled better than the partner is by it downscaled; an
-  original's detail beyond its downscale's resolution is not (``upscale_of``).
+- **An upscale adds no detail**: the larger film of a pair of two sizes is its smaller
+  partner upscaled when, on the larger film's own JPEG block grid, its DCT coefficients are
+  the partner's upscaled ones moved by no more than its own quantisation (half a step): an
+  upscale re-encoded at any quality keeps to that, while an original's detail beyond its
+  downscale's resolution moves many coefficients further (``upscale_of``). Residuals in
+  grey levels do not separate the two at archive size: a film whose fine texture is mostly
+  its own JPEG noise leaves an upscale re-encoded at a lower quality as far from its source
+  as the original is from its downscale.
 
 The limits and the measurements behind them: docs/design.md, "Same picture, on real sizes and
 exposures", and ``bench/keeper/keeper.json`` (``python -m bench.keeper.bordered``).
@@ -39,7 +44,9 @@ PAD_REREAD_SHARE = 0.005  # from this extra border (draft decode) the pair is re
 CONTENT_TOLERANCE = 0.025  # of the side: the picture inside a pad's border is the partner's
 CORNER_MIN_SHARE = 0.045  # black share of the least black corner block inside the border
 GREY_CHANNELS = 2  # grey levels the channels of a grey picture stored in colour may differ by
-UPSCALE_LEAD = -0.15  # log2 ratio of the two resampling residuals (see ``upscale_of``)
+UPSCALE_BEYOND_SHARE = 0.027  # of the larger film's AC coefficients (see ``upscale_of``)
+UPSCALE_STRETCH = 0.01  # an upscale scales both sides alike, but for each side's rounding
+UPSCALE_LEAD = -0.27  # log2 ratio of the two resampling residuals (see ``upscale_of``)
 UPSCALE_FIT = 1.1  # an upscale's residual over the film's own fine detail, at most
 
 Borders = tuple[float, float, float, float]  # constant border width: left, top, right, bottom
@@ -155,35 +162,105 @@ def grey_in_colour(picture: np.ndarray) -> bool:
 class Resampling:
     """How a larger grey film relates to a smaller one of the same picture (``upscale_of``)."""
 
+    beyond: float  # share of its AC coefficients off the smaller upscaled by over half a step
     lead: float  # log2 of (smaller vs larger downscaled) over (larger vs smaller upscaled)
     fit: float  # larger vs smaller upscaled, over the larger film's own fine detail
+    stretch: float  # how far the two sides' scales differ (their ratio, less one)
 
     @property
     def upscale(self) -> bool:
-        """The larger film is the smaller one upscaled: it holds no detail the smaller one
-        lacks (``UPSCALE_LEAD``) and the two are aligned as a rescale (``UPSCALE_FIT``: a
-        crop of a few per cent is not)."""
-        return self.lead >= UPSCALE_LEAD and self.fit <= UPSCALE_FIT
+        """The larger film is the smaller one upscaled: it holds nothing the smaller one
+        lacks (``UPSCALE_BEYOND_SHARE``), the smaller one is not rather the larger one
+        downscaled (``UPSCALE_LEAD``), and the two are aligned as a rescale
+        (``UPSCALE_FIT``: a crop of a few per cent is not) of both sides alike
+        (``UPSCALE_STRETCH``: a film squeezed in one direction lost detail in that one
+        only, too little to show in the share)."""
+        return (
+            self.beyond <= UPSCALE_BEYOND_SHARE
+            and self.lead >= UPSCALE_LEAD
+            and self.fit <= UPSCALE_FIT
+            and self.stretch <= UPSCALE_STRETCH
+        )
 
 
-def upscale_of(larger: np.ndarray, smaller: np.ndarray) -> Resampling:
-    """How much better the larger grey film is explained as the smaller one upscaled
-    (bicubic) than the smaller one as it downscaled (area): an upscale holds only its
-    source's detail, an original holds more. The upscale's residual is read inside a margin
-    of 2 % (the resampling's edges) and also against the film's own fine detail (its
-    difference from its blur), which tells a rescale from a crop."""
+def _block_dct(grey: np.ndarray) -> np.ndarray:
+    """The orthonormal 8 x 8 DCT of each whole block on the JPEG grid (JPEG's own scaling),
+    as (block rows, block columns, 8, 8)."""
+    rows, columns = grey.shape[0] // 8, grey.shape[1] // 8
+    blocks = grey[: rows * 8, : columns * 8].reshape(rows, 8, columns, 8).transpose(0, 2, 1, 3)
+    coefficients: np.ndarray = _DCT @ blocks @ _DCT.T
+    return coefficients
+
+
+def _dct_basis() -> np.ndarray:
+    """The 8-point orthonormal DCT-II basis, one frequency a row."""
+    frequency, position = np.mgrid[0:8, 0:8]
+    basis: np.ndarray = np.sqrt(2 / 8) * np.cos((2 * position + 1) * frequency * np.pi / 16)
+    basis[0] /= np.sqrt(2)
+    return basis
+
+
+_DCT = _dct_basis()
+
+
+def upscale_of(
+    larger: np.ndarray, smaller: np.ndarray, steps: np.ndarray | None = None
+) -> Resampling:
+    """Whether the larger grey film holds more than the smaller one upscaled (bicubic).
+
+    ``beyond`` is the share of the larger film's AC DCT coefficients, on its JPEG block
+    grid, that lie further from the upscaled smaller film's than half their quantisation
+    step (``steps``, the larger film's luminance table, 8 x 8; one grey level where it has
+    none) plus one level of rounding: an upscale's coefficients moved only by its own
+    encoding, while an original's own detail, and the encoding noise its downscale gained
+    when written, move them further. A downscale written at a much higher quality than its
+    original gains too little noise for that; ``lead`` then tells: the log2 ratio of the
+    smaller film's residual against the larger one downscaled (area) to the larger one's
+    against the smaller one upscaled, in grey levels. Both read inside a margin of 2 %
+    (the resampling's edges); ``fit`` is that residual against the film's own fine detail
+    (its difference from its blur), which tells a rescale from a crop; ``stretch`` how far
+    the two sides' scales differ."""
     height, width = larger.shape
-    small_h, small_w = smaller.shape
-    big = larger.astype(np.float32)
-    small = smaller.astype(np.float32)
+    big = larger.astype(np.float64)
+    small = smaller.astype(np.float64)
     up = cv2.resize(small, (width, height), interpolation=cv2.INTER_CUBIC)
-    down = cv2.resize(big, (small_w, small_h), interpolation=cv2.INTER_AREA)
+    down = cv2.resize(big, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA)
     edge = max(1, round(0.02 * min(height, width)))
     missed_up = float(np.abs(big - up)[edge:-edge, edge:-edge].mean())
     missed_down = float(np.abs(small - down).mean())
-    detail = float(np.abs(big - cv2.GaussianBlur(big, (0, 0), 2.0)).mean())
     lead = np.log2(max(missed_down, 1e-6) / max(missed_up, 1e-6))
-    return Resampling(round(float(lead), 4), round(missed_up / max(detail, 1e-6), 4))
+    detail = float(np.abs(big - cv2.GaussianBlur(big, (0, 0), 2.0)).mean())
+    step = np.ones((8, 8)) if steps is None else steps.astype(np.float64)
+    margin = -(-edge // 8)  # whole blocks
+    moved = np.abs(_block_dct(big) - _block_dct(up))[margin:-margin, margin:-margin]
+    ac = np.ones((8, 8), dtype=bool)
+    ac[0, 0] = False
+    beyond = float((moved[..., ac] > step[ac] / 2 + 1).mean()) if moved.size else 1.0
+    fit = missed_up / max(detail, 1e-6)
+    stretch = abs((width / small.shape[1]) / (height / small.shape[0]) - 1)
+    return Resampling(round(beyond, 4), round(float(lead), 4), round(fit, 4), round(stretch, 4))
+
+
+def luminance_steps(image: Image.Image) -> np.ndarray | None:
+    """A JPEG's luminance quantisation table as 8 x 8 steps (Pillow gives it in natural
+    order); ``None`` for a file without one."""
+    tables = getattr(image, "quantization", None)
+    if not tables:
+        return None
+    return np.asarray(tables[min(tables)], dtype=np.float64).reshape(8, 8)
+
+
+def resampling_of(larger: Path, smaller: Path) -> Resampling | None:
+    """``upscale_of`` read from two files (the larger film's own quantisation table); ``None``
+    when one no longer reads."""
+    try:
+        with Image.open(larger) as image:
+            steps = luminance_steps(image)
+            big = np.asarray(image.convert("L"))
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
+    small = _grey(smaller)
+    return None if small is None else upscale_of(big, small, steps)
 
 
 def _grey(path: Path) -> np.ndarray | None:
@@ -197,7 +274,5 @@ def _grey(path: Path) -> np.ndarray | None:
 def is_upscale(paths: tuple[str, str]) -> bool:
     """Whether the film at the first path is an upscale of the one at the second (worker
     side); ``False`` when one no longer reads."""
-    larger, smaller = _grey(Path(paths[0])), _grey(Path(paths[1]))
-    if larger is None or smaller is None:
-        return False
-    return upscale_of(larger, smaller).upscale
+    reading = resampling_of(Path(paths[0]), Path(paths[1]))
+    return reading is not None and reading.upscale

@@ -23,8 +23,8 @@ why:
    the film's own (many exported films carry one about 1 % wide) is shared by its re-encoded
    and re-toned copies and cut by its crops, so it names nothing.
 5. ``upscaled``: more pixels but no detail: the larger film of a whole-frame pair of two
-   sizes is better explained as the smaller one upscaled than the smaller one as it
-   downscaled (``curation.keeper.frame.upscale_of``).
+   sizes is the smaller one upscaled, moved only by its own JPEG quantisation, and the
+   smaller one is not rather the larger one downscaled (``curation.keeper.frame.upscale_of``).
 6. ``fewer pixels``: a crop or a downscale loses pixels (after padding and upscaling, which
    add some).
 7. ``re-saved in colour``: a grey picture stored in three equal channels, in an archive whose

@@ -22,9 +22,12 @@ from curation.keeper.frame import (
     CONTENT_TOLERANCE,
     PAD_MIN_SHARE,
     PAD_REREAD_SHARE,
+    UPSCALE_BEYOND_SHARE,
     UPSCALE_FIT,
     UPSCALE_LEAD,
+    UPSCALE_STRETCH,
     Frame,
+    luminance_steps,
     pad_share,
     upscale_of,
 )
@@ -190,22 +193,77 @@ def test_a_downscale_is_still_the_copy_and_its_original_no_upscale(archive):
     assert kept == "36531" and evidence.startswith("it has fewer pixels"), evidence
 
 
-def test_the_upscale_reading_lies_on_either_side_of_its_limits():
-    """On a kit film: its 1.15 upscale leads by at least ``UPSCALE_LEAD`` and fits within
-    ``UPSCALE_FIT``; the original over its own downscale by 1.15 (at a low quality) leads by
-    less, and over a crop of 0.4 % (no rescale) it does not fit."""
-    picture = _decoded(_jpeg(_radiograph(7), 90))
+def _smooth(seed: int, blur: float, noise: float) -> np.ndarray:
+    """A kit film whose finest texture is faint grain, as archive-size films' is (their
+    detail near the pixel scale is mostly their own JPEG noise): blurred, then grained."""
+    picture = cv2.GaussianBlur(kit.film(seed, (768, 384)), (0, 0), blur)
+    grained = picture + np.random.default_rng(seed).normal(0, noise, picture.shape)
+    return np.clip(grained, 0, 255).round()
+
+
+def _rescaled(data: bytes, factor: float, quality: int) -> bytes:
+    """The film resized by ``factor`` (bicubic up, area down) and written at ``quality``."""
+    picture = _decoded(data)
     height, width = picture.shape
-    up = _decoded(_jpeg(cv2.resize(picture, (round(width * 1.15), round(height * 1.15))), 90))
-    down_size = (round(width / 1.15), round(height / 1.15))
-    # written at quality 30, where its residual comes closest to the original's
-    down = _decoded(_jpeg(cv2.resize(picture, down_size, interpolation=cv2.INTER_AREA), 30))
-    assert upscale_of(up, picture).lead >= UPSCALE_LEAD
-    assert upscale_of(up, picture).fit <= UPSCALE_FIT
-    assert upscale_of(picture, down).lead < UPSCALE_LEAD
-    crop = _decoded(_jpeg(_crop(picture, 0.004), 90))
-    assert upscale_of(picture, crop).fit > UPSCALE_FIT
-    assert not upscale_of(picture, crop).upscale
+    size = (round(width * factor), round(height * factor))
+    resized = cv2.resize(
+        picture, size, interpolation=cv2.INTER_CUBIC if factor > 1 else cv2.INTER_AREA
+    )
+    return _jpeg(resized.round(), quality)
+
+
+def _reading(larger: bytes, smaller: bytes):
+    with Image.open(io.BytesIO(larger)) as image:
+        steps = luminance_steps(image)
+    return upscale_of(_decoded(larger), _decoded(smaller), steps)
+
+
+def test_an_upscale_of_a_film_of_faint_grain_is_the_copy(archive):
+    """Its residual against its source is its own JPEG noise, as large as an original's
+    against its downscale, but its DCT coefficients stay within half a step of its source
+    upscaled."""
+    original = _jpeg(_smooth(7, 2.0, 0.5), 90)
+    archive.add("36531", original)
+    archive.add("12341", _rescaled(original, 1.15, 90))
+    kept, evidence = _keep(archive, "36531", "12341", rescaled=True)
+    assert kept == "36531" and evidence.startswith("it is 36531 upscaled"), evidence
+
+
+def test_a_downscale_written_above_its_originals_quality_leaves_the_original_kept(archive):
+    """Its encoding adds too little noise to show in the original's steps; the residuals'
+    lead tells it."""
+    original = _jpeg(_smooth(7, 1.0, 1.0), 85)
+    archive.add("36531", original)
+    archive.add("12341", _rescaled(original, 1 / 1.15, 95))
+    kept, evidence = _keep(archive, "36531", "12341", rescaled=True)
+    assert kept == "36531" and evidence.startswith("it has fewer pixels"), evidence
+
+
+def test_the_upscale_reading_lies_on_either_side_of_its_limits():
+    """On kit films: a 1.15 upscale lies within ``UPSCALE_BEYOND_SHARE``, leads by at least
+    ``UPSCALE_LEAD`` and fits within ``UPSCALE_FIT``; the original over its downscale by
+    1.15 at its own quality lies beyond the share, over one at quality 95 within it but
+    leading by less, over its width-only resize it is stretched, and over a crop of 0.4 %
+    (no rescale) it does not fit."""
+    grainy = _jpeg(_smooth(7, 2.0, 0.5), 90)
+    up = _reading(_rescaled(grainy, 1.15, 90), grainy)
+    assert up.beyond <= UPSCALE_BEYOND_SHARE and up.lead >= UPSCALE_LEAD
+    assert up.fit <= UPSCALE_FIT and up.stretch <= UPSCALE_STRETCH
+    detailed = _jpeg(_smooth(7, 0.7, 1.0), 85)
+    assert _reading(detailed, _rescaled(detailed, 1 / 1.15, 85)).beyond > UPSCALE_BEYOND_SHARE
+    smooth = _jpeg(_smooth(7, 1.0, 1.0), 85)
+    above = _reading(smooth, _rescaled(smooth, 1 / 1.15, 95))
+    assert above.beyond <= UPSCALE_BEYOND_SHARE and above.lead < UPSCALE_LEAD
+    height, width = _decoded(grainy).shape
+    squeezed = cv2.resize(
+        _decoded(grainy), (round(width * 0.93), height), interpolation=cv2.INTER_AREA
+    )
+    narrower = _reading(grainy, _jpeg(squeezed.round(), 90))
+    assert narrower.stretch > UPSCALE_STRETCH and not narrower.upscale
+    picture = _decoded(_jpeg(_radiograph(7), 90))
+    crop = _jpeg(_crop(picture, 0.004), 90)
+    assert _reading(_jpeg(picture, 90), crop).fit > UPSCALE_FIT
+    assert not _reading(_jpeg(picture, 90), crop).upscale
 
 
 @pytest.mark.parametrize("degrees", [1.0, 3.0])
