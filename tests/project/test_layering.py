@@ -88,9 +88,21 @@ def lint_imports(folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _not_source(folder: str, names: list[str]) -> set[str]:
+    """What the copy leaves out: everything but Python sources and the folders holding them
+    (a checkout's own environments and corpora, e.g. ``bench/peers/env/.venv``, are large)."""
+    return {
+        name
+        for name in names
+        if name.startswith(".")
+        or name == "__pycache__"
+        or (not name.endswith(".py") and not (Path(folder) / name).is_dir())
+    }
+
+
 def copy_of_the_project(into: Path) -> Path:
     for name in COPIED:
-        shutil.copytree(ROOT / name, into / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / name, into / name, ignore=_not_source)
     shutil.copy(ROOT / "pyproject.toml", into / "pyproject.toml")
     return into
 
