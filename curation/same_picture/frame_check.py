@@ -3,9 +3,8 @@ re-toned locally (CLAHE), which the whole-frame pixel check (``curation.same_pic
 cannot see.
 
 A pair is the same picture when every gate holds; each gate's thresholds are the fields of
-its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured by
-``python -m bench.same_picture.frames`` on real radiographs (margins: docs/margins.md,
-"Frame check"):
+its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured on real radiographs
+(docs/margins.md, "Frame check"):
 
 1. **Features agree** (``curation.features.features``): enough ORB matches explained by one affine
    transform fitted by MAGSAC (``min_inliers`` per whole frame the films share,
@@ -28,8 +27,7 @@ its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured by
    as a shared noise pattern, can match between distinct films; the anatomy cannot).
 
 The kind of copy is read from the transform and the overlap (``frame_kind``, limits in
-``FrameKindLimits``); the transform and the measures are the evidence recorded
-(``curation.same_picture.frame_step``).
+``FrameKindLimits``); the transform and the measures are the evidence ``frame_step`` records.
 """
 
 from __future__ import annotations
