@@ -21,7 +21,6 @@ out); a distinct pair belongs to a half when both its films do. The figures go t
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import sys
@@ -34,8 +33,7 @@ from PIL import Image
 
 from bench.common.real_films import REAL_FILMS, upscaled
 from bench.same_picture.alterations import jpeg
-from bench.same_picture.records import kept_by_fit
-from curation.core.atomic import write_bytes
+from bench.same_picture.records import kept_by_fit, measured_on_film_sets
 from curation.core.parallel import ordered_map
 from curation.features.features import FilmFeatures, film_features, match_features, working_grey
 from curation.same_picture import frame_check
@@ -171,21 +169,11 @@ def measure(films: int = 120, upscaled_films: int = 120, archive_films: int = 25
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.same_picture.crop_gate", description=__doc__
+    found = measured_on_film_sets(
+        argv, "python -m bench.same_picture.crop_gate", __doc__, measure, RESULTS, 120
     )
-    parser.add_argument("--films", type=int, default=120, help="real films at their own size")
-    parser.add_argument("--upscaled", type=int, default=120, help="of them, upscaled too")
-    parser.add_argument("--archive", type=int, default=25, help="archive-sized grey films")
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args(argv)
-    found = measure(args.films, args.upscaled, args.archive, args.workers)
-    if not found["measured"]:
-        print(found["why"])
-        return
-    text = json.dumps(found, indent=1, sort_keys=True) + "\n"
-    write_bytes(RESULTS, text.encode("utf-8"))
-    json.dump({k: v for k, v in found.items() if k != "measured"}, sys.stdout, indent=1)
+    if found is not None:
+        json.dump({k: v for k, v in found.items() if k != "measured"}, sys.stdout, indent=1)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ counts) go to ``bench/same_picture/frames.json`` and, from ``bench.run``, to ``b
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import math
@@ -48,9 +47,8 @@ from PIL import Image
 from bench.common.real_films import REAL_FILMS, upscaled
 from bench.same_picture.alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from bench.same_picture.halves import half, joined_through_a_copy
-from bench.same_picture.records import Film, PairFigures, kept_by_fit
+from bench.same_picture.records import Film, PairFigures, kept_by_fit, measured_on_film_sets
 from bench.same_picture.summary import summarise
-from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.features.features import film_features, match_features, working_grey
@@ -258,21 +256,11 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.same_picture.frames", description=__doc__
+    found = measured_on_film_sets(
+        argv, "python -m bench.same_picture.frames", __doc__, measure, RESULTS, 12
     )
-    parser.add_argument("--films", type=int, default=120, help="real films at their own size")
-    parser.add_argument("--upscaled", type=int, default=12, help="of them, upscaled too")
-    parser.add_argument("--archive", type=int, default=25, help="archive-sized grey films")
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args(argv)
-    found = measure(args.films, args.upscaled, args.archive, args.workers)
-    if not found["measured"]:
-        print(found["why"])
-        return
-    text = json.dumps(found, indent=1, sort_keys=True, default=str) + "\n"
-    write_bytes(RESULTS, text.encode("utf-8"))
-    json.dump({k: v for k, v in found.items()}, sys.stdout, indent=1, default=str)
+    if found is not None:
+        json.dump(found, sys.stdout, indent=1, default=str)
 
 
 if __name__ == "__main__":

@@ -3,11 +3,16 @@ one pair of films as the two same-picture checks see it, and a film as they read
 
 from __future__ import annotations
 
+import argparse
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import cv2
 import numpy as np
 
+from curation.core.atomic import write_bytes
 from curation.features.features import FilmFeatures
 from curation.hashes.hashing import View
 
@@ -70,3 +75,28 @@ def kept_by_fit(
     frame_a = np.array([[0, 0], [width_a, 0], [width_a, height_a], [0, height_a]], np.float32)
     shared, _ = cv2.intersectConvexConvex(placed, frame_a)
     return min(shared / (width_a * height_a), shared / (width_b * height_b * stretch))
+
+
+def measured_on_film_sets(
+    argv: list[str] | None,
+    prog: str,
+    doc: str | None,
+    measure: Callable[[int, int, int, int], dict],
+    results: Path,
+    upscaled: int,
+) -> dict | None:
+    """The command line both real-film benches share (films at their own size, how many of
+    them upscaled, archive-sized films, workers): the figures measured and written to
+    ``results``; None, said why, when the real films are absent."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc)
+    parser.add_argument("--films", type=int, default=120, help="real films at their own size")
+    parser.add_argument("--upscaled", type=int, default=upscaled, help="of them, upscaled too")
+    parser.add_argument("--archive", type=int, default=25, help="archive-sized grey films")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    found = measure(args.films, args.upscaled, args.archive, args.workers)
+    if not found["measured"]:
+        print(found["why"])
+        return None
+    write_bytes(results, (json.dumps(found, indent=1, sort_keys=True, default=str) + "\n").encode())
+    return found
