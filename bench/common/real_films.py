@@ -14,6 +14,16 @@ UPSCALED_WIDTHS = (2440, 2950)
 UPSCALED_HEIGHTS = (1270, 1435)
 
 
+def absent(part: str) -> dict | None:
+    """A bench part's record when the real films are absent (said on the terminal too), or
+    None when they are here."""
+    if REAL_FILMS.is_dir():
+        return None
+    skipped = f"{part} skipped: {REAL_FILMS} is absent (the real films are not shipped)."
+    print(skipped)
+    return {"measured": False, "skipped": skipped}
+
+
 def upscaled(grey: np.ndarray, seed: int) -> np.ndarray:
     """The film at a real archive size (bicubic), drawn per film from the archive's range."""
     rng = np.random.default_rng(seed)

@@ -46,7 +46,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from bench.common.real_films import REAL_FILMS, upscaled
+from bench.common.real_films import REAL_FILMS, absent, upscaled
 from bench.keeper.copies import ALTERATIONS, BEYOND, TURNED, grey_jpeg, jpeg
 from bench.keeper.reencoding import VIEWS, Misses
 from curation.core.atomic import write_bytes
@@ -354,13 +354,8 @@ def measure(films: int = 120) -> dict:
 
 def figures(films: int = 120) -> dict:
     """The measurement, also written to ``bench/keeper/keeper.json``; or why it was skipped."""
-    if not REAL_FILMS.is_dir():
-        skipped = (
-            f"bench.keeper.altered skipped: {REAL_FILMS} is absent"
-            " (the real films are not shipped)."
-        )
-        print(skipped)
-        return {"measured": False, "skipped": skipped}
+    if (skipped := absent("bench.keeper.altered")) is not None:
+        return skipped
     found = {"measured": True, **measure(films)}
     stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     bordered = {k: v for k, v in stored.items() if k == BORDERED_KEY}  # bench.keeper.bordered's

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from bench.common.real_films import REAL_FILMS
+from bench.common.real_films import REAL_FILMS, absent
 from bench.keeper.altered import BORDERED_KEY, RESULTS
 from bench.keeper.bordered_films import FULL_CHROMA, NATIVE_FILMS, Film, Source, make_films
 from curation.core.atomic import write_bytes
@@ -354,13 +354,8 @@ def measure(films: int, native: int) -> dict:
 
 def figures(films: int = 120, native: int = 25) -> dict:
     """The measurement, merged into ``bench/keeper/keeper.json``; or why it was skipped."""
-    if not REAL_FILMS.is_dir():
-        skipped = (
-            f"bench.keeper.bordered skipped: {REAL_FILMS} is absent"
-            " (the real films are not shipped)."
-        )
-        print(skipped)
-        return {"measured": False, "skipped": skipped}
+    if (skipped := absent("bench.keeper.bordered")) is not None:
+        return skipped
     found = {"measured": True, **measure(films, native)}
     stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     stored[BORDERED_KEY] = found
