@@ -1,0 +1,78 @@
+"""Arrays computed from one file's content, on disk, keyed by its sha256: what a worker
+computed stays where any process that sees the build folder (on any node) reads it again, and
+the driver holds only the keys.
+
+Held in memory, every film's local features would cost the driver tens of kilobytes a film
+(gigabytes at a million films); on disk they cost it nothing, and a rerun finds them again.
+One file per content (``<version folder>/<first two hex digits>/<sha256>.npy``: the arrays'
+names, then each array, in numpy's own format, read without pickle), written atomically, so
+concurrent workers never see half a file, and two workers computing the same content write
+the same bytes. A store is one ``version`` (what computed its arrays): a new version starts
+in a folder of its own. A file that cannot be read counts as absent and is computed again:
+a store can only cost time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from curation.core.atomic import atomic_path
+
+Arrays = dict[str, np.ndarray]
+VERSION_FILE = "VERSION"  # the version's full text, for a reader of the folder
+
+
+@dataclass(frozen=True)
+class ArrayStore:
+    """Named arrays by sha256 below ``root``, for one ``version``. Plain data: it travels
+    to workers by pickle and names the same files there."""
+
+    root: Path
+    version: str
+
+    @property
+    def folder(self) -> Path:
+        """This version's folder (a digest of the version: versions hold '/' and ':')."""
+        return self.root / hashlib.sha256(self.version.encode("utf-8")).hexdigest()[:16]
+
+    def path(self, sha256: str) -> Path:
+        """The file of one content."""
+        return self.folder / sha256[:2] / f"{sha256}.npy"
+
+    def __contains__(self, sha256: object) -> bool:
+        return isinstance(sha256, str) and self.path(sha256).is_file()
+
+    def put(self, sha256: str, arrays: Arrays) -> None:
+        """Store ``arrays`` for ``sha256``, atomically."""
+        version_file = self.folder / VERSION_FILE
+        if not version_file.exists():
+            with atomic_path(version_file) as tmp:
+                tmp.write_text(self.version + "\n", encoding="utf-8")
+        names = sorted(arrays)
+        with atomic_path(self.path(sha256)) as tmp, tmp.open("wb") as stream:
+            np.save(stream, np.array(names, dtype=str))
+            for name in names:
+                np.save(stream, np.ascontiguousarray(arrays[name]))
+
+    def get(self, sha256: str) -> Arrays | None:
+        """The arrays stored for ``sha256``, or ``None`` when there are none or the file is
+        unreadable (then it is computed again)."""
+        try:
+            with self.path(sha256).open("rb") as stream:
+                names = np.load(stream, allow_pickle=False)
+                return {str(name): np.load(stream, allow_pickle=False) for name in names}
+        except (OSError, ValueError, EOFError):
+            return None
+
+    def drop_other_versions(self) -> None:
+        """Remove the folders of every other version below ``root``: nothing reads them."""
+        if not self.root.is_dir():
+            return
+        for other in self.root.iterdir():
+            if other.is_dir() and other != self.folder and (other / VERSION_FILE).exists():
+                shutil.rmtree(other, ignore_errors=True)
