@@ -15,16 +15,10 @@ from curation.chain import runner as pipeline
 from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
 from curation.core.parallel import LocalMap
-from curation.features import shortlist
+from curation.features import close_pairs, shortlist, vote_shards
+from curation.features.close_pairs import HASH_TABLES, WINDOW, common_bound
 from curation.features.features import FilmFeatures
-from curation.features.shortlist import (
-    HASH_TABLES,
-    MIN_VOTES,
-    WINDOW,
-    common_bound,
-    feature_shortlist,
-    pair_votes,
-)
+from curation.features.shortlist import MIN_VOTES, feature_shortlist, pair_votes
 from curation.same_picture import frame_step
 
 
@@ -36,7 +30,7 @@ def _film(descriptors: np.ndarray) -> FilmFeatures:
 def _voting(rng: np.random.Generator, count: int) -> np.ndarray:
     """Random descriptors that all take part in the vote (``SAMPLE_MASK`` bits clear)."""
     drawn = rng.integers(0, 256, (count, 32), dtype=np.uint8)
-    drawn[:, -1] &= ~np.uint8(shortlist.SAMPLE_MASK)
+    drawn[:, -1] &= ~np.uint8(close_pairs.SAMPLE_MASK)
     return drawn
 
 
@@ -74,7 +68,7 @@ def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tupl
     rows = [(n, d) for n, f in enumerate(films) for d in f.descriptors[shortlist.voting(f)]]
     close: list[tuple[int, int]] = []  # descriptor rows, once per key they share
     for table in range(HASH_TABLES):
-        bytes_ = slice(table * shortlist.HASH_BYTES, (table + 1) * shortlist.HASH_BYTES)
+        bytes_ = slice(table * close_pairs.HASH_BYTES, (table + 1) * close_pairs.HASH_BYTES)
         keys: dict[bytes, list[int]] = defaultdict(list)
         for row, (_, descriptor) in enumerate(rows):
             keys[descriptor[bytes_].tobytes()].append(row)
@@ -83,11 +77,11 @@ def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tupl
                 continue
             members.sort(key=lambda row: (rows[row][1].tobytes(), row))
             for at, first in enumerate(members):
-                reach = WINDOW if len(members) <= WINDOW else shortlist.NEAREST + 1
+                reach = WINDOW if len(members) <= WINDOW else close_pairs.NEAREST + 1
                 for second in members[at + 1 : at + reach]:
                     p, q = min(first, second), max(first, second)
                     differing = int(np.unpackbits(rows[p][1] ^ rows[q][1]).sum())
-                    if rows[p][0] != rows[q][0] and differing <= shortlist.MAX_HAMMING:
+                    if rows[p][0] != rows[q][0] and differing <= close_pairs.MAX_HAMMING:
                         close.append((p, q))
 
     def films_of(p: int, q: int) -> tuple[int, int]:
@@ -125,7 +119,7 @@ def _wide_keys(rng: np.random.Generator, films: int, keys: int) -> list[FilmFeat
         second = first.copy()
         second[:, 3] ^= flip  # 0x85: the far end; 0x46: mid-way; 0x21: the next one
         for table in range(1, HASH_TABLES):  # one bit in every other key: 10 bits in all
-            second[:, table * shortlist.HASH_BYTES] ^= 0x02
+            second[:, table * close_pairs.HASH_BYTES] ^= 0x02
         pairs += [first, second]
     return [_film(d) for d in lone] + [_film(d) for d in pairs]
 
@@ -142,7 +136,7 @@ def test_the_votes_are_those_of_the_definition(min_votes):
         shared = pool[rng.choice(len(pool), rng.integers(0, 40), replace=False)].copy()
         flips = rng.random(shared.shape) < 0.02  # near, not equal: within MAX_HAMMING
         shared[flips] ^= np.uint8(1 << int(rng.integers(0, 7)))
-        shared[:, -1] &= ~np.uint8(shortlist.SAMPLE_MASK)
+        shared[:, -1] &= ~np.uint8(close_pairs.SAMPLE_MASK)
         films.append(_film(np.concatenate([shared, common, _voting(rng, 30)])))
     films[0] = _film(np.concatenate([films[0].descriptors, films[0].descriptors[-1:]]))
     for n in range(1, 6):  # pool descriptors 50 bits away, only their first key kept: too far
@@ -171,7 +165,7 @@ def test_fewer_close_pairs_than_a_pair_of_films_needs_are_no_votes():
     first = _voting(rng, 3)
     second = first.copy()
     for table in range(1, HASH_TABLES):
-        second[:, table * shortlist.HASH_BYTES] ^= 0x01
+        second[:, table * close_pairs.HASH_BYTES] ^= 0x01
     films = [_film(first), _film(second)]
     assert pair_votes(films, 1) == {(0, 1): 6}
     assert pair_votes(films, MIN_VOTES) == {}
@@ -198,7 +192,7 @@ def test_copies_are_found_as_well_among_four_times_as_many_films(distractors):
     originals = _worded(rng, words, 50)
     copies = originals.copy()
     for table in range(1, HASH_TABLES):
-        copies[:, :, table * shortlist.HASH_BYTES] ^= 0x01
+        copies[:, :, table * close_pairs.HASH_BYTES] ^= 0x01
     films = [_film(d) for d in _worded(rng, words, distractors)]
     films += [_film(d) for d in originals] + [_film(d) for d in copies]
     found = set(feature_shortlist(films))

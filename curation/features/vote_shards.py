@@ -1,0 +1,281 @@
+"""The shortlist's votes (``curation.features.shortlist``) as map-reduce over files, so that
+no descriptor passes through the caller's process: it holds each film's number of voting
+descriptors and the votes that come back, nothing else.
+
+Three rounds of jobs run through the caller's ``map`` (an executor's: local worker processes
+or the nodes of a cluster, all of which see the ``work`` folder):
+
+1. **Filing**: each job reads a batch of ``FILMS_PER_BATCH`` films' features from the store
+   and files their voting descriptors, for each table and each of its ``KEY_RANGES`` ranges
+   of keys (by the key's first byte: a key's descriptors are all in one range), with their
+   rows in the whole set (the prefix sums of the voter counts: film order) and their films.
+2. **Search**: one job per table and key range reads its range's files in batch order (so
+   its rows are in the set's order, and its close pairs the set's:
+   ``curation.features.close_pairs``) and files the close pairs by pair of films, in
+   ``count_parts`` parts.
+3. **Counting**: one job per part counts each pair of films' votes, one per descriptor and
+   partner film across all tables, and returns the pairs with at least ``min_votes``.
+
+Up to ``IN_PROCESS_ROWS`` voting descriptors the jobs run in the caller's process: there,
+starting workers costs more than the search.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from curation.core.atomic import atomic_path
+from curation.core.parallel import Mapper
+from curation.core.store import ArrayStore
+from curation.features.close_pairs import HASH_BYTES, HASH_TABLES, close_pairs, voting_rows
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
+
+KEY_RANGES = 4  # shards of each table's keys, searched apart
+# Voting descriptors up to which the search stays in the caller's process: there, starting
+# workers and sending them the shards costs more than the search (the sample's 225 films:
+# 0.16-0.23 s of CPU in process, 0.59-0.79 s through two local workers; docs/scale.md).
+IN_PROCESS_ROWS = 1_000_000
+FILMS_PER_BATCH = 1024  # films a filing job reads (its job: their sha256s, ~100 KB)
+# Voting descriptors per counting part: a part holds the close pairs of about this many
+# descriptors' films (a few per descriptor).
+ROWS_PER_COUNT = 1_000_000
+
+
+def in_process(
+    function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 1
+) -> Iterator[Result]:
+    """The ``Mapper`` of a caller that runs the jobs here: plain ``map``."""
+    return (function(job) for job in jobs)
+
+
+def _save(path: Path, *arrays: np.ndarray) -> None:
+    """Write ``arrays`` to one file, atomically (a job run again writes the same bytes)."""
+    with atomic_path(path) as tmp, tmp.open("wb") as stream:
+        for array in arrays:
+            np.save(stream, np.ascontiguousarray(array))
+
+
+def _load(path: Path, count: int) -> list[np.ndarray]:
+    """The ``count`` arrays of one ``_save``d file."""
+    with path.open("rb") as stream:
+        return [np.load(stream, allow_pickle=False) for _ in range(count)]
+
+
+def _filed(work: Path, batch: int, table: int, key_range: int) -> Path:
+    return work / "filed" / f"{table}-{key_range}" / f"{batch:07d}.npy"
+
+
+def _close(work: Path, table: int, key_range: int, part: int) -> Path:
+    return work / "close" / f"{part:07d}" / f"{table}-{key_range}.npy"
+
+
+@dataclass(frozen=True)
+class Filing:
+    """Files a batch of films' voting descriptors: the films ``first_film`` on (their
+    sha256s in ``store``, and their voter counts), whose first row in the set is
+    ``first_row``."""
+
+    store: ArrayStore
+    shas: tuple[str, ...]
+    voters: tuple[int, ...]
+    first_film: int
+    first_row: int
+    batch: int
+    work: Path
+
+
+def file_batch(job: Filing) -> int:
+    """Worker side: file one batch's voting descriptors by table and key range; the number
+    of descriptors filed."""
+    voting = []
+    for sha, expected in zip(job.shas, job.voters, strict=True):
+        arrays = job.store.get(sha)
+        if arrays is None:
+            raise LookupError(f"The features of {sha} are not in the store {job.store.folder}.")
+        descriptors = arrays["descriptors"]
+        voting.append(descriptors[voting_rows(descriptors)])
+        if len(voting[-1]) != expected:
+            raise ValueError(
+                f"The features of {sha} in {job.store.folder} have {len(voting[-1])} voting "
+                f"descriptors, not the {expected} counted."
+            )
+    descriptors = np.concatenate([np.zeros((0, 32), np.uint8), *voting])
+    owner = np.repeat(np.arange(job.first_film, job.first_film + len(job.shas)), job.voters)
+    rows = np.arange(job.first_row, job.first_row + len(descriptors), dtype=np.int64)
+    for table in range(HASH_TABLES):
+        first = descriptors[:, table * HASH_BYTES].astype(np.int64) * KEY_RANGES // 256
+        for key_range in range(KEY_RANGES):
+            chosen = first == key_range
+            path = _filed(job.work, job.batch, table, key_range)
+            _save(path, rows[chosen], owner[chosen], descriptors[chosen])
+    return len(descriptors)
+
+
+@dataclass(frozen=True)
+class Search:
+    """Finds the close pairs of one table's key range among ``films`` films, filed by
+    ``batches`` filing jobs, and files them in ``parts`` parts by pair of films."""
+
+    table: int
+    key_range: int
+    batches: int
+    films: int
+    parts: int
+    work: Path
+
+
+def search_shard(job: Search) -> int:
+    """Worker side: one key range's close pairs (as rows of the whole set, with their
+    films), filed by the part of their pair of films; their number."""
+    filed = [_load(_filed(job.work, b, job.table, job.key_range), 3) for b in range(job.batches)]
+    rows, owner, descriptors = (np.concatenate(arrays) for arrays in zip(*filed, strict=True))
+    del filed
+    p, q = close_pairs(descriptors, owner, job.films, job.table)
+    first, second = owner[p], owner[q]  # first < second: rows are in film order
+    part = (first * job.films + second) % job.parts
+    order = np.argsort(part, kind="stable")
+    bounds = np.searchsorted(part[order], np.arange(job.parts + 1))
+    for n in range(job.parts):
+        at = order[bounds[n] : bounds[n + 1]]
+        _save(
+            _close(job.work, job.table, job.key_range, n),
+            rows[p[at]],
+            rows[q[at]],
+            first[at],
+            second[at],
+        )
+    return len(p)
+
+
+@dataclass(frozen=True)
+class Count:
+    """Counts the votes of the pairs of films of one ``part``, keeping those with at least
+    ``min_votes``."""
+
+    part: int
+    films: int
+    min_votes: int
+    work: Path
+
+
+def _among(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """Which of ``values`` are in ``ordered`` (sorted, and far fewer): a binary search into
+    it. ``np.isin`` sorts both arrays instead, the slower way when ``ordered`` is the far
+    smaller (ten keys' 300,000 pairs of films against 7,500 strong ones on a large corpus)."""
+    if not len(ordered):
+        return np.zeros(len(values), bool)
+    at = np.minimum(np.searchsorted(ordered, values), len(ordered) - 1)
+    found: np.ndarray = ordered[at] == values
+    return found
+
+
+def count_part(job: Count) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Worker side: the pairs of films (first, second, votes) of one part with at least
+    ``min_votes`` votes: how many descriptors of either film have a close descriptor of the
+    other under a shared key, each descriptor once per partner film over all tables."""
+    found = [
+        _load(_close(job.work, table, key_range, job.part), 4)
+        for table in range(HASH_TABLES)
+        for key_range in range(KEY_RANGES)
+    ]
+    p, q, first, second = (np.concatenate(arrays) for arrays in zip(*found, strict=True))
+    del found
+    films = job.films
+    pairs = first * films + second
+    # Each close pair is at most two votes (one per side), so a pair of films with fewer
+    # than ``min_votes / 2`` close pairs (over all tables) cannot reach ``min_votes``: only
+    # the others are counted, one vote per descriptor and partner film. Sorted, a pair of
+    # films with ``enough`` close pairs is equal to the one ``enough - 1`` places on.
+    every = np.sort(pairs)
+    enough = max(1, -(-job.min_votes // 2))
+    reaching = every[enough - 1 :] == every[: max(0, len(every) - enough + 1)]
+    strong = np.unique(every[enough - 1 :][reaching])
+    del every, reaching
+    chosen = _among(pairs, strong)
+    p, q, first, second = p[chosen], q[chosen], first[chosen], second[chosen]
+    by_descriptor = np.concatenate([p * films + second, q * films + first])
+    own = np.concatenate([first, second])  # each descriptor's film
+    unique, at = np.unique(by_descriptor, return_index=True)  # once per partner film
+    film, other = own[at], unique % films
+    keys, votes = np.unique(
+        np.minimum(film, other) * films + np.maximum(film, other), return_counts=True
+    )
+    kept = votes >= job.min_votes
+    return keys[kept] // films, keys[kept] % films, votes[kept]
+
+
+def count_parts(rows: int) -> int:
+    """Counting parts for ``rows`` voting descriptors (``ROWS_PER_COUNT`` a part)."""
+    return max(1, math.ceil(rows / ROWS_PER_COUNT))
+
+
+def stored_pair_votes(
+    store: ArrayStore,
+    shas: Sequence[str],
+    voters: Sequence[int],
+    work: Path,
+    min_votes: int = 1,
+    on_progress: Callable[[int], None] = lambda count: None,
+    map: Mapper = in_process,
+) -> dict[tuple[int, int], int]:
+    """Votes per pair of films (i < j) with at least ``min_votes`` (sorted by pair), among
+    the films whose features ``store`` holds under ``shas`` (``voters``: each film's voting
+    descriptors, ``voting_rows``): how many descriptors of either film have a close
+    descriptor of the other under a shared key (each descriptor votes once per partner film,
+    so a repeated texture counts once). The jobs run through ``map`` (an executor's: another
+    process or node, which sees ``work``), or here for at most ``IN_PROCESS_ROWS`` voting
+    descriptors; ``work`` is removed when done. ``on_progress(1)`` after each of the
+    ``HASH_TABLES`` tables' search."""
+    if len(voters) != len(shas):
+        raise ValueError(f"{len(voters)} voter counts for {len(shas)} films.")
+    films = len(shas)
+    starts = np.cumsum([0, *voters], dtype=np.int64)
+    total = int(starts[-1])
+    if total == 0:
+        on_progress(HASH_TABLES)
+        return {}
+    if total <= IN_PROCESS_ROWS:
+        map = in_process
+    parts = count_parts(total)
+    batches = range(0, films, FILMS_PER_BATCH)
+    shutil.rmtree(work, ignore_errors=True)  # what a killed run left
+    try:
+        filing = [
+            Filing(
+                store,
+                tuple(shas[start : start + FILMS_PER_BATCH]),
+                tuple(int(n) for n in voters[start : start + FILMS_PER_BATCH]),
+                start,
+                int(starts[start]),
+                batch,
+                work,
+            )
+            for batch, start in enumerate(batches)
+        ]
+        list(map(file_batch, filing, chunksize=1))
+        searches = [
+            Search(table, key_range, len(batches), films, parts, work)
+            for table in range(HASH_TABLES)
+            for key_range in range(KEY_RANGES)
+        ]
+        for done, _ in enumerate(map(search_shard, searches, chunksize=1), 1):
+            if done % KEY_RANGES == 0:  # jobs come back in order: a table's ranges in turn
+                on_progress(1)
+        counts = [Count(part, films, min_votes, work) for part in range(parts)]
+        votes = {
+            (int(i), int(j)): int(n)
+            for first, second, count in map(count_part, counts, chunksize=1)
+            for i, j, n in zip(first, second, count, strict=True)
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return dict(sorted(votes.items()))
