@@ -13,7 +13,7 @@ each film keeps its ``per_film`` best-voted partners. Only a quarter of each fil
 descriptors vote (``voting``): sixteen times fewer pairs of descriptors to compare, and the
 real films' margin holds. The votes are counted by jobs over a store of the films' features
 (``curation.features.vote_shards``), wherever the caller's ``map`` runs work; the in-memory
-calls here put the features in a temporary store and count them the same way.
+calls here file the features they are handed and count them the same way.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from curation.core.parallel import Mapper
-from curation.core.store import ArrayStore
 from curation.features.close_pairs import (
     COMMON_SHARE,
     HASH_BYTES,
@@ -37,7 +36,7 @@ from curation.features.close_pairs import (
     voting_rows,
 )
 from curation.features.features import FilmFeatures
-from curation.features.vote_shards import in_process, stored_pair_votes
+from curation.features.vote_shards import held_pair_votes, in_process, stored_pair_votes
 
 __all__ = [
     "HASH_TABLES",
@@ -81,17 +80,12 @@ def pair_votes(
     on_progress: Callable[[int], None] = lambda count: None,
     map: Mapper = in_process,
 ) -> dict[tuple[int, int], int]:
-    """``stored_pair_votes`` of films held in memory: their voting descriptors (all the
-    votes read) go to a temporary store, which ``map``'s workers must see (a local pool
-    does)."""
+    """``stored_pair_votes`` of films held in memory (``held_pair_votes``), in a temporary
+    work folder that ``map``'s workers must see (a local pool's do)."""
     with tempfile.TemporaryDirectory(prefix="pericurate-votes-") as folder:
-        store = ArrayStore(Path(folder) / "features", SHORTLIST_VERSION)
-        keys = [f"{n:064x}" for n in range(len(features))]  # the store's names for the films
-        for key, film in zip(keys, features, strict=True):
-            store.put(key, {"descriptors": film.descriptors[voting(film)]})
-        return stored_pair_votes(
-            store, keys, voter_counts(features), Path(folder) / "work", min_votes, on_progress, map
-        )
+        voting_descriptors = [film.descriptors[voting(film)] for film in features]
+        work = Path(folder) / "work"
+        return held_pair_votes(voting_descriptors, work, min_votes, on_progress, map)
 
 
 def best_partners(votes: Mapping[tuple[int, int], int], per_film: int) -> set[tuple[int, int]]:

@@ -31,10 +31,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from curation.core.atomic import atomic_path
 from curation.core.parallel import Mapper
 from curation.core.store import ArrayStore
 from curation.features.close_pairs import HASH_BYTES, HASH_TABLES, close_pairs, voting_rows
+from curation.features.part_files import read_part, records, write_parts
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -57,25 +57,14 @@ def in_process(
     return (function(job) for job in jobs)
 
 
-def _save(path: Path, *arrays: np.ndarray) -> None:
-    """Write ``arrays`` to one file, atomically (a job run again writes the same bytes)."""
-    with atomic_path(path) as tmp, tmp.open("wb") as stream:
-        for array in arrays:
-            np.save(stream, np.ascontiguousarray(array))
+def _filed(work: Path, batch: int) -> Path:
+    """A filing job's file: per table, its voting descriptors by key range."""
+    return work / "filed" / f"{batch:07d}.npy"
 
 
-def _load(path: Path, count: int) -> list[np.ndarray]:
-    """The ``count`` arrays of one ``_save``d file."""
-    with path.open("rb") as stream:
-        return [np.load(stream, allow_pickle=False) for _ in range(count)]
-
-
-def _filed(work: Path, batch: int, table: int, key_range: int) -> Path:
-    return work / "filed" / f"{table}-{key_range}" / f"{batch:07d}.npy"
-
-
-def _close(work: Path, table: int, key_range: int, part: int) -> Path:
-    return work / "close" / f"{part:07d}" / f"{table}-{key_range}.npy"
+def _close(work: Path, table: int, key_range: int) -> Path:
+    """A search job's file: its close pairs by counting part."""
+    return work / "close" / f"{table}-{key_range}.npy"
 
 
 @dataclass(frozen=True)
@@ -93,9 +82,26 @@ class Filing:
     work: Path
 
 
-def file_batch(job: Filing) -> int:
-    """Worker side: file one batch's voting descriptors by table and key range; the number
-    of descriptors filed."""
+def file_films(
+    voting: Sequence[np.ndarray], first_film: int, first_row: int, batch: int, work: Path
+) -> None:
+    """File one batch of films' voting descriptors (``voting``: each film's, the films
+    ``first_film`` on, whose first row in the set is ``first_row``) by table and key range."""
+    descriptors = np.concatenate([np.zeros((0, 32), np.uint8), *voting])
+    counts = [len(film) for film in voting]
+    owner = np.repeat(np.arange(first_film, first_film + len(voting), dtype=np.int64), counts)
+    rows = np.arange(first_row, first_row + len(descriptors), dtype=np.int64)
+    filed = records(row=rows, owner=owner, descriptor=descriptors)
+    groups = []
+    for table in range(HASH_TABLES):
+        key_range = descriptors[:, table * HASH_BYTES].astype(np.int64) * KEY_RANGES // 256
+        groups.append((key_range, filed))
+    write_parts(_filed(work, batch), groups, KEY_RANGES)
+
+
+def file_batch(job: Filing) -> None:
+    """Worker side: read one batch's features from the store and file their voting
+    descriptors (``file_films``)."""
     voting = []
     for sha, expected in zip(job.shas, job.voters, strict=True):
         arrays = job.store.get(sha)
@@ -108,16 +114,7 @@ def file_batch(job: Filing) -> int:
                 f"The features of {sha} in {job.store.folder} have {len(voting[-1])} voting "
                 f"descriptors, not the {expected} counted."
             )
-    descriptors = np.concatenate([np.zeros((0, 32), np.uint8), *voting])
-    owner = np.repeat(np.arange(job.first_film, job.first_film + len(job.shas)), job.voters)
-    rows = np.arange(job.first_row, job.first_row + len(descriptors), dtype=np.int64)
-    for table in range(HASH_TABLES):
-        first = descriptors[:, table * HASH_BYTES].astype(np.int64) * KEY_RANGES // 256
-        for key_range in range(KEY_RANGES):
-            chosen = first == key_range
-            path = _filed(job.work, job.batch, table, key_range)
-            _save(path, rows[chosen], owner[chosen], descriptors[chosen])
-    return len(descriptors)
+    file_films(voting, job.first_film, job.first_row, job.batch, job.work)
 
 
 @dataclass(frozen=True)
@@ -136,23 +133,19 @@ class Search:
 def search_shard(job: Search) -> int:
     """Worker side: one key range's close pairs (as rows of the whole set, with their
     films), filed by the part of their pair of films; their number."""
-    filed = [_load(_filed(job.work, b, job.table, job.key_range), 3) for b in range(job.batches)]
-    rows, owner, descriptors = (np.concatenate(arrays) for arrays in zip(*filed, strict=True))
-    del filed
+    filed = np.concatenate(
+        [
+            read_part(_filed(job.work, batch), job.table, job.key_range)
+            for batch in range(job.batches)
+        ]
+    )
+    rows, owner = filed["row"], filed["owner"]
+    descriptors = np.ascontiguousarray(filed["descriptor"])
     p, q = close_pairs(descriptors, owner, job.films, job.table)
     first, second = owner[p], owner[q]  # first < second: rows are in film order
     part = (first * job.films + second) % job.parts
-    order = np.argsort(part, kind="stable")
-    bounds = np.searchsorted(part[order], np.arange(job.parts + 1))
-    for n in range(job.parts):
-        at = order[bounds[n] : bounds[n + 1]]
-        _save(
-            _close(job.work, job.table, job.key_range, n),
-            rows[p[at]],
-            rows[q[at]],
-            first[at],
-            second[at],
-        )
+    found = records(p=rows[p], q=rows[q], first=first, second=second)
+    write_parts(_close(job.work, job.table, job.key_range), [(part, found)], job.parts)
     return len(p)
 
 
@@ -182,13 +175,14 @@ def count_part(job: Count) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Worker side: the pairs of films (first, second, votes) of one part with at least
     ``min_votes`` votes: how many descriptors of either film have a close descriptor of the
     other under a shared key, each descriptor once per partner film over all tables."""
-    found = [
-        _load(_close(job.work, table, key_range, job.part), 4)
-        for table in range(HASH_TABLES)
-        for key_range in range(KEY_RANGES)
-    ]
-    p, q, first, second = (np.concatenate(arrays) for arrays in zip(*found, strict=True))
-    del found
+    found = np.concatenate(
+        [
+            read_part(_close(job.work, table, key_range), 0, job.part)
+            for table in range(HASH_TABLES)
+            for key_range in range(KEY_RANGES)
+        ]
+    )
+    p, q, first, second = found["p"], found["q"], found["first"], found["second"]
     films = job.films
     pairs = first * films + second
     # Each close pair is at most two votes (one per side), so a pair of films with fewer
@@ -218,6 +212,35 @@ def count_parts(rows: int) -> int:
     return max(1, math.ceil(rows / ROWS_PER_COUNT))
 
 
+def _search_and_count(
+    films: int,
+    rows: int,
+    batches: int,
+    work: Path,
+    min_votes: int,
+    on_progress: Callable[[int], None],
+    map: Mapper,
+) -> dict[tuple[int, int], int]:
+    """The search and counting rounds over the ``batches`` filed batches of ``rows`` voting
+    descriptors of ``films`` films in ``work``: the votes, sorted by pair."""
+    parts = count_parts(rows)
+    searches = [
+        Search(table, key_range, batches, films, parts, work)
+        for table in range(HASH_TABLES)
+        for key_range in range(KEY_RANGES)
+    ]
+    for done, _ in enumerate(map(search_shard, searches, chunksize=1), 1):
+        if done % KEY_RANGES == 0:  # jobs come back in order: a table's ranges in turn
+            on_progress(1)
+    counts = [Count(part, films, min_votes, work) for part in range(parts)]
+    votes = {
+        (int(i), int(j)): int(n)
+        for first, second, count in map(count_part, counts, chunksize=1)
+        for i, j, n in zip(first, second, count, strict=True)
+    }
+    return dict(sorted(votes.items()))
+
+
 def stored_pair_votes(
     store: ArrayStore,
     shas: Sequence[str],
@@ -239,13 +262,12 @@ def stored_pair_votes(
         raise ValueError(f"{len(voters)} voter counts for {len(shas)} films.")
     films = len(shas)
     starts = np.cumsum([0, *voters], dtype=np.int64)
-    total = int(starts[-1])
-    if total == 0:
+    rows = int(starts[-1])
+    if rows == 0:
         on_progress(HASH_TABLES)
         return {}
-    if total <= IN_PROCESS_ROWS:
+    if rows <= IN_PROCESS_ROWS:
         map = in_process
-    parts = count_parts(total)
     batches = range(0, films, FILMS_PER_BATCH)
     shutil.rmtree(work, ignore_errors=True)  # what a killed run left
     try:
@@ -261,21 +283,37 @@ def stored_pair_votes(
             )
             for batch, start in enumerate(batches)
         ]
-        list(map(file_batch, filing, chunksize=1))
-        searches = [
-            Search(table, key_range, len(batches), films, parts, work)
-            for table in range(HASH_TABLES)
-            for key_range in range(KEY_RANGES)
-        ]
-        for done, _ in enumerate(map(search_shard, searches, chunksize=1), 1):
-            if done % KEY_RANGES == 0:  # jobs come back in order: a table's ranges in turn
-                on_progress(1)
-        counts = [Count(part, films, min_votes, work) for part in range(parts)]
-        votes = {
-            (int(i), int(j)): int(n)
-            for first, second, count in map(count_part, counts, chunksize=1)
-            for i, j, n in zip(first, second, count, strict=True)
-        }
+        for _ in map(file_batch, filing, chunksize=1):
+            pass
+        return _search_and_count(films, rows, len(batches), work, min_votes, on_progress, map)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return dict(sorted(votes.items()))
+
+
+def held_pair_votes(
+    voting: Sequence[np.ndarray],
+    work: Path,
+    min_votes: int = 1,
+    on_progress: Callable[[int], None] = lambda count: None,
+    map: Mapper = in_process,
+) -> dict[tuple[int, int], int]:
+    """``stored_pair_votes`` of films whose voting descriptors this process holds
+    (``voting``: each film's): they are filed from here, the search and counting run as
+    there."""
+    films = len(voting)
+    starts = np.cumsum([0, *(len(film) for film in voting)], dtype=np.int64)
+    rows = int(starts[-1])
+    if rows == 0:
+        on_progress(HASH_TABLES)
+        return {}
+    if rows <= IN_PROCESS_ROWS:
+        map = in_process
+    batches = range(0, films, FILMS_PER_BATCH)
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        for batch, start in enumerate(batches):
+            chosen = voting[start : start + FILMS_PER_BATCH]
+            file_films(chosen, start, int(starts[start]), batch, work)
+        return _search_and_count(films, rows, len(batches), work, min_votes, on_progress, map)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
