@@ -202,24 +202,25 @@ def test_copies_are_found_as_well_among_four_times_as_many_films(distractors):
 
 
 def test_the_search_runs_in_shards_through_the_callers_map(monkeypatch):
-    """Each table's search goes through the given map (an executor's workers) in shards that
-    each hold a part of the descriptors, and the votes are those of one search in this
-    process (a worker pool's, here); a set this small searches in process unless told."""
+    """Each table's search goes through the given map (an executor's workers) in shards,
+    one per table and key range, then the counting, and the votes are those of one search
+    in this process (a worker pool's, here); a set this small searches in process unless
+    told."""
     rng = np.random.default_rng(12)
     films = [_film(_voting(rng, 40)) for _ in range(20)] + _wide_keys(rng, 5400, 6)
-    seen: list[int] = []
+    seen: list[tuple[str, int, int]] = []
 
     def recorded_map(function, jobs, chunksize=1):
-        seen.extend(len(job.rows) for job in jobs)
+        seen.extend((type(job).__name__, *vars(job).values())[:3] for job in jobs)
         return LocalMap(2)(function, jobs, chunksize)
 
     assert pair_votes(films, 2, map=recorded_map) and not seen
-    monkeypatch.setattr(shortlist, "IN_PROCESS_ROWS", 0)
+    monkeypatch.setattr(vote_shards, "IN_PROCESS_ROWS", 0)
     votes = pair_votes(films, 2, map=recorded_map)
-    rows = sum(int(shortlist.voting(f).sum()) for f in films)
-    assert len(seen) == HASH_TABLES * shortlist.KEY_RANGES and sum(seen) == HASH_TABLES * rows
-    assert max(seen) < rows / 2  # no job holds every descriptor
-    assert votes == pair_votes(films, 2, map=shortlist.in_process)
+    shards = [("Search", t, r) for t in range(HASH_TABLES) for r in range(vote_shards.KEY_RANGES)]
+    assert seen[: len(shards)] == shards
+    assert [kind for kind, *_ in seen[len(shards) :]] == ["Count"]
+    assert votes == pair_votes(films, 2, map=vote_shards.in_process)
     assert (len(films) - 2, len(films) - 1) in votes
 
 
