@@ -12,7 +12,7 @@ import pytest
 from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
 from curation.features import vote_shards
-from curation.features.close_pairs import HASH_TABLES
+from curation.features.close_pairs import HASH_BYTES, HASH_TABLES
 from curation.features.features import FEATURES_VERSION, FilmFeatures
 from curation.features.shortlist import (
     MIN_VOTES,
@@ -27,7 +27,8 @@ from tests.features.test_feature_cost import _votes_by_definition
 
 def _films(seed: int, count: int = 60) -> list[FilmFeatures]:
     """``count`` films of random descriptors (voting and not), with planted copies: films
-    sharing a part of another's descriptors, exactly or a few bits off, some twice; a film
+    sharing a part of another's descriptors, a few bits off (some under one key alone, so
+    a key's descriptors must be searched together), some twice; a film
     with no descriptors, one with no voting descriptors, and one filed twice (the same
     features: one content under two names)."""
     rng = np.random.default_rng(seed)
@@ -39,6 +40,10 @@ def _films(seed: int, count: int = 60) -> list[FilmFeatures]:
             taken = source[rng.random(len(source)) < rng.uniform(0.2, 0.9)].copy()
             flips = rng.random(taken.shape) < 0.01
             taken[flips] ^= np.uint8(1 << int(rng.integers(0, 7)))
+            if rng.random() < 0.5:  # a bit off in every key but one: one key joins each
+                kept = rng.integers(0, HASH_TABLES, len(taken))
+                for table in range(HASH_TABLES):
+                    taken[kept != table, table * HASH_BYTES] ^= 0x02
             own = np.concatenate([own, taken])
         films.append(FilmFeatures(rng.random((len(own), 2), np.float32), own, (512, 400)))
     films[1] = FilmFeatures(np.zeros((0, 2), np.float32), np.zeros((0, 32), np.uint8), (9, 9))
