@@ -21,7 +21,7 @@ from bench.common.real_films import REAL_FILMS, upscaled
 from bench.same_picture.alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
-from curation.features.shortlist import MIN_VOTES, pair_votes, shortlisted
+from curation.features.shortlist import MIN_VOTES, pair_votes, shortlisted, voter_counts
 from curation.same_picture import frame_check
 from curation.same_picture.candidates import crop_candidates
 from curation.same_picture.frame_step import FrameJob, features_of
@@ -85,6 +85,6 @@ def shortlisted_jobs(paths: list[str], workers: int = 2) -> list[FrameJob]:
     has already joined are checked too."""
     features = list(ordered_map(features_of, paths, workers))
     votes = pair_votes(features, MIN_VOTES)
-    pairs = shortlisted(features, votes, frame_check.SHORTLIST_PER_FILM)
+    pairs = shortlisted(voter_counts(features), votes, frame_check.SHORTLIST_PER_FILM)
     pairs += crop_candidates(votes, pairs)
     return [FrameJob(paths[i], paths[j], features[i], features[j]) for i, j in pairs]

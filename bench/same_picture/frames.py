@@ -52,7 +52,7 @@ from bench.same_picture.summary import summarise
 from curation.core.parallel import ordered_map
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.features.features import film_features, match_features, working_grey
-from curation.features.shortlist import MIN_VOTES, pair_votes, shortlisted
+from curation.features.shortlist import MIN_VOTES, pair_votes, shortlisted, voter_counts
 from curation.hashes.hashing import AverageHash512, View, hamming
 from curation.same_picture import frame_check, pixels
 from curation.same_picture.candidates import crop_candidates
@@ -201,7 +201,7 @@ def _shortlisted(originals: list[Film], copies: list[dict], rows: list[PairFigur
         films = originals + [c[key] for c in copies]
         features = [f.features for f in films]
         votes = pair_votes(features, MIN_VOTES)
-        shortlist = shortlisted(features, votes, frame_check.SHORTLIST_PER_FILM)
+        shortlist = shortlisted(voter_counts(features), votes, frame_check.SHORTLIST_PER_FILM)
         for i, j in shortlist + crop_candidates(votes, shortlist):
             proposed.add((films[i].name, films[j].name))
     return [
