@@ -44,7 +44,10 @@ def write_parts(path: Path, groups: Sequence[tuple[np.ndarray, np.ndarray]], par
         np.save(stream, index)  # a placeholder of the index's size, written again at the end
         for n, (part, rows) in enumerate(groups):
             index[n, 0] = stream.tell()
-            np.save(stream, rows[np.argsort(part, kind="stable")])
+            # Parts as the narrowest integers: numpy's stable sort of 8- and 16-bit
+            # integers is a radix sort, several times faster than of 64-bit ones.
+            narrow = part.astype(np.min_scalar_type(parts))
+            np.save(stream, rows[np.argsort(narrow, kind="stable")])
         stream.seek(0)
         np.save(stream, index)
 

@@ -171,6 +171,13 @@ def _among(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
     return found
 
 
+def _starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of a sorted array starts (``np.unique`` hashes
+    integers: several times slower on millions of them)."""
+    starts: np.ndarray = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]][: len(ordered)])
+    return starts
+
+
 def count_part(job: Count) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Worker side: the pairs of films (first, second, votes) of one part with at least
     ``min_votes`` votes: how many descriptors of either film have a close descriptor of the
@@ -192,17 +199,20 @@ def count_part(job: Count) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     every = np.sort(pairs)
     enough = max(1, -(-job.min_votes // 2))
     reaching = every[enough - 1 :] == every[: max(0, len(every) - enough + 1)]
-    strong = np.unique(every[enough - 1 :][reaching])
+    reached = every[enough - 1 :][reaching]
+    strong = reached[_starts(reached)]
     del every, reaching
     chosen = _among(pairs, strong)
     p, q, first, second = p[chosen], q[chosen], first[chosen], second[chosen]
-    by_descriptor = np.concatenate([p * films + second, q * films + first])
-    own = np.concatenate([first, second])  # each descriptor's film
-    unique, at = np.unique(by_descriptor, return_index=True)  # once per partner film
-    film, other = own[at], unique % films
-    keys, votes = np.unique(
-        np.minimum(film, other) * films + np.maximum(film, other), return_counts=True
-    )
+    by_descriptor = np.sort(np.concatenate([p * films + second, q * films + first]))
+    # Rows are numbered in film order, so sorted by row (then partner), the descriptors'
+    # films are in order too: the sorted films are each sorted row's.
+    own = np.sort(np.concatenate([first, second]))
+    once = _starts(by_descriptor)  # each descriptor once per partner film
+    film, other = own[once], by_descriptor[once] % films
+    pairs = np.sort(np.minimum(film, other) * films + np.maximum(film, other))
+    starts = _starts(pairs)
+    keys, votes = pairs[starts], np.diff(np.r_[starts, len(pairs)])
     kept = votes >= job.min_votes
     return keys[kept] // films, keys[kept] % films, votes[kept]
 
