@@ -1,4 +1,4 @@
-"""``python -m bench.same_picture.shortlist_driver``: what the feature shortlist costs the
+"""``python -m bench.scale.shortlist_driver``: what the feature shortlist costs the
 driver, a checkout's in-memory shortlist against this one's over a features store, in one
 interleaved run.
 
@@ -20,7 +20,7 @@ partners a film, from the votes at ``MIN_VOTES``) is timed in turn:
 Each side's process time (with its workers') and ``tracemalloc`` peak, per film; the pairs of
 every side must be the same.
 
-    uv run --frozen python -m bench.same_picture.shortlist_driver --against ../main
+    uv run --frozen python -m bench.scale.shortlist_driver --against ../main
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def measure(against: Path, corpus: Path, sizes: list[int], rounds: int) -> dict[
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.same_picture.shortlist_driver")
+    parser = argparse.ArgumentParser(prog="python -m bench.scale.shortlist_driver")
     parser.add_argument("--against", type=Path, required=True, help="a baseline checkout")
     parser.add_argument("--corpus", type=Path, default=CORPUS_DIR, help="distractor pools")
     parser.add_argument("--sizes", default="0,4000", help="distractor counts")
