@@ -17,8 +17,8 @@ partners a film, from the votes at ``MIN_VOTES``) is timed in turn:
 - ``in_process``: the same jobs run in this process (``IN_PROCESS_ROWS`` as it is, as a
   build of up to that many voting descriptors runs them).
 
-Each side's process time (with its workers') and ``tracemalloc`` peak, per film; the pairs of
-every side must be the same.
+Each side's process time (with its workers') in one run and ``tracemalloc`` peak in another,
+per film; the pairs of every side and run must be the same.
 
     uv run --frozen python -m bench.scale.shortlist_driver --against ../main
 """
@@ -74,17 +74,21 @@ def _cpu() -> float:
 
 
 def _timed(shortlist: Callable[[], list[tuple[int, int]]], films: int) -> dict[str, Any]:
+    """The process time of one run, then the ``tracemalloc`` peak of another (tracing slows
+    Python's small allocations, the store's reads most: timed apart), per film."""
     gc.collect()
-    tracemalloc.start()
     started = _cpu()
     pairs = shortlist()
     seconds = _cpu() - started
+    gc.collect()
+    tracemalloc.start()
+    traced = shortlist()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return {
         "ms_per_film": round(1000 * seconds / films, 3),
         "peak_bytes_per_film": round(peak / films),
-        "pairs": pairs,
+        "pairs": pairs if traced == pairs else None,
     }
 
 
