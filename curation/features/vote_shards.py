@@ -251,6 +251,31 @@ def _search_and_count(
     return dict(sorted(votes.items()))
 
 
+def _votes(
+    voters: Sequence[int],
+    file: Callable[[np.ndarray, Mapper], int],
+    work: Path,
+    min_votes: int,
+    on_progress: Callable[[int], None],
+    map: Mapper,
+) -> dict[tuple[int, int], int]:
+    """The three rounds over films of ``voters`` voting descriptors each, ``file`` filing
+    them (given each film's first row and the map; it returns its number of batches)."""
+    starts = np.cumsum([0, *voters], dtype=np.int64)
+    rows = int(starts[-1])
+    if rows == 0:
+        on_progress(HASH_TABLES)
+        return {}
+    if rows <= IN_PROCESS_ROWS:
+        map = in_process
+    shutil.rmtree(work, ignore_errors=True)  # what a killed run left
+    try:
+        batches = file(starts, map)
+        return _search_and_count(len(voters), rows, batches, work, min_votes, on_progress, map)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def stored_pair_votes(
     store: ArrayStore,
     shas: Sequence[str],
@@ -270,17 +295,8 @@ def stored_pair_votes(
     ``HASH_TABLES`` tables' search."""
     if len(voters) != len(shas):
         raise ValueError(f"{len(voters)} voter counts for {len(shas)} films.")
-    films = len(shas)
-    starts = np.cumsum([0, *voters], dtype=np.int64)
-    rows = int(starts[-1])
-    if rows == 0:
-        on_progress(HASH_TABLES)
-        return {}
-    if rows <= IN_PROCESS_ROWS:
-        map = in_process
-    batches = range(0, films, FILMS_PER_BATCH)
-    shutil.rmtree(work, ignore_errors=True)  # what a killed run left
-    try:
+
+    def file(starts: np.ndarray, map: Mapper) -> int:
         filing = [
             Filing(
                 store,
@@ -291,13 +307,13 @@ def stored_pair_votes(
                 batch,
                 work,
             )
-            for batch, start in enumerate(batches)
+            for batch, start in enumerate(range(0, len(shas), FILMS_PER_BATCH))
         ]
         for _ in map(file_batch, filing, chunksize=1):
             pass
-        return _search_and_count(films, rows, len(batches), work, min_votes, on_progress, map)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        return len(filing)
+
+    return _votes(voters, file, work, min_votes, on_progress, map)
 
 
 def held_pair_votes(
@@ -310,20 +326,12 @@ def held_pair_votes(
     """``stored_pair_votes`` of films whose voting descriptors this process holds
     (``voting``: each film's): they are filed from here, the search and counting run as
     there."""
-    films = len(voting)
-    starts = np.cumsum([0, *(len(film) for film in voting)], dtype=np.int64)
-    rows = int(starts[-1])
-    if rows == 0:
-        on_progress(HASH_TABLES)
-        return {}
-    if rows <= IN_PROCESS_ROWS:
-        map = in_process
-    batches = range(0, films, FILMS_PER_BATCH)
-    shutil.rmtree(work, ignore_errors=True)
-    try:
+
+    def file(starts: np.ndarray, map: Mapper) -> int:
+        batches = range(0, len(voting), FILMS_PER_BATCH)
         for batch, start in enumerate(batches):
             chosen = voting[start : start + FILMS_PER_BATCH]
             file_films(chosen, start, int(starts[start]), batch, work)
-        return _search_and_count(films, rows, len(batches), work, min_votes, on_progress, map)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        return len(batches)
+
+    return _votes([len(film) for film in voting], file, work, min_votes, on_progress, map)
