@@ -21,7 +21,7 @@ from curation.same_picture.frame_check import (
     tile_cover,
     worst_tile,
 )
-from curation.same_picture.frame_step import features_of
+from curation.same_picture.frame_store import features_of
 from support import film_kit as kit
 
 TILE, STEP = ALIGNED.tile, ALIGNED.tile // 2
