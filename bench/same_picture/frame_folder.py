@@ -96,4 +96,4 @@ def shortlisted_jobs(paths: list[str], workers: int = 2) -> list[FrameJob]:
     votes = pair_votes(features, MIN_VOTES)
     pairs = shortlisted(features, votes, frame_check.SHORTLIST_PER_FILM)
     pairs += crop_candidates(votes, pairs)
-    return [FrameJob(paths[i], paths[j], shas[i], shas[j], store) for i, j in pairs]
+    return [FrameJob("", paths[i], paths[j], shas[i], shas[j], store) for i, j in pairs]

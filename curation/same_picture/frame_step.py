@@ -76,10 +76,12 @@ def _remembered_grey(path: str, _bytes: int, _mtime_ns: int) -> tuple[np.ndarray
 
 @dataclass(frozen=True, slots=True)
 class FrameJob:
-    """One shortlisted pair for a worker: both films' paths and sha256, and the store holding
-    their features, so the worker decodes the pixels only when the features do not settle
-    the pair."""
+    """One shortlisted pair for a worker: both films' paths (below ``root``: the driver's
+    records' own strings, so a job costs it no copy of them) and sha256, and the store
+    holding their features, so the worker decodes the pixels only when the features do not
+    settle the pair."""
 
+    root: str
     path_a: str
     path_b: str
     sha_a: str
@@ -89,14 +91,15 @@ class FrameJob:
 
 def frame_job(job: FrameJob) -> FrameComparison:
     """Worker side: match the two films' features, then align and compare their pixels."""
+    path_a, path_b = os.path.join(job.root, job.path_a), os.path.join(job.root, job.path_b)
     match = match_features(
-        stored_features(job.features, job.sha_a, job.path_a),
-        stored_features(job.features, job.sha_b, job.path_b),
+        stored_features(job.features, job.sha_a, path_a),
+        stored_features(job.features, job.sha_b, path_b),
     )
     settled = frame_check.without_pixels(match)
     if settled is not None:
         return settled
-    (grey_a, size_a), (grey_b, size_b) = remembered_grey(job.path_a), remembered_grey(job.path_b)
+    (grey_a, size_a), (grey_b, size_b) = remembered_grey(path_a), remembered_grey(path_b)
     return compare_frames(grey_a, grey_b, (size_a, size_b), match)
 
 
@@ -206,10 +209,10 @@ def frame_pairs(
     for a, b in pairs:
         first.setdefault((films[a].sha256, films[b].sha256), (a, b))
     bar = track("check frames", len(first))
+    folder = str(root)
     checks = [
         PairCheck(
-            FrameJob(str(root / films[a].path), str(root / films[b].path), *key, cache.features),
-            cache.comparisons,
+            FrameJob(folder, films[a].path, films[b].path, *key, cache.features), cache.comparisons
         )
         for key, (a, b) in first.items()
     ]

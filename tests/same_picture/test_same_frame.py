@@ -91,7 +91,9 @@ def measured(tmp_path_factory) -> dict[str, list[tuple[Path, Path, FrameComparis
         made["another visit of the patient"] = (_visit(picture), 90)
         for name, (copy, quality) in made.items():
             path = kit.save(copy, folder / f"{seed}-{name}.jpg", quality=quality)
-            job = FrameJob(str(original), str(path), f"o{seed}", f"{seed}-{name}", store)
+            job = FrameJob(
+                str(folder), original.name, path.name, f"o{seed}", f"{seed}-{name}", store
+            )
             found.setdefault(name, []).append((original, path, frame_job(job)))
     return found
 
