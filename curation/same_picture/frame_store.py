@@ -143,8 +143,11 @@ class FrameCache:
     (``curation.core.cache``)."""
 
     def __init__(self, folder: Path | None) -> None:
-        self._temporary = None if folder else tempfile.TemporaryDirectory(prefix="pericurate-")
-        self.folder = folder or Path(self._temporary.name)  # type: ignore[union-attr]
+        self._temporary = None
+        if folder is None:
+            self._temporary = tempfile.TemporaryDirectory(prefix="pericurate-frames-")
+            folder = Path(self._temporary.name)
+        self.folder = folder
         self.features = ArrayStore(self.folder / FEATURES_STORE, FEATURES_VERSION)
         self.comparisons = ArrayStore(self.folder / FRAMES_STORE, FRAMES_VERSION)
         self.films: dict[str, StoredFilm] = {}
