@@ -9,6 +9,7 @@ holds), so that several runs, of several versions of the check, time the same fi
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from dataclasses import dataclass
@@ -21,13 +22,17 @@ from bench.common.real_films import REAL_FILMS, upscaled
 from bench.same_picture.alterations import ALTERATIONS, QUALITY, jpeg, simulated_visit
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
+from curation.core.store import ArrayStore
+from curation.features.features import FEATURES_VERSION, stored_features
 from curation.features.shortlist import MIN_VOTES, pair_votes, shortlisted, voter_counts
 from curation.same_picture import frame_check
 from curation.same_picture.candidates import crop_candidates
-from curation.same_picture.frame_step import FrameJob, features_of
+from curation.same_picture.frame_step import FrameJob
+from curation.same_picture.frame_store import FeaturesJob, features_job
 
 ARCHIVE_FILMS = REAL_FILMS.parent / "films-native"
 CONTENTS = "folder.json"  # what the folder was made of
+FEATURES = "features"  # the folder's features store, as a build's (``frame_store``)
 
 
 @dataclass(frozen=True)
@@ -81,10 +86,14 @@ def folder_of_copies(folder: Path, films: int, archive: int, workers: int = 2) -
 
 def shortlisted_jobs(paths: list[str], workers: int = 2) -> list[FrameJob]:
     """The frame check's jobs as the frame step makes them (``frame_pairs``): every pair the
-    feature shortlist and the crop path propose. Unlike a build, pairs the whole-frame check
-    has already joined are checked too."""
-    features = list(ordered_map(features_of, paths, workers))
+    feature shortlist and the crop path propose, the films' features in a store beside them.
+    Unlike a build, pairs the whole-frame check has already joined are checked too."""
+    shas = [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in paths]
+    store = ArrayStore(Path(paths[0]).parent / FEATURES, FEATURES_VERSION)
+    jobs = [FeaturesJob(path, sha, store) for path, sha in zip(paths, shas, strict=True)]
+    list(ordered_map(features_job, jobs, workers))
+    features = [stored_features(store, sha, path) for path, sha in zip(paths, shas, strict=True)]
     votes = pair_votes(features, MIN_VOTES)
     pairs = shortlisted(voter_counts(features), votes, frame_check.SHORTLIST_PER_FILM)
     pairs += crop_candidates(votes, pairs)
-    return [FrameJob(paths[i], paths[j], features[i], features[j]) for i, j in pairs]
+    return [FrameJob("", paths[i], paths[j], shas[i], shas[j], store) for i, j in pairs]

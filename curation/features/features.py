@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from pathlib import Path
 
 import cv2
 import faiss
@@ -23,6 +24,7 @@ import simplejpeg
 from PIL import Image
 
 from curation.core.jpeg_check import check_decodable
+from curation.core.store import Arrays, ArrayStore
 
 # Longest side features are detected at, px. The hash step's own reduced decode (256 px) is
 # too coarse for real films at archive sizes: the fitted scale drifts and the shortlist's
@@ -57,6 +59,39 @@ class FilmFeatures:
     points: np.ndarray  # (n, 2) float32, x and y in the film's pixels
     descriptors: np.ndarray  # (n, 32) uint8
     size: tuple[int, int]  # the film's width and height
+
+
+def stored_arrays(features: FilmFeatures) -> Arrays:
+    """``features`` as a features store holds them (``ArrayStore``, version
+    ``FEATURES_VERSION``): ``points`` (n, 2) float32, ``descriptors`` (n, 32) uint8 and
+    ``size`` (2,) int64, the film's width and height."""
+    return {
+        "points": np.ascontiguousarray(features.points, np.float32).reshape(-1, 2),
+        "descriptors": np.ascontiguousarray(features.descriptors, np.uint8).reshape(-1, 32),
+        "size": np.array(features.size, np.int64),
+    }
+
+
+def read_features(store: ArrayStore, sha256: str) -> FilmFeatures | None:
+    """The features stored for the content ``sha256``, or ``None`` when the store holds none
+    or a file not shaped as ``stored_arrays`` writes it (then they are computed again)."""
+    arrays = store.get(sha256)
+    if arrays is None:
+        return None
+    points, descriptors, size = (arrays.get(n) for n in ("points", "descriptors", "size"))
+    if (
+        points is None
+        or descriptors is None
+        or size is None
+        or points.dtype != np.float32
+        or descriptors.dtype != np.uint8
+        or size.dtype != np.int64
+        or points.shape != (len(descriptors), 2)
+        or descriptors.shape != (len(points), 32)
+        or size.shape != (2,)
+    ):
+        return None
+    return FilmFeatures(points, descriptors, (int(size[0]), int(size[1])))
 
 
 @dataclass(frozen=True)
@@ -164,3 +199,18 @@ def match_features(a: FilmFeatures, b: FilmFeatures) -> FeatureMatch:
         return FeatureMatch(matches, 0, None, empty, empty)
     keep = mask.ravel().astype(bool)
     return FeatureMatch(matches, int(keep.sum()), transform, to_a[keep], from_b[keep])
+
+
+def features_of(path: str) -> FilmFeatures:
+    """Worker side: the local features of the film at ``path``."""
+    return film_features(*decoded_grey(Path(path).read_bytes()))
+
+
+def stored_features(store: ArrayStore, sha256: str, path: str) -> FilmFeatures:
+    """The features of the content ``sha256`` from ``store``; when absent or unreadable,
+    computed from the film at ``path`` (whose bytes they are) and stored."""
+    found = read_features(store, sha256)
+    if found is None:
+        found = features_of(path)
+        store.put(sha256, stored_arrays(found))
+    return found

@@ -34,6 +34,7 @@ import numpy as np
 from curation.core.parallel import Mapper
 from curation.core.store import ArrayStore
 from curation.features.close_pairs import HASH_BYTES, HASH_TABLES, close_pairs, voting_rows
+from curation.features.features import stored_features
 from curation.features.part_files import read_part, records, write_parts
 
 Job = TypeVar("Job")
@@ -70,11 +71,12 @@ def _close(work: Path, table: int, key_range: int) -> Path:
 @dataclass(frozen=True)
 class Filing:
     """Files a batch of films' voting descriptors: the films ``first_film`` on (their
-    sha256s in ``store``, and their voter counts), whose first row in the set is
-    ``first_row``."""
+    sha256s in ``store``, a file with each one's bytes, should its store file have become
+    unreadable, and their voter counts), whose first row in the set is ``first_row``."""
 
     store: ArrayStore
     shas: tuple[str, ...]
+    paths: tuple[str, ...]
     voters: tuple[int, ...]
     first_film: int
     first_row: int
@@ -103,11 +105,8 @@ def file_batch(job: Filing) -> None:
     """Worker side: read one batch's features from the store and file their voting
     descriptors (``file_films``)."""
     voting = []
-    for sha, expected in zip(job.shas, job.voters, strict=True):
-        arrays = job.store.get(sha)
-        if arrays is None:
-            raise LookupError(f"The features of {sha} are not in the store {job.store.folder}.")
-        descriptors = arrays["descriptors"]
+    for sha, path, expected in zip(job.shas, job.paths, job.voters, strict=True):
+        descriptors = stored_features(job.store, sha, path).descriptors
         voting.append(descriptors[voting_rows(descriptors)])
         if len(voting[-1]) != expected:
             raise ValueError(
@@ -279,6 +278,7 @@ def _votes(
 def stored_pair_votes(
     store: ArrayStore,
     shas: Sequence[str],
+    paths: Sequence[str],
     voters: Sequence[int],
     work: Path,
     min_votes: int = 1,
@@ -286,21 +286,25 @@ def stored_pair_votes(
     map: Mapper = in_process,
 ) -> dict[tuple[int, int], int]:
     """Votes per pair of films (i < j) with at least ``min_votes`` (sorted by pair), among
-    the films whose features ``store`` holds under ``shas`` (``voters``: each film's voting
-    descriptors, ``voting_rows``): how many descriptors of either film have a close
+    the films whose features ``store`` holds under ``shas`` (``paths``: a file with each
+    one's bytes, read only should its store file have become unreadable; ``voters``: each
+    film's voting descriptors, ``voting_rows``): how many descriptors of either film have a close
     descriptor of the other under a shared key (each descriptor votes once per partner film,
     so a repeated texture counts once). The jobs run through ``map`` (an executor's: another
     process or node, which sees ``work``), or here for at most ``IN_PROCESS_ROWS`` voting
     descriptors; ``work`` is removed when done. ``on_progress(1)`` after each of the
     ``HASH_TABLES`` tables' search."""
-    if len(voters) != len(shas):
-        raise ValueError(f"{len(voters)} voter counts for {len(shas)} films.")
+    if not len(voters) == len(paths) == len(shas):
+        raise ValueError(
+            f"{len(voters)} voter counts and {len(paths)} paths for {len(shas)} films."
+        )
 
     def file(starts: np.ndarray, map: Mapper) -> int:
         filing = [
             Filing(
                 store,
                 tuple(shas[start : start + FILMS_PER_BATCH]),
+                tuple(paths[start : start + FILMS_PER_BATCH]),
                 tuple(int(n) for n in voters[start : start + FILMS_PER_BATCH]),
                 start,
                 int(starts[start]),

@@ -23,7 +23,8 @@ from curation.same_picture.candidates import (
     candidate_pairs,
     confirm_component,
 )
-from curation.same_picture.frame_step import FrameCache, frame_pairs
+from curation.same_picture.frame_step import frame_pairs
+from curation.same_picture.frame_store import FrameCache
 from curation.same_picture.pixel_cache import ComparisonCache, PairKey
 from curation.same_picture.pixels import Comparison
 

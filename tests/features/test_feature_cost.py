@@ -18,7 +18,12 @@ from curation.core.parallel import LocalMap
 from curation.features import close_pairs, shortlist, vote_shards
 from curation.features.close_pairs import HASH_TABLES, WINDOW, common_bound
 from curation.features.features import FilmFeatures
-from curation.features.shortlist import MIN_VOTES, feature_shortlist, pair_votes
+from curation.features.shortlist import (
+    MIN_VOTES,
+    feature_shortlist,
+    pair_votes,
+    stored_pair_votes,
+)
 from curation.same_picture import frame_step
 
 
@@ -231,9 +236,9 @@ def recorded(monkeypatch):
     calls: list[tuple[int, int]] = []
     bars: dict[str, list[int]] = defaultdict(lambda: [0, 0])
 
-    def counted(features, *args, **kwargs):
-        calls.append((len(features), len({id(f) for f in features})))
-        return pair_votes(features, *args, **kwargs)
+    def counted(store, shas, *args, **kwargs):
+        calls.append((len(shas), len(set(shas))))
+        return stored_pair_votes(store, shas, *args, **kwargs)
 
     class Bar(pipeline._Bar):
         def total(self, count: int) -> None:
@@ -251,7 +256,7 @@ def recorded(monkeypatch):
         bars[description][0] = total or 0
         return task
 
-    monkeypatch.setattr(frame_step, "pair_votes", counted)
+    monkeypatch.setattr(frame_step, "stored_pair_votes", counted)
     monkeypatch.setattr(pipeline, "_Bar", Bar)
     monkeypatch.setattr(pipeline.Progress, "add_task", add_task)
     return calls, bars

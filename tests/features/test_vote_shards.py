@@ -13,7 +13,7 @@ from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
 from curation.features import vote_shards
 from curation.features.close_pairs import HASH_BYTES, HASH_TABLES
-from curation.features.features import FEATURES_VERSION, FilmFeatures
+from curation.features.features import FEATURES_VERSION, FilmFeatures, features_of
 from curation.features.shortlist import (
     MIN_VOTES,
     feature_shortlist,
@@ -22,6 +22,7 @@ from curation.features.shortlist import (
     stored_pair_votes,
     voter_counts,
 )
+from support import film_kit as kit
 from tests.features.test_feature_cost import _votes_by_definition
 
 
@@ -54,6 +55,12 @@ def _films(seed: int, count: int = 60) -> list[FilmFeatures]:
     return films
 
 
+def _nowhere(shas: list[str]) -> list[str]:
+    """No film file behind any content (an empty name): every one must be read from the
+    store."""
+    return ["" for _ in shas]
+
+
 def _stored(films: list[FilmFeatures], root) -> tuple[ArrayStore, list[str]]:
     """The films' features in a store as the frame step writes them, by made-up sha256s
     (a film filed twice: one sha256)."""
@@ -84,7 +91,7 @@ def test_the_stored_votes_are_those_of_the_definition(
     expected = _votes_by_definition(films, min_votes)
     assert len(expected) > 10 and max(expected.values()) > 3 * min_votes  # the test has teeth
     work = tmp_path / "work"
-    votes = stored_pair_votes(store, shas, voter_counts(films), work, min_votes)
+    votes = stored_pair_votes(store, shas, _nowhere(shas), voter_counts(films), work, min_votes)
     assert votes == expected and list(votes) == sorted(expected)
     assert not work.exists()
     assert pair_votes(films, min_votes) == expected  # the in-memory call: the same jobs
@@ -99,7 +106,9 @@ def test_the_driver_holds_counts_and_votes_and_ships_no_descriptor(tmp_path, mon
     voters = voter_counts(films)
     monkeypatch.setattr(vote_shards, "FILMS_PER_BATCH", 16)
     monkeypatch.setattr(vote_shards, "ROWS_PER_COUNT", 2_000)
-    in_process = stored_pair_votes(store, shas, voters, tmp_path / "work", MIN_VOTES)
+    in_process = stored_pair_votes(
+        store, shas, _nowhere(shas), voters, tmp_path / "work", MIN_VOTES
+    )
     monkeypatch.setattr(vote_shards, "IN_PROCESS_ROWS", 0)
     shipped: dict[str, list[int]] = {"Filing": [], "Search": [], "Count": [], "results": []}
 
@@ -112,7 +121,14 @@ def test_the_driver_holds_counts_and_votes_and_ships_no_descriptor(tmp_path, mon
 
     progress: list[int] = []
     votes = stored_pair_votes(
-        store, shas, voters, tmp_path / "work", MIN_VOTES, progress.append, recorded_map
+        store,
+        shas,
+        _nowhere(shas),
+        voters,
+        tmp_path / "work",
+        MIN_VOTES,
+        progress.append,
+        recorded_map,
     )
     assert votes == in_process and len(votes) > 20
     assert sum(progress) == HASH_TABLES
@@ -128,18 +144,23 @@ def test_the_driver_holds_counts_and_votes_and_ships_no_descriptor(tmp_path, mon
     assert shortlisted(voters, votes) == feature_shortlist(films)
 
 
-def test_a_content_missing_from_the_store_or_unlike_its_count_is_named(tmp_path):
-    """Features the store lost, or that disagree with the voter counts the rows are numbered
-    by: one sentence naming the content, and the work folder removed."""
-    films = _films(23, 10)
+def test_a_content_lost_from_the_store_is_described_again_and_a_wrong_count_named(tmp_path):
+    """Features the store lost are described again from the film's file (the votes as
+    with the store whole); features that disagree with the voter counts the rows are
+    numbered by: one sentence naming the content, and the work folder removed."""
+    paths = [kit.save(kit.film(seed, (384, 192)), tmp_path / f"{seed}.jpg") for seed in range(6)]
+    paths.append(kit.save(kit.cropped(kit.film(2, (384, 192)), 0.1), tmp_path / "copy.jpg"))
+    films = [features_of(str(path)) for path in paths]
     store, shas = _stored(films, tmp_path / "store")
-    kept = store.path(shas[3]).read_bytes()
-    store.path(shas[3]).unlink()
-    with pytest.raises(LookupError, match=f"features of {shas[3]} are not in the store"):
-        stored_pair_votes(store, shas, voter_counts(films), tmp_path / "work")
-    assert not (tmp_path / "work").exists()
-    store.path(shas[3]).write_bytes(kept)
+    names = [str(path) for path in paths]
+    whole = stored_pair_votes(store, shas, names, voter_counts(films), tmp_path / "work")
+    assert whole  # the copy votes for its original
+    kept = store.path(shas[6]).read_bytes()
+    store.path(shas[6]).unlink()
+    assert stored_pair_votes(store, shas, names, voter_counts(films), tmp_path / "work") == whole
+    assert store.path(shas[6]).read_bytes() == kept and not (tmp_path / "work").exists()
     wrong = voter_counts(films)
     wrong[4] += 1
     with pytest.raises(ValueError, match=f"features of {shas[4]} .* not the {wrong[4]} counted"):
-        stored_pair_votes(store, shas, wrong, tmp_path / "work")
+        stored_pair_votes(store, shas, names, wrong, tmp_path / "work")
+    assert not (tmp_path / "work").exists()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from curation.features.features import match_features
+from curation.features.features import features_of, match_features
 from curation.same_picture import frame_step
 from curation.same_picture.frame_check import (
     ALIGNED,
@@ -21,7 +21,6 @@ from curation.same_picture.frame_check import (
     tile_cover,
     worst_tile,
 )
-from curation.same_picture.frame_step import features_of
 from support import film_kit as kit
 
 TILE, STEP = ALIGNED.tile, ALIGNED.tile // 2

@@ -18,14 +18,16 @@ import numpy as np
 import pytest
 
 from curation.core.records import Kind, SourceRecord
+from curation.core.store import ArrayStore
+from curation.features.features import FEATURES_VERSION, features_of, stored_features
 from curation.same_picture import frame_check
 from curation.same_picture.frame_check import FrameComparison, frame_kind
-from curation.same_picture.frame_step import (
+from curation.same_picture.frame_step import FrameJob, frame_job, reversed_kind
+from curation.same_picture.frame_store import (
+    FRAMES_VERSION,
     FrameCache,
-    FrameJob,
-    features_of,
-    frame_job,
-    reversed_kind,
+    comparison_arrays,
+    read_comparison,
 )
 from curation.same_picture.pixels import compare
 from support import film_kit as kit
@@ -74,6 +76,7 @@ DISTINCT = {"another film": "other", "another visit of the patient": "visit"}
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory) -> dict[str, list[tuple[Path, Path, FrameComparison]]]:
     folder = tmp_path_factory.mktemp("frames")
+    store = ArrayStore(folder / "features", FEATURES_VERSION)
     found: dict[str, list[tuple[Path, Path, FrameComparison]]] = {}
     for seed in SEEDS:
         picture = kit.film(seed)
@@ -87,7 +90,7 @@ def measured(tmp_path_factory) -> dict[str, list[tuple[Path, Path, FrameComparis
         for name, (copy, quality) in made.items():
             path = kit.save(copy, folder / f"{seed}-{name}.jpg", quality=quality)
             job = FrameJob(
-                str(original), str(path), features_of(str(original)), features_of(str(path))
+                str(folder), original.name, path.name, f"o{seed}", f"{seed}-{name}", store
             )
             found.setdefault(name, []).append((original, path, frame_job(job)))
     return found
@@ -229,20 +232,19 @@ def test_the_geometry_rule_refuses_a_repositioning_and_keeps_a_reframing():
     assert not frame_check.plausible(repositioned) and not frame_check.plausible(mirrored)
 
 
-def test_features_are_deterministic_and_the_cache_round_trips(measured, tmp_path):
+def test_features_are_deterministic_and_the_stores_round_trip(measured, tmp_path):
     original, _, frame = measured["turn 3 degrees"][0]
     first, again = features_of(str(original)), features_of(str(original))
     assert np.array_equal(first.points, again.points)
     assert np.array_equal(first.descriptors, again.descriptors)
-    cache = FrameCache(tmp_path)
-    cache.features["sha-o"] = first
-    cache.frames[("sha-o", "sha-c")] = frame
-    cache.added = 2
-    cache.save()
-    read = FrameCache(tmp_path)
-    assert np.array_equal(read.features["sha-o"].descriptors, first.descriptors)
-    assert np.array_equal(read.features["sha-o"].points, first.points)
-    assert read.frames[("sha-o", "sha-c")] == frame
+    store = ArrayStore(tmp_path / "features", FEATURES_VERSION)
+    stored = stored_features(store, "sha-o", str(original))
+    read = stored_features(store, "sha-o", "no such film: the store holds it")
+    assert np.array_equal(read.descriptors, first.descriptors) and read.size == first.size
+    assert np.array_equal(read.points, first.points) and stored.size == first.size
+    comparisons = ArrayStore(tmp_path / "frames", FRAMES_VERSION)
+    comparisons.put("sha-o-sha-c", comparison_arrays(frame))
+    assert read_comparison(comparisons, "sha-o-sha-c") == frame
 
 
 def test_a_film_filed_twice_has_its_features_computed_once(measured, tmp_path):
@@ -259,14 +261,16 @@ def test_a_film_filed_twice_has_its_features_computed_once(measured, tmp_path):
     read: list[str] = []
 
     def counted(function, jobs, chunksize=16):
-        read.extend(jobs)
+        read.extend(job.path for job in jobs)
         return map(function, jobs)
 
     cache = FrameCache(None)
-    features = cache.features_for(films, tmp_path, counted)
+    cache.features_for(films, tmp_path, counted)
     assert sorted(Path(p).name for p in read) == sorted([original.name, copy.name])
-    assert features[0] is features[1] and features[0] is not features[2]
-    assert cache.added == 2
+    assert sorted(cache.films) == ["sha-c", "sha-o"] and cache.added == 2
+    assert cache.films["sha-o"].width == features_of(str(original)).size[0]
+    cache.save()
+    assert not cache.folder.exists()  # a temporary folder is removed
 
 
 def test_a_pair_the_features_do_not_align_is_not_compared_in_pixels(measured):
