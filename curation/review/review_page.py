@@ -4,9 +4,11 @@ glance: every rejected file with its reason, every film with its lesion boxes.""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from curation.core.records import Fate, Kind, SourceRecord
+from curation.features.features import FilmFeatures
 from curation.hashes.thumbnails import Thumbnail, read_thumbnails
 from curation.keeper.groups import SamePictureGroup
 from curation.lookalikes.components import Cluster, Link
@@ -19,6 +21,7 @@ from curation.review.closeness import (
     RuleCounts,
 )
 from curation.review.review import write_review_page
+from curation.same_picture.frame_step import FrameCache
 from curation.same_picture.pixels import SAME_PICTURE_LIMIT
 
 
@@ -97,12 +100,16 @@ def write_review(
     synthetic: bool,
     thumbnail_cache: Path,
     workers: int = 0,
+    features_folder: Path | None = None,
     split_of: dict[str, str] | None = None,
     decisions: list[str] | None = None,
 ) -> Path:
     """``out/review/index.html`` with thumbnails of every film it shows (those the hash step
     cached in ``thumbnail_cache``, the others made for the page over ``workers`` processes);
-    ``split_of`` maps each kept film to its split; ``decisions``: the curator's, in words."""
+    the local features of the films it draws matches for are the same-picture step's, read
+    from its caches in ``features_folder`` (``curation.same_picture.frame_step.FrameCache``)
+    when they hold them; ``split_of`` maps each kept film to its split; ``decisions``: the
+    curator's, in words."""
     films = [r for r in records if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)]
     paths = {r.film_id: root / r.path for r in films}
     sha_of = {r.film_id: r.sha256 for r in films}
@@ -110,6 +117,13 @@ def write_review(
     def known(shown: list[str]) -> dict[str, Thumbnail]:
         by_sha = read_thumbnails(thumbnail_cache, (sha_of[film] for film in shown))
         return {film: by_sha[sha_of[film]] for film in shown if sha_of[film] in by_sha}
+
+    @functools.cache
+    def cached_features() -> dict[str, FilmFeatures]:
+        return FrameCache(features_folder).features if features_folder else {}
+
+    def features(film: str) -> FilmFeatures | None:
+        return cached_features().get(sha_of[film])
 
     kept_as = {d.film_id: g.kept for g in groups for d in g.dropped}
     rejected = [
@@ -126,6 +140,7 @@ def write_review(
         rules=rule_counts(records, groups),
         workers=workers,
         known=known,
+        features=features,
         decisions=decisions or [],
         lesions_of={r.film_id: r.lesions for r in films},
         rejected=rejected,

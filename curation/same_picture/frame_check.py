@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from curation.features.features import FeatureMatch
 from curation.same_picture.frame_limits import (
@@ -229,11 +230,16 @@ def tile_cover(mask: np.ndarray) -> np.ndarray:
 def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
     """The ``tile_percentile`` percentile, over whole tiles of the overlap, of the tiles' mean
     difference: a copy agrees everywhere, while two films that share only a texture (or a
-    region) differ somewhere, which a mean over the whole overlap would dilute."""
+    region) differ somewhere, which a mean over the whole overlap would dilute. Tiles wholly
+    inside (most of a copy's) are averaged at once: the same means, bit for bit."""
     tile, step = ALIGNED.tile, ALIGNED.tile // 2
-    means = [
+    cover = tile_cover(core)
+    inside = cover == 1.0
+    windows = sliding_window_view(difference, (tile, tile))[::step, ::step]
+    means: list[float] = windows[inside].reshape(-1, tile * tile).mean(axis=1).tolist()
+    means += [
         float(difference[y : y + tile, x : x + tile][core[y : y + tile, x : x + tile]].mean())
-        for y, x in np.argwhere(tile_cover(core) >= 0.5) * step  # mostly inside the compared area
+        for y, x in np.argwhere((cover >= 0.5) & ~inside) * step  # mostly inside the area
     ]
     if not means:
         return float(difference[core].mean())
