@@ -112,10 +112,9 @@ def per_film(
     name: str, image: np.ndarray, side: int, compute: Callable[[], np.ndarray]
 ) -> np.ndarray:
     """``compute()``, what ``name`` makes of ``image`` at ``side``, remembered by this process
-    for a read-only ``image`` (the frame step's decoded films, ``remembered_grey``, and what is
-    made of them): a film is in several pairs, and what the check makes of it alone is the
-    same in each. A writable image may change between calls, so it is never remembered. The
-    result is read-only."""
+    for a read-only ``image`` (the frame step's decoded films and what is made of them): a film
+    is in several pairs, and what the check makes of it alone is the same in each. A writable
+    image may change between calls, so it is never remembered. The result is read-only."""
     if image.flags.writeable:
         return compute()
     key = (name, id(image), side)
@@ -231,12 +230,14 @@ def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
     """The ``tile_percentile`` percentile, over whole tiles of the overlap, of the tiles' mean
     difference: a copy agrees everywhere, while two films that share only a texture (or a
     region) differ somewhere, which a mean over the whole overlap would dilute. Tiles wholly
-    inside (most of a copy's) are averaged at once: the same means, bit for bit."""
+    inside (most of a copy's; none in a film narrower than a tile) are averaged at once."""
     tile, step = ALIGNED.tile, ALIGNED.tile // 2
     cover = tile_cover(core)
     inside = cover == 1.0
-    windows = sliding_window_view(difference, (tile, tile))[::step, ::step]
-    means: list[float] = windows[inside].reshape(-1, tile * tile).mean(axis=1).tolist()
+    means: list[float] = []
+    if inside.any():
+        windows = sliding_window_view(difference, (tile, tile))[::step, ::step]
+        means = windows[inside].reshape(-1, tile * tile).mean(axis=1).tolist()
     means += [
         float(difference[y : y + tile, x : x + tile][core[y : y + tile, x : x + tile]].mean())
         for y, x in np.argwhere((cover >= 0.5) & ~inside) * step  # mostly inside the area

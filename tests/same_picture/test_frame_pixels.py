@@ -164,3 +164,14 @@ def test_worst_tile_of_tiles_wholly_inside_is_each_tiles_own_mean_bit_for_bit(he
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(frame_check, "ALIGNED", replace(ALIGNED, tile_percentile=percentile))
             assert worst_tile(difference, core) == float(np.percentile(means, percentile))
+
+
+@pytest.mark.parametrize(("height", "width"), [(40, 512), (512, 40), (63, 63)])
+def test_worst_tile_of_a_film_narrower_than_a_tile_is_the_mean_over_the_compared_area(
+    height, width
+):
+    """A film far wider than tall, brought to ``compare_side``, holds no whole tile."""
+    difference = np.random.default_rng(10).random((height, width)).astype(np.float32)
+    core = np.ones((height, width), bool)
+    core[:, :5] = False
+    assert worst_tile(difference, core) == float(difference[core].mean())
