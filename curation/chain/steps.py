@@ -331,6 +331,7 @@ def write_build(
     from curation.publish.schema import features
     from curation.publish.summary import Made, summarize
     from curation.review.review_page import write_review
+    from curation.same_picture.frame_store import features_store
 
     out, root, clusters = run.out, run.source.root, lookalikes.clusters
     film_split = {f: split_of[c.cluster_id] for c in clusters for f in c.film_ids}
@@ -359,6 +360,7 @@ def write_build(
         synthetic=run.source.comment == SAMPLE_COMMENT,
         thumbnail_cache=run.cache(THUMBNAILS_CACHE),
         workers=1,
+        features_store=features_store(run.cache(PIXELS_CACHE).parent),  # as the step's
         split_of=film_split,
         decisions=decisions.sentences(),
     )

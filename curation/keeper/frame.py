@@ -31,7 +31,8 @@ exposures", and ``bench/keeper/keeper.json`` (``python -m bench.keeper.bordered`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -175,9 +176,14 @@ class Resampling:
         (``UPSCALE_FIT``: a crop of a few per cent is not) of both sides alike
         (``UPSCALE_STRETCH``: a film squeezed in one direction lost detail in that one
         only, too little to show in the share)."""
+        return self.beyond <= UPSCALE_BEYOND_SHARE and self.rescaled_alike
+
+    @property
+    def rescaled_alike(self) -> bool:
+        """What the residuals say alone (``lead``, ``fit`` and ``stretch`` within their
+        limits): without it no ``beyond`` makes an upscale."""
         return (
-            self.beyond <= UPSCALE_BEYOND_SHARE
-            and self.lead >= UPSCALE_LEAD
+            self.lead >= UPSCALE_LEAD
             and self.fit <= UPSCALE_FIT
             and self.stretch <= UPSCALE_STRETCH
         )
@@ -204,7 +210,10 @@ _DCT = _dct_basis()
 
 
 def upscale_of(
-    larger: np.ndarray, smaller: np.ndarray, steps: np.ndarray | None = None
+    larger: np.ndarray,
+    smaller: np.ndarray,
+    steps: np.ndarray | None = None,
+    deciding: bool = False,
 ) -> Resampling:
     """Whether the larger grey film holds more than the smaller one upscaled (bicubic).
 
@@ -219,7 +228,9 @@ def upscale_of(
     against the smaller one upscaled, in grey levels. Both read inside a margin of 2 %
     (the resampling's edges); ``fit`` is that residual against the film's own fine detail
     (its difference from its blur), which tells a rescale from a crop; ``stretch`` how far
-    the two sides' scales differ."""
+    the two sides' scales differ. ``deciding``: only whether it is an upscale is wanted, so
+    ``beyond`` (two block DCTs of the larger film, the costliest part) is left unmeasured
+    (infinite) when the residuals alone already say no (``rescaled_alike``)."""
     height, width = larger.shape
     big = larger.astype(np.float64)
     small = smaller.astype(np.float64)
@@ -230,15 +241,18 @@ def upscale_of(
     missed_down = float(np.abs(small - down).mean())
     lead = np.log2(max(missed_down, 1e-6) / max(missed_up, 1e-6))
     detail = float(np.abs(big - cv2.GaussianBlur(big, (0, 0), 2.0)).mean())
+    fit = missed_up / max(detail, 1e-6)
+    stretch = abs((width / small.shape[1]) / (height / small.shape[0]) - 1)
+    residuals = Resampling(math.inf, round(float(lead), 4), round(fit, 4), round(stretch, 4))
+    if deciding and not residuals.rescaled_alike:
+        return residuals
     step = np.ones((8, 8)) if steps is None else steps.astype(np.float64)
     margin = -(-edge // 8)  # whole blocks
     moved = np.abs(_block_dct(big) - _block_dct(up))[margin:-margin, margin:-margin]
     ac = np.ones((8, 8), dtype=bool)
     ac[0, 0] = False
     beyond = float((moved[..., ac] > step[ac] / 2 + 1).mean()) if moved.size else 1.0
-    fit = missed_up / max(detail, 1e-6)
-    stretch = abs((width / small.shape[1]) / (height / small.shape[0]) - 1)
-    return Resampling(round(beyond, 4), round(float(lead), 4), round(fit, 4), round(stretch, 4))
+    return replace(residuals, beyond=round(beyond, 4))
 
 
 def luminance_steps(image: Image.Image) -> np.ndarray | None:
@@ -250,7 +264,7 @@ def luminance_steps(image: Image.Image) -> np.ndarray | None:
     return np.asarray(tables[min(tables)], dtype=np.float64).reshape(8, 8)
 
 
-def resampling_of(larger: Path, smaller: Path) -> Resampling | None:
+def resampling_of(larger: Path, smaller: Path, deciding: bool = False) -> Resampling | None:
     """``upscale_of`` read from two files (the larger film's own quantisation table); ``None``
     when one no longer reads."""
     try:
@@ -260,7 +274,7 @@ def resampling_of(larger: Path, smaller: Path) -> Resampling | None:
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
     small = _grey(smaller)
-    return None if small is None else upscale_of(big, small, steps)
+    return None if small is None else upscale_of(big, small, steps, deciding)
 
 
 def _grey(path: Path) -> np.ndarray | None:
@@ -274,5 +288,5 @@ def _grey(path: Path) -> np.ndarray | None:
 def is_upscale(paths: tuple[str, str]) -> bool:
     """Whether the film at the first path is an upscale of the one at the second (worker
     side); ``False`` when one no longer reads."""
-    reading = resampling_of(Path(paths[0]), Path(paths[1]))
+    reading = resampling_of(Path(paths[0]), Path(paths[1]), deciding=True)
     return reading is not None and reading.upscale

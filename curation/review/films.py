@@ -19,7 +19,12 @@ from PIL import Image
 from curation.core.jpeg_check import check_decodable
 from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import Lesion
-from curation.features.features import decoded_grey, film_features, match_features
+from curation.features.features import (
+    FilmFeatures,
+    decoded_grey,
+    film_features,
+    match_features,
+)
 from curation.same_picture.frame_limits import FEATURES, FRAMING
 from curation.visits.descriptors import visit_features_of
 from curation.visits.verification import verify
@@ -68,14 +73,22 @@ def published_film(data: bytes, name: str) -> FullFilm | str:
 MatchedPoints = tuple[np.ndarray, np.ndarray]  # (n, 2) pixel points in film A and in film B
 
 
-def matched_points(source_a: Path, source_b: Path) -> MatchedPoints | None:
+def matched_points(
+    source_a: Path,
+    source_b: Path,
+    known: tuple[FilmFeatures | None, FilmFeatures | None] = (None, None),
+) -> MatchedPoints | None:
     """The matched features of film B on film A, in pixels: the frame check's (one transform,
     as a copy under another frame has) when they are a copy's evidence, else the visit check's
     (``curation.visits``: fitted per strip of the arch); None when either film cannot be read
-    or neither check finds its evidence."""
+    or neither check finds its evidence. ``known``: either film's local features when the
+    same-picture step has them (the same as computed from the file), so they are not
+    computed again."""
     try:
-        data = [p.read_bytes() for p in (source_a, source_b)]
-        found = [film_features(*decoded_grey(d)) for d in data]
+        found = [
+            features or _features(source)
+            for features, source in zip(known, (source_a, source_b), strict=True)
+        ]
     except (OSError, ValueError, Image.DecompressionBombError):
         return None
     match = match_features(*found)
@@ -83,12 +96,20 @@ def matched_points(source_a: Path, source_b: Path) -> MatchedPoints | None:
     fewest = FEATURES.required_inliers(0.0, FRAMING.min_overlap)
     if match.inliers >= fewest and match.inlier_share >= FEATURES.min_inlier_share:
         return (match.points_a, match.points_b)
-    described = [visit_features_of(d) for d in data]
+    try:
+        described = [visit_features_of(p.read_bytes()) for p in (source_a, source_b)]
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None
     evidence = verify(*described)
     if not evidence.verified:
         return None
     size_a, size_b = (np.asarray(f.size, np.float32) for f in described)
     return (evidence.points_a * size_a, evidence.points_b * size_b)
+
+
+def _features(source: Path) -> FilmFeatures:
+    """The local features of the film at ``source``, as the same-picture step computes them."""
+    return film_features(*decoded_grey(source.read_bytes()))
 
 
 def _number(value: float) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
 from curation.core.records import Lesion
+from curation.features.features import FilmFeatures
 from curation.hashes.thumbnails import Thumbnail, film_thumbnail
 from curation.review.closeness import (
     CLOSE,
@@ -85,6 +86,7 @@ def write_review_page(
     rules: RuleCounts | None = None,
     workers: int = 0,
     known: Callable[[list[str]], Mapping[str, Thumbnail]] = lambda films: {},
+    features: Callable[[str], FilmFeatures | None] = lambda film: None,
     lesions_of: Mapping[str, Sequence[Lesion]] | None = None,
     rejected: Sequence[RejectedFile] = (),
     decisions: list[str] | None = None,
@@ -99,8 +101,10 @@ def write_review_page(
     all. Films are written before the page and stale ones removed after it, each file
     atomically, so a reader never meets a page pointing at a missing file. ``known(film ids)``
     gives the thumbnails already made (the hash step's, by film id); the others are made here
-    over ``workers`` processes (0: one per core). ``decisions``: the curator's
-    (``BUILD/decisions.toml``), one sentence each, listed after the summary."""
+    over ``workers`` processes (0: one per core). ``features(film id)`` gives a film's local
+    features when the same-picture step has them (the others are computed for the matched
+    features a view draws). ``decisions``: the curator's (``BUILD/decisions.toml``), one
+    sentence each, listed after the summary."""
     split_of = dict(split_of or {})
     groups = sorted(groups, key=lambda g: (-group_ratio(g), g.kept))
     decided = [(c, needed_links(c)) for c in clusters if len(c.film_ids) > 1]
@@ -121,7 +125,8 @@ def write_review_page(
 
     @cache
     def matched(first: str, second: str) -> MatchedPoints | None:
-        return matched_points(image_path(first), image_path(second))
+        held = (features(first), features(second))
+        return matched_points(image_path(first), image_path(second), held)
 
     view = PageView(thumbs, full, split_of, lesions_of or {}, matched, _file_name)
     group_views = [view.group(i, g) for i, g in enumerate(groups, 1)]

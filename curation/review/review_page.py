@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from curation.core.records import Fate, Kind, SourceRecord
+from curation.core.store import ArrayStore
+from curation.features.features import FilmFeatures, read_features
 from curation.hashes.thumbnails import Thumbnail, read_thumbnails
 from curation.keeper.groups import SamePictureGroup
 from curation.lookalikes.components import Cluster, Link
@@ -97,11 +99,14 @@ def write_review(
     synthetic: bool,
     thumbnail_cache: Path,
     workers: int = 0,
+    features_store: ArrayStore | None = None,
     split_of: dict[str, str] | None = None,
     decisions: list[str] | None = None,
 ) -> Path:
     """``out/review/index.html`` with thumbnails of every film it shows (those the hash step
     cached in ``thumbnail_cache``, the others made for the page over ``workers`` processes);
+    the local features of the films it draws matches for are the same-picture step's, read
+    from its ``features_store`` (``curation.same_picture.frame_store``) when it holds them;
     ``split_of`` maps each kept film to its split; ``decisions``: the curator's, in words."""
     films = [r for r in records if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)]
     paths = {r.film_id: root / r.path for r in films}
@@ -110,6 +115,9 @@ def write_review(
     def known(shown: list[str]) -> dict[str, Thumbnail]:
         by_sha = read_thumbnails(thumbnail_cache, (sha_of[film] for film in shown))
         return {film: by_sha[sha_of[film]] for film in shown if sha_of[film] in by_sha}
+
+    def features(film: str) -> FilmFeatures | None:
+        return read_features(features_store, sha_of[film]) if features_store else None
 
     kept_as = {d.film_id: g.kept for g in groups for d in g.dropped}
     rejected = [
@@ -126,6 +134,7 @@ def write_review(
         rules=rule_counts(records, groups),
         workers=workers,
         known=known,
+        features=features,
         decisions=decisions or [],
         lesions_of={r.film_id: r.lesions for r in films},
         rejected=rejected,

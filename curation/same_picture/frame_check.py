@@ -1,33 +1,26 @@
-"""Same picture under another frame: a copy cropped, padded, turned by a few degrees or
-re-toned locally (CLAHE), which the whole-frame pixel check (``curation.same_picture.pixels``)
-cannot see.
+"""Same picture under another frame: a copy cropped, padded, turned a few degrees or
+re-toned locally, which the whole-frame check (``curation.same_picture.pixels``) cannot see.
 
 A pair is the same picture when every gate holds; each gate's thresholds are the fields of
 its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured on real radiographs
 (docs/margins.md, "Frame check"):
 
-1. **Features agree** (``curation.features.features``): enough ORB matches explained by one affine
-   transform fitted by MAGSAC (``min_inliers`` per whole frame the films share,
-   ``FeatureGate.required_inliers``) and a large share of the ratio-test matches
-   (``min_inlier_share``). Distinct films share a few chance corners; a copy shares most.
+1. **Features agree** (``curation.features.features``): enough ORB matches explained by one
+   affine transform fitted by MAGSAC (``FeatureGate.required_inliers``: ``min_inliers`` per
+   whole frame shared) and a large share of the ratio-test matches (``min_inlier_share``).
 2. **Framed as a copy is framed** (``plausible``, ``framed_as_a_copy``): no mirror, a few
-   degrees at most; rigid (one scale: a crop, a pad, a turn) or unturned (a resize); and,
-   unturned, one frame holds the other. A later visit of the patient moves the frame in
-   scale, turn and shift at once; these rules are how scripts reframe, not a measure of
-   content, and say so.
+   degrees at most; rigid (a crop, a pad, a turn) or unturned (a resize); unturned, one frame
+   holds the other. These rules are how scripts reframe, not a measure of content.
 3. **Pixels agree once aligned**: film B is warped onto film A's frame at ``compare_side``
-   pixels by the fitted transform, refined by OpenCV's ECC, and compared on the overlap only
-   (``min_overlap``), where neither film is clipped, after *local* tone normalisation (minus
-   the local mean, over the local contrast, windows of ``tone_sigma``): re-exposure, gamma,
-   CLAHE and equalisation are monotone and near-affine within a small window, so they
-   vanish. Three measures: the difference of the normalised films, 3 x 3 averaged, in the
-   ``tile_percentile`` worst tile (``aligned_limit``: a copy agrees everywhere); the median
-   shift still left between tiles (``shift_limit``: an arch bent otherwise); and the
-   correlation at the anatomy's scale (``min_anatomy_correlation``: fine texture alone, such
-   as a shared noise pattern, can match between distinct films; the anatomy cannot).
+   pixels by the fitted transform, refined by OpenCV's ECC, and compared on the overlap
+   (``min_overlap``) after *local* tone normalisation (windows of ``tone_sigma``): re-tonings
+   are near-affine within a small window, so they vanish. Measures: the normalised
+   difference, 3 x 3 averaged, in the ``tile_percentile`` worst tile (``aligned_limit``);
+   the median shift left between tiles (``shift_limit``: an arch bent otherwise); the
+   correlation at the anatomy's scale (``min_anatomy_correlation``: a shared noise pattern
+   can match between distinct films; the anatomy cannot).
 
-The kind of copy is read from the transform and the overlap (``frame_kind``, limits in
-``FrameKindLimits``); the transform and the measures are the evidence ``frame_step`` records.
+The kind of copy is read from the transform and overlap (``frame_kind``), its evidence kept.
 """
 
 from __future__ import annotations
@@ -39,6 +32,7 @@ from dataclasses import dataclass
 
 import cv2
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from curation.features.features import FeatureMatch
 from curation.same_picture.frame_limits import (
@@ -111,10 +105,9 @@ def per_film(
     name: str, image: np.ndarray, side: int, compute: Callable[[], np.ndarray]
 ) -> np.ndarray:
     """``compute()``, what ``name`` makes of ``image`` at ``side``, remembered by this process
-    for a read-only ``image`` (the frame step's decoded films, ``remembered_grey``, and what is
-    made of them): a film is in several pairs, and what the check makes of it alone is the
-    same in each. A writable image may change between calls, so it is never remembered. The
-    result is read-only."""
+    for a read-only ``image`` (the frame step's decoded films and what is made of them): a film
+    is in several pairs, and what the check makes of it alone is the same in each. A writable
+    image may change between calls, so it is never remembered. The result is read-only."""
     if image.flags.writeable:
         return compute()
     key = (name, id(image), side)
@@ -229,11 +222,18 @@ def tile_cover(mask: np.ndarray) -> np.ndarray:
 def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
     """The ``tile_percentile`` percentile, over whole tiles of the overlap, of the tiles' mean
     difference: a copy agrees everywhere, while two films that share only a texture (or a
-    region) differ somewhere, which a mean over the whole overlap would dilute."""
+    region) differ somewhere, which a mean over the whole overlap would dilute. Tiles wholly
+    inside (most of a copy's; none in a film narrower than a tile) are averaged at once."""
     tile, step = ALIGNED.tile, ALIGNED.tile // 2
-    means = [
+    cover = tile_cover(core)
+    inside = cover == 1.0
+    means: list[float] = []
+    if inside.any():
+        windows = sliding_window_view(difference, (tile, tile))[::step, ::step]
+        means = windows[inside].reshape(-1, tile * tile).mean(axis=1).tolist()
+    means += [
         float(difference[y : y + tile, x : x + tile][core[y : y + tile, x : x + tile]].mean())
-        for y, x in np.argwhere(tile_cover(core) >= 0.5) * step  # mostly inside the compared area
+        for y, x in np.argwhere((cover >= 0.5) & ~inside) * step  # mostly inside the area
     ]
     if not means:
         return float(difference[core].mean())

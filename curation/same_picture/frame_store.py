@@ -47,6 +47,11 @@ def film_grey(path: str) -> tuple[np.ndarray, tuple[int, int]]:
     return decoded_grey(Path(path).read_bytes())
 
 
+def features_store(cache_folder: Path) -> ArrayStore:
+    """The local features store below a build's cache folder."""
+    return ArrayStore(cache_folder / FEATURES_STORE, FEATURES_VERSION)
+
+
 @dataclass(frozen=True, slots=True)
 class StoredFilm:
     """What the driver keeps of one content's features: the film's size, its voting
@@ -129,7 +134,7 @@ class FrameCache:
             self._temporary = tempfile.TemporaryDirectory(prefix="pericurate-frames-")
             folder = Path(self._temporary.name)
         self.folder = folder
-        self.features = ArrayStore(self.folder / FEATURES_STORE, FEATURES_VERSION)
+        self.features = features_store(self.folder)
         self.comparisons = ArrayStore(self.folder / FRAMES_STORE, FRAMES_VERSION)
         self.films: dict[str, StoredFilm] = {}
         self.added = 0

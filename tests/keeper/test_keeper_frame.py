@@ -338,3 +338,41 @@ def test_an_original_with_dark_corners_of_its_own_is_kept_over_its_brightened_co
     kept, evidence_of_copy = _keep(archive, "12341", "36531")
     assert kept == "12341", evidence_of_copy
     assert not evidence_of_copy.startswith("its corners"), evidence_of_copy
+
+
+def test_deciding_an_upscale_skips_the_block_dcts_only_when_the_residuals_already_say_no(
+    tmp_path, monkeypatch
+):
+    """The keeper asks only whether a film is an upscale: a pair the residuals refuse (a
+    crop does not fit, a downscale at a high quality does not lead) is answered without the
+    two block DCTs, and every answer is the full reading's."""
+    from curation.keeper import frame
+
+    grainy = _jpeg(_smooth(7, 2.0, 0.5), 90)
+    smooth = _jpeg(_smooth(7, 1.0, 1.0), 85)
+    picture = _decoded(_jpeg(_radiograph(7), 90))
+    pairs = {
+        "upscale": (_rescaled(grainy, 1.15, 90), grainy),
+        "downscale above": (smooth, _rescaled(smooth, 1 / 1.15, 95)),
+        "crop": (_jpeg(picture, 90), _jpeg(_crop(picture, 0.004), 90)),
+    }
+    paths = {}
+    for name, (larger, smaller) in pairs.items():
+        paths[name] = (tmp_path / f"{name}-l.jpg", tmp_path / f"{name}-s.jpg")
+        paths[name][0].write_bytes(larger)
+        paths[name][1].write_bytes(smaller)
+    full = {name: frame.resampling_of(*paths[name]) for name in pairs}
+    assert [full[name].upscale for name in pairs] == [True, False, False]
+    assert not full["downscale above"].rescaled_alike and not full["crop"].rescaled_alike
+    block_dcts = 0
+    block_dct = frame._block_dct
+
+    def counted(grey: np.ndarray) -> np.ndarray:
+        nonlocal block_dcts
+        block_dcts += 1
+        return block_dct(grey)
+
+    monkeypatch.setattr(frame, "_block_dct", counted)
+    for name in pairs:
+        assert frame.is_upscale(tuple(map(str, paths[name]))) is full[name].upscale
+    assert block_dcts == 2  # the upscale's two; the others were decided without them

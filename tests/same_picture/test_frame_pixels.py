@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from PIL import Image
 
 from curation.features.features import features_of, match_features
-from curation.same_picture import frame_step
+from curation.same_picture import frame_check, frame_step
 from curation.same_picture.frame_check import (
     ALIGNED,
     compare_frames,
@@ -141,3 +142,35 @@ def test_a_pair_measures_alike_on_remembered_and_fresh_films(tmp_path):
     remembered = [frame_step.remembered_grey(path)[0] for path in (copy, original)]
     for _ in range(2):  # the second time from what the first remembered
         assert compare_frames(remembered[0], remembered[1], sizes, match) == expected
+
+
+@pytest.mark.parametrize(("height", "width", "seed"), [(250, 512, 6), (512, 371, 7), (96, 130, 8)])
+def test_worst_tile_of_tiles_wholly_inside_is_each_tiles_own_mean_bit_for_bit(height, width, seed):
+    """A copy's compared area holds most tiles wholly: they are averaged at once, and every
+    mean must still be numpy's mean of that tile's pixels (the percentile reads them all)."""
+    rng = np.random.default_rng(seed)
+    difference = (rng.random((height, width)) * rng.random((1, width))).astype(np.float32)
+    ys, xs = np.mgrid[0:height, 0:width]
+    core = xs - 0.2 * ys > 20  # a turned edge: tiles wholly inside, partly inside and outside
+    tiles = [(y, x) for y, x in _tiles(height, width) if core[y : y + TILE, x : x + TILE].all()]
+    assert tiles
+    means = [
+        float(difference[y : y + TILE, x : x + TILE][core[y : y + TILE, x : x + TILE]].mean())
+        for y, x in _tiles(height, width)
+        if core[y : y + TILE, x : x + TILE].mean() >= 0.5
+    ]
+    for percentile in (0, 50, 95, 100):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(frame_check, "ALIGNED", replace(ALIGNED, tile_percentile=percentile))
+            assert worst_tile(difference, core) == float(np.percentile(means, percentile))
+
+
+@pytest.mark.parametrize(("height", "width"), [(40, 512), (512, 40), (63, 63)])
+def test_worst_tile_of_a_film_narrower_than_a_tile_is_the_mean_over_the_compared_area(
+    height, width
+):
+    """A film far wider than tall, brought to ``compare_side``, holds no whole tile."""
+    difference = np.random.default_rng(10).random((height, width)).astype(np.float32)
+    core = np.ones((height, width), bool)
+    core[:, :5] = False
+    assert worst_tile(difference, core) == float(difference[core].mean())
