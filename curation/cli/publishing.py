@@ -118,6 +118,7 @@ def audit_command(
                 on_start,
                 on_film,
                 map=map,
+                work_below=out,  # where the report goes: a cluster's nodes must see it
             )
         write_report(audit, out)
     except AuditError as error:
