@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -211,28 +211,30 @@ def audit_run(target: Path, out: Path, executor: str, roots: dict[str, int]) -> 
 
 
 def measure(rows: tuple[int, ...], scratch: Path, executors: tuple[str, ...]) -> dict:
-    """Each size written once, audited on each executor, the reports compared."""
+    """Each size written once (kept in ``scratch`` for a rerun), audited on each executor in
+    turn (the cluster started once), the reports compared."""
     found: dict[str, dict] = {}
     targets = {}
     for n in rows:
         targets[n] = scratch / f"target-{n}"
-        planted = write_dataset(targets[n], n)
+        if not (scratch / f"planted-{n}.json").is_file():
+            planted = write_dataset(targets[n], n)
+            (scratch / f"planted-{n}.json").write_text(json.dumps(planted))
+        planted = json.loads((scratch / f"planted-{n}.json").read_text())
         found[str(n)] = {"planted": {k: len(v) for k, v in planted.items()}}
-        (scratch / f"planted-{n}.json").write_text(json.dumps(planted))
-    if "local" in executors:
+    with two_nodes(store_mib=STORE_MIB) if "ray" in executors else nullcontext() as cluster:
         for n in rows:
-            measured = audit_run(targets[n], scratch / f"local-{n}", "local", {})
-            found[str(n)]["local"] = measured
-            print(json.dumps({"rows": n, "local": measured}), file=sys.stderr, flush=True)
-    if "ray" in executors:
-        with two_nodes(store_mib=STORE_MIB) as cluster:
-            keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
-            roots = {"head": cluster.head.pid, "worker": cluster.worker.pid}
-            with _environment({k: cluster.env[k] for k in keys}):
-                for n in rows:
-                    measured = audit_run(targets[n], scratch / f"ray-{n}", "ray", roots)
-                    found[str(n)]["ray"] = measured
-                    print(json.dumps({"rows": n, "ray": measured}), file=sys.stderr, flush=True)
+            for executor in executors:
+                roots, env = {}, {}
+                if cluster is not None and executor == "ray":
+                    roots = {"head": cluster.head.pid, "worker": cluster.worker.pid}
+                    keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
+                    env = {k: cluster.env[k] for k in keys}
+                with _environment(env):
+                    out = scratch / f"{executor}-{n}"
+                    measured = audit_run(targets[n], out, executor, roots)
+                found[str(n)][executor] = measured
+                print(json.dumps({"rows": n, executor: measured}), file=sys.stderr, flush=True)
     for n in rows:
         planted = json.loads((scratch / f"planted-{n}.json").read_text())
         reports = {

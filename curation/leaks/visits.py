@@ -145,9 +145,11 @@ def stored_candidates(store: ArrayStore, keys: Sequence[str], map: Mapper) -> li
         (store, vocabulary, tuple(keys[start : start + FILMS_PER_JOB]))
         for start in range(0, len(keys), FILMS_PER_JOB)
     ]
-    rows = [v for batch in map(_vectors, jobs, chunksize=1) for v in batch]
-    width = vocabulary.centroids.size
-    return nearest_films(np.stack(rows) if rows else np.zeros((0, width), np.float32), PARTNERS)
+    vectors = np.zeros((len(keys), vocabulary.centroids.size), np.float32)  # filled in place
+    done = (v for batch in map(_vectors, jobs, chunksize=1) for v in batch)
+    for row, vector in enumerate(done):
+        vectors[row] = vector
+    return nearest_films(vectors, PARTNERS)
 
 
 def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:
