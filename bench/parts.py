@@ -109,6 +109,16 @@ def audit(folder: Path) -> dict:
     }
 
 
+def audit_at_scale(rows: tuple[int, ...], executors: tuple[str, ...]) -> dict:
+    """Issue 39: the audit of a synthetic published dataset of each size, locally and on the
+    two-node cluster (``bench.scale.audit_cluster``): wall, CPU, the driver's and each
+    node's peak memory, the reports compared, the planted pairs found."""
+    from bench.scale import audit_cluster
+
+    with tempfile.TemporaryDirectory(prefix="pericurate-audit-cluster-", dir="/tmp") as scratch:
+        return audit_cluster.measure(rows, Path(scratch), executors)
+
+
 def margins_found(archive: Path | None, films: int, sample: Path | None = None) -> dict:
     """Largest copy vs smallest distinct pair, on the test films, the 200-film sample
     (``sample`` when already written) and (when ``archive``) the bench corpus (about 10

@@ -77,6 +77,7 @@ class Sizes:
     feature_sizes: tuple[int, ...] = (1000, 2000, 4000, 16000)  # films per cost figure
     distractor_sizes: tuple[int, ...] = (0, 4000, 16000)  # distractors the real films join
     audit_rows: tuple[int, ...] = audit_memory.ROWS
+    audit_scale_rows: tuple[int, ...] = (4000, 16000)  # rows of the audited dataset
     corpus_dir: Path = CORPUS_DIR
     noop_runs: int = 5  # interleaved runs of the no-op `make splits`, one process and five
     noop_films: int = 200  # originals of the sample the no-op part builds
@@ -105,6 +106,7 @@ TINY = Sizes(
     executors=("local",),
     feature_sizes=(40,),
     audit_rows=(20, 40),
+    audit_scale_rows=(40,),
     noop_runs=1,
     noop_films=40,
     drawn_patients=2,
@@ -313,6 +315,11 @@ def _audit_memory(s: Sizes) -> dict:
     return {"audit_memory": audit_memory.measure(s.audit_rows)}
 
 
+def _audit_scale(s: Sizes) -> dict:
+    """The audit of a published dataset at each size, locally and on two nodes."""
+    return {"audit_scale": parts.audit_at_scale(s.audit_scale_rows, s.executors)}
+
+
 # Each part: what it measures at the sizes given, as the results' entries it writes.
 def _noop(s: Sizes) -> dict:
     """``make splits`` with nothing to do: one process against the five commands it replaced."""
@@ -346,6 +353,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "records_memory": _records_memory,
     "scale": _scale,
     "audit_memory": _audit_memory,
+    "audit_scale": _audit_scale,
     "noop": _noop,
 }
 # Parts that may record a plain skip, and what they need that a machine may lack.

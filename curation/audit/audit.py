@@ -20,9 +20,12 @@ association between each referral field and the labels.
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
@@ -34,6 +37,17 @@ if TYPE_CHECKING:
 
 METHODS = ("ahash", "phash", "dhash")
 DEFAULT_PERMUTATIONS = 9999
+VISIT_FEATURES = "visit-features"  # the store of the workers' visit features, below the work folder
+
+
+@contextmanager
+def work_folder(below: Path | None) -> Iterator[Path]:
+    """A new folder below ``below`` (default: the temporary folder), removed with what it
+    holds when the block ends."""
+    if below is not None:
+        below.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".pericurate-audit-work-", dir=below) as folder:
+        yield Path(folder)
 
 
 def run_audit(
@@ -48,13 +62,17 @@ def run_audit(
     on_film: Callable[[], None] | None = None,
     visits: bool = True,
     map: Mapper | None = None,
+    work_below: Path | None = None,
 ) -> Audit:
     """Read the target, recompute every hash and run every check (``visits``: also match
     local features across splits, ``curation.leaks.visits``); per-file work through ``map``
-    (an executor's, ``curation.chain.executors``; default: this machine's cores)."""
+    (an executor's, ``curation.chain.executors``; default: this machine's cores). The
+    workers' visit features go to a work folder below ``work_below`` (removed when done;
+    default: the temporary folder), which every worker must see at the same path."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
     from curation.audit.decided import apply_decisions
+    from curation.core.store import ArrayStore
     from curation.hashes.hashing import AverageHash512
     from curation.leaks.identical import fill_pixels, representatives
     from curation.leaks.leakage import (
@@ -83,7 +101,8 @@ def run_audit(
         scan,
     )
     from curation.leaks.turned import turned_same_picture
-    from curation.leaks.visits import cross_split_matches, shard_features
+    from curation.leaks.visits import cross_split_matches, describe_films
+    from curation.visits.descriptors import DESCRIPTORS_VERSION
 
     columns = columns or Columns()
     unknown = sorted(set(methods) - set(METHODS))
@@ -143,14 +162,16 @@ def run_audit(
     )
     audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
     if visits:
-        features = shard_features(shards, names["image"] or columns.image, rep_films, map)
-        matches, fits = cross_split_matches(
-            rep_films,
-            features,
-            splits,
-            lambda index: audit.image_bytes(rep_films[index]),
-            map,
-        )
+        with work_folder(work_below) as folder:
+            store = ArrayStore(folder / VISIT_FEATURES, DESCRIPTORS_VERSION)
+            describe_films(shards, names["image"] or columns.image, rep_films, store, map)
+            matches, fits = cross_split_matches(
+                rep_films,
+                store,
+                splits,
+                lambda index: audit.image_bytes(rep_films[index]),
+                map,
+            )
         audit.visits = [replace(m, a=reps[m.a], b=reps[m.b]) for m in matches]
         audit.visit_fits = {(reps[a], reps[b]): fit for (a, b), fit in fits.items()}
     audit.reused_ids = reused_ids(films)

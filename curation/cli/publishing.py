@@ -59,7 +59,8 @@ def audit_command(
         Path | None,
         typer.Option(
             help="Folder for report.json, report.html, nearest.png [default: the audit folder "
-            "of the target's build, else build/audit].",
+            "of the target's build, else build/audit]; it holds the workers' work folder while "
+            "the audit runs, so with --executor ray every node must see it at the same path.",
             show_default=False,
             file_okay=False,
         ),
@@ -118,6 +119,7 @@ def audit_command(
                 on_start,
                 on_film,
                 map=map,
+                work_below=out,  # where the report goes: a cluster's nodes must see it
             )
         write_report(audit, out)
     except AuditError as error:

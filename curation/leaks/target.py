@@ -54,9 +54,10 @@ DEFAULT_OPTIONAL = {
 }
 
 
-@dataclass
+@dataclass(slots=True)
 class Film:
-    """What the audit keeps of one row: codes and small fields, never the image."""
+    """What the audit keeps of one row: codes and small fields, never the image (slots: no
+    dictionary of attributes per row)."""
 
     film_id: str
     split: str

@@ -2,32 +2,38 @@
 splits, found as the build finds them (``curation.visits``), which no hash distance can find.
 
 Every film's anatomy is described from the shard's image bytes (a row group per worker, as
-the hashing does), retrieval names each film's nearest films, and each cross-split pair the
-verification confirms is then told apart by the aligned frame check
-(``curation.same_picture.frame_check``, on ORB features of the two films): the same
-picture under another frame is a copy that leaks (a finding like any other); anything else
-is a visit of one patient, listed first in the report with the two films and their matched
-features drawn (``visits/visit-NNN.png``).
+the hashing does) into an ``ArrayStore`` below the audit's work folder, keyed by the film's
+sha256: the jobs that describe, summarise and verify carry keys and return small records,
+and the vocabulary's training reads the films one at a time, so the auditing process never
+holds the descriptors (up to 128 KB a film) of more than one film. Retrieval names each
+film's nearest films, and each cross-split pair the verification confirms is then told apart
+by the aligned frame check (``curation.same_picture.frame_check``, on ORB features of the
+two films): the same picture under another frame is a copy that leaks (a finding like any
+other); anything else is a visit of one patient, listed first in the report with the two
+films and their matched features drawn (``visits/visit-NNN.png``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import cv2
 import numpy as np
 
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
+from curation.core.store import ArrayStore
 from curation.features.features import decoded_grey, film_features, match_features
-from curation.leaks.target import RowGroup, read_images, row_groups
+from curation.leaks.target import AuditError, RowGroup, read_images, row_groups
 from curation.same_picture.frame_check import compare_frames
 from curation.visits.descriptors import VisitFeatures, visit_features_of
-from curation.visits.find import candidates
+from curation.visits.find import FILMS_PER_JOB
+from curation.visits.retrieval import PARTNERS, Vocabulary, nearest_films, train_vocabulary
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
 if TYPE_CHECKING:
@@ -55,35 +61,106 @@ class CrossSplitMatch:
     decided: str = ""  # the curator's reason, for films declared one patient (no features)
 
 
-def _features_group(job: tuple[RowGroup, tuple[int, ...]], image: str) -> list[VisitFeatures]:
+def _described(data: bytes, store: ArrayStore) -> int:
+    """Worker side: the film's visit features put in ``store`` under its sha256 (once per
+    content); the number of descriptors."""
+    key = hashlib.sha256(data).hexdigest()
+    if key in store:  # another row of the same bytes
+        return len(stored_features(store, key).descriptors)
+    features = visit_features_of(data)
+    size = np.array(features.size, np.int64)
+    store.put(key, {"points": features.points, "descriptors": features.descriptors, "size": size})
+    return len(features.descriptors)
+
+
+def _describe_group(job: tuple[RowGroup, tuple[int, ...]], image: str, store: ArrayStore) -> int:
     group, rows = job
-    return read_images(group, image, rows, visit_features_of)
+    return sum(read_images(group, image, rows, partial(_described, store=store)))
 
 
-def shard_features(
-    shards: list[Path], image: str, films: list[Film], map: Mapper | None = None
-) -> list[VisitFeatures]:
-    """The features of ``films``, in their order, read from the shards a row group per job
-    through ``map`` (default: one process per core)."""
+def describe_films(
+    shards: list[Path], image: str, films: list[Film], store: ArrayStore, map: Mapper | None = None
+) -> int:
+    """The visit features of ``films`` put in ``store`` by workers, read from the shards a row
+    group per job through ``map`` (default: one process per core); the jobs carry the row
+    group and the store, and return a count: no descriptor reaches this process. The number
+    of descriptors stored."""
     groups = row_groups(shards)
-    wanted = [(f.shard, f.row) for f in films]
     rows_of: dict[RowGroup, list[int]] = {}
-    for shard, row in sorted(set(wanted)):
+    for shard, row in sorted({(f.shard, f.row) for f in films}):
         group = next(g for g in groups if g.shard == shard and row < g.first_row + g.rows)
         rows_of.setdefault(group, []).append(row)
     jobs = [(group, tuple(rows)) for group, rows in rows_of.items()]
-    work = partial(_features_group, image=image)
-    found: dict[tuple[int, int], VisitFeatures] = {}
-    for (group, rows), features in zip(
-        jobs, (map or LocalMap())(work, jobs, chunksize=1), strict=True
-    ):
-        found.update({(group.shard, row): f for row, f in zip(rows, features, strict=True)})
-    return [found[key] for key in wanted]
+    work = partial(_describe_group, image=image, store=store)
+    return sum((map or LocalMap())(work, jobs, chunksize=1))
 
 
-def _verify(pair: tuple[VisitFeatures, VisitFeatures]) -> VisitEvidence:
-    """Worker side: the verification of one pair, with its inliers (for drawing)."""
-    return verify(*pair)
+def stored_features(store: ArrayStore, key: str) -> VisitFeatures:
+    """The visit features a worker put in ``store`` for ``key``."""
+    arrays = store.get(key)
+    if arrays is None:
+        raise AuditError(
+            f"{store.path(key)}: the visit features a worker wrote cannot be read here; on a "
+            "cluster the audit's --out folder must be visible at the same path on every node."
+        )
+    size = (int(arrays["size"][0]), int(arrays["size"][1]))
+    return VisitFeatures(arrays["points"], arrays["descriptors"], size)
+
+
+class StoredFeatures(Sequence[VisitFeatures]):
+    """The visit features of ``keys`` as a sequence read from ``store`` one film at a time:
+    what the vocabulary's training walks through without holding every film."""
+
+    def __init__(self, store: ArrayStore, keys: Sequence[str]) -> None:
+        self.store = store
+        self.keys = keys
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @overload
+    def __getitem__(self, index: int) -> VisitFeatures: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[VisitFeatures]: ...
+
+    def __getitem__(self, index: int | slice) -> VisitFeatures | list[VisitFeatures]:
+        if isinstance(index, slice):
+            return [stored_features(self.store, key) for key in self.keys[index]]
+        return stored_features(self.store, self.keys[index])
+
+
+def _vectors(job: tuple[ArrayStore, Vocabulary, tuple[str, ...]]) -> list[np.ndarray]:
+    """Worker side: the VLAD vector of each film of the job, read from the store."""
+    store, vocabulary, keys = job
+    return [vocabulary.vector(stored_features(store, key)) for key in keys]
+
+
+def stored_candidates(store: ArrayStore, keys: Sequence[str], map: Mapper) -> list[tuple[int, int]]:
+    """``curation.visits.find.candidates`` of the films stored under ``keys``: the vocabulary
+    trained on the same sample (read a film at a time), the vectors computed by jobs that
+    carry keys, each film's ``PARTNERS`` nearest films."""
+    vocabulary = train_vocabulary(StoredFeatures(store, keys))
+    jobs = [
+        (store, vocabulary, tuple(keys[start : start + FILMS_PER_JOB]))
+        for start in range(0, len(keys), FILMS_PER_JOB)
+    ]
+    vectors = np.zeros((len(keys), vocabulary.centroids.size), np.float32)  # filled in place
+    done = (v for batch in map(_vectors, jobs, chunksize=1) for v in batch)
+    for row, vector in enumerate(done):
+        vectors[row] = vector
+    return nearest_films(vectors, PARTNERS)
+
+
+def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:
+    """Worker side: the verification of one pair read from the store; the inliers (for
+    drawing) only when it is verified."""
+    store, key_a, key_b = job
+    evidence = verify(stored_features(store, key_a), stored_features(store, key_b))
+    if evidence.verified:
+        return evidence
+    empty = np.zeros((0, 2), np.float32)
+    return VisitEvidence(evidence.matches, evidence.inliers, evidence.cells, empty, empty)
 
 
 def _same_picture(job: tuple[bytes, bytes]) -> bool:
@@ -96,23 +173,24 @@ def _same_picture(job: tuple[bytes, bytes]) -> bool:
 
 def cross_split_matches(
     films: list[Film],
-    features: list[VisitFeatures],
+    store: ArrayStore,
     splits: list[str],
     image_of: Callable[[int], bytes],
     map: Mapper | None = None,
 ) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], VisitEvidence]]:
     """Every retrieved pair of films in different splits that verification confirms,
-    sorted by film ids, with the evidence of each (for drawing); the description's
-    summaries, the verification and the aligned checks go through ``map`` (default: one
-    process per core)."""
+    sorted by film ids, with the evidence of each (for drawing); the films' features are in
+    ``store`` (``describe_films``); the vectors, the verification and the aligned checks go
+    through ``map`` (default: one process per core)."""
     rank = {split: n for n, split in enumerate(splits)}
     mapped = map or LocalMap()
+    keys = [f.sha256 for f in films]
     pairs = [
         (i, j) if rank[films[i].split] <= rank[films[j].split] else (j, i)
-        for i, j in candidates(features, mapped)
+        for i, j in stored_candidates(store, keys, mapped)
         if films[i].split != films[j].split
     ]
-    found_evidence = mapped(_verify, [(features[a], features[b]) for a, b in pairs], chunksize=8)
+    found_evidence = mapped(_verify, [(store, keys[a], keys[b]) for a, b in pairs], chunksize=8)
     fitted = {
         pair: evidence
         for pair, evidence in zip(pairs, found_evidence, strict=True)
