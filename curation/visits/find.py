@@ -15,6 +15,7 @@ The in-memory functions (``film_vectors``, ``candidates``, ``verified_pairs``,
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -55,23 +56,52 @@ class VisitPair:
     cells: int
 
 
-def _sample(job: tuple[ArrayStore, list[str], int]) -> np.ndarray:
-    """Worker side: the vocabulary's sample of a batch of films (uint8 rows, in their order)."""
-    store, keys, per_film = job
-    rows = [film_sample(stored_features(store, key).descriptors, per_film) for key in keys]
-    return np.concatenate(rows) if rows else np.zeros((0, 128), np.uint8)
+def _sample(job: tuple[ArrayStore, ArrayStore, str, list[str], int]) -> int:
+    """Worker side: the vocabulary's sample of a batch of films (``per_film`` descriptors of
+    each, in their order) written to the sample's store as one part; how many rows."""
+    descriptors, parts, part, keys, per_film = job
+    rows = [film_sample(stored_features(descriptors, key).descriptors, per_film) for key in keys]
+    sample = np.concatenate(rows) if rows else np.zeros((0, 128), np.uint8)
+    parts.put(part, {"sample": sample})
+    return len(sample)
+
+
+def _train(job: tuple[ArrayStore, list[str]]) -> Vocabulary:
+    """Worker side: the vocabulary trained on the sample's parts, in order."""
+    parts, keys = job
+    rows = []
+    for key in keys:
+        found = parts.get(key)
+        if found is None:
+            raise LookupError(f"{parts.path(key)}: a part of the vocabulary's sample is missing.")
+        rows.append(found["sample"])
+    return train_vocabulary(np.concatenate(rows) if rows else np.zeros((0, 128), np.uint8))
 
 
 def stored_vocabulary(stores: VisitStores, keys: Sequence[str], map: Mapper) -> Vocabulary:
-    """The vocabulary trained on the films ``keys`` (one key per film), its sample gathered by
-    jobs (at most ``TRAINING_MAX`` descriptors)."""
+    """The vocabulary trained on the films ``keys`` (one key per film): its sample (at most
+    ``TRAINING_MAX`` descriptors) gathered by jobs into parts on disk, and trained by one
+    more job, so that no descriptor comes to the driver; the parts removed after."""
     chosen, per_film = sampled_films(len(keys))
+    parts = ArrayStore(stores.sample, f"{RETRIEVAL_VERSION}/{DESCRIPTORS_VERSION}")
+    starts = range(0, len(chosen), SAMPLED_PER_JOB)
+    names = [f"{n:064x}" for n in range(len(starts))]
     jobs = [
-        (stores.descriptors, [keys[n] for n in chosen[start : start + SAMPLED_PER_JOB]], per_film)
-        for start in range(0, len(chosen), SAMPLED_PER_JOB)
+        (
+            stores.descriptors,
+            parts,
+            name,
+            [keys[n] for n in chosen[start : start + SAMPLED_PER_JOB]],
+            per_film,
+        )
+        for name, start in zip(names, starts, strict=True)
     ]
-    parts = list(map(_sample, jobs, chunksize=1))
-    return train_vocabulary(np.concatenate(parts) if parts else np.zeros((0, 128), np.uint8))
+    try:
+        for _ in map(_sample, jobs, chunksize=1):
+            pass
+        return next(iter(map(_train, [(parts, names)], chunksize=1)))
+    finally:
+        shutil.rmtree(stores.sample, ignore_errors=True)
 
 
 def vector_store(stores: VisitStores, vocabulary: Vocabulary) -> ArrayStore:

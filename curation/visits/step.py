@@ -33,6 +33,7 @@ from curation.visits.stored import Described, VisitStores, describe_into, descri
 
 DESCRIPTORS_STORE = "visit-descriptors"  # below BUILD/cache
 VECTORS_STORE = "visit-vectors"
+SAMPLE_FOLDER = "visit-sample"  # while the vocabulary is trained
 RECORDS_CACHE = "visit-records.parquet"
 _RECORDS = pa.schema([("sha256", pa.string()), ("descriptors", pa.int32())])
 
@@ -118,7 +119,9 @@ def kept_film_visits(
     below ``cache`` (``run.cache``; ``None``: a temporary folder)."""
     ids = sorted(films)
     with _cache_folder(cache) as below:
-        stores = VisitStores(descriptor_store(below(DESCRIPTORS_STORE)), below(VECTORS_STORE))
+        stores = VisitStores(
+            descriptor_store(below(DESCRIPTORS_STORE)), below(VECTORS_STORE), below(SAMPLE_FOLDER)
+        )
         stores.descriptors.drop_other_versions()
         bar = track("describe anatomy", None)
         describe_films(films, root, stores.descriptors, below(RECORDS_CACHE), map, bar)

@@ -27,11 +27,13 @@ class MissingDescriptors(LookupError):
 
 @dataclass(frozen=True)
 class VisitStores:
-    """Where the visits step keeps its arrays: the descriptors' store, and the folder of the
-    vectors' stores (one version per vocabulary)."""
+    """Where the visits step keeps its arrays: the descriptors' store, the folder of the
+    vectors' stores (one version per vocabulary), and the vocabulary's sample's folder while
+    it is trained."""
 
     descriptors: ArrayStore
     vectors: Path
+    sample: Path
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,9 @@ def temporary_stores(features: Sequence[VisitFeatures]) -> Iterator[tuple[VisitS
     """``features`` in a temporary descriptors' store, and the key of each (by position). The
     folder is on this machine: jobs that run on other nodes need the build's own stores."""
     with tempfile.TemporaryDirectory(prefix="pericurate-visits-") as folder:
+        below = Path(folder)
         stores = VisitStores(
-            descriptor_store(Path(folder) / "descriptors"), Path(folder) / "vectors"
+            descriptor_store(below / "descriptors"), below / "vectors", below / "sample"
         )
         keys = [f"{n:064x}" for n in range(len(features))]
         for key, film in zip(keys, features, strict=True):
