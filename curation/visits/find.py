@@ -99,7 +99,8 @@ def stored_vocabulary(stores: VisitStores, keys: Sequence[str], map: Mapper) -> 
     try:
         for _ in map(_sample, jobs, chunksize=1):
             pass
-        return next(iter(map(_train, [(parts, names)], chunksize=1)))
+        (vocabulary,) = map(_train, [(parts, names)], chunksize=1)  # the map runs to its end
+        return vocabulary
     finally:
         shutil.rmtree(stores.sample, ignore_errors=True)
 
