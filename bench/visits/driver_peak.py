@@ -1,15 +1,15 @@
 """``python -m bench.visits.driver_peak FOLDER...``: the memory the visits step costs the driver
 per film, cold (every film described) and on a rerun (nothing described).
 
-Every image below the folders is a kept film. The step runs as the chain runs it
-(``curation.visits.step.kept_film_visits``), its jobs always in worker processes, as on a
-cluster (the local executor runs a lone job, such as training the vocabulary, in the driver
-itself). The driver's peak is what ``tracemalloc`` sees above the films' records (numpy's
-arrays included; faiss's own allocations are in the workers), after a run on two films in
-another cache (imports and one-off set-ups are no film's cost). Says plainly which folders are
-absent and measures the others.
+Every image below the folders is a kept film; a build's folder gives the films it kept. The
+step runs as the chain runs it (``curation.visits.step.kept_film_visits``), its jobs always
+in worker processes, as on a cluster (the local executor runs a lone job, such as training
+the vocabulary, in the driver itself). The driver's peak is what ``tracemalloc`` sees above
+the films' records (numpy's arrays included; faiss's own allocations are in the workers),
+after a run on two films in another cache (imports and one-off set-ups are no film's cost).
+Says plainly which folders are absent and measures the others.
 
-    uv run --frozen python -m bench.visits.driver_peak build/extracted ../shared/realfilms-dev
+    uv run --frozen python -m bench.visits.driver_peak build ../shared/realfilms-dev
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import pyarrow.parquet as pq
 
 from curation.core.parallel import interrupts_held, worker_pool
 from curation.core.records import Kind, SourceRecord
@@ -54,9 +56,22 @@ class Quiet:
         pass
 
 
+def kept_in(build: Path) -> list[Path]:
+    """The films a build kept (its manifest), where its source folder holds them."""
+    root = Path(json.loads((build / "work" / "source.json").read_text())["root"])
+    rows = pq.read_table(build / "manifest.parquet", columns=["path", "kind", "fate"]).to_pylist()
+    return [root / r["path"] for r in rows if r["kind"] == "image" and r["fate"] == "kept"]
+
+
 def film_records(folders: list[Path]) -> tuple[Path, dict[str, SourceRecord]]:
-    """The films below ``folders`` (their common parent and a record each, by film id)."""
-    paths = sorted(p for f in folders for p in f.rglob("*") if p.suffix.lower() in IMAGES)
+    """The films below ``folders`` (a build's folder: the films it kept), their common parent
+    and a record each, by film id."""
+    paths = sorted(
+        p
+        for f in folders
+        for p in (kept_in(f) if (f / "manifest.parquet").is_file() else f.rglob("*"))
+        if p.suffix.lower() in IMAGES
+    )
     root = Path(os.path.commonpath(paths)) if len(paths) > 1 else folders[0]
     films = {}
     for path in paths:
