@@ -93,7 +93,10 @@ def driver_peak(folders: list[Path], workers: int) -> dict:
         tempfile.TemporaryDirectory(prefix="pericurate-peak-") as cache,
     ):
         two = dict(list(films.items())[:2])  # imports and one-off set-ups: no film's cost
-        kept_film_visits(two, root, Path(warm).joinpath, WorkersMap(workers), lambda n, t: Quiet())
+        for _ in ("cold", "rerun"):
+            kept_film_visits(
+                two, root, Path(warm).joinpath, WorkersMap(workers), lambda n, t: Quiet()
+            )
         for run in ("cold", "rerun"):
             tracemalloc.start()
             before = tracemalloc.get_traced_memory()[0]
