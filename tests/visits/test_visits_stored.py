@@ -6,6 +6,7 @@ rerun describes nothing."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,6 @@ def written(pictures: dict[str, np.ndarray], folder: Path) -> dict[str, SourceRe
     for name, picture in pictures.items():
         data = cv2.imencode(".png", picture)[1].tobytes()
         (folder / f"{name}.png").write_bytes(data)
-        import hashlib
-
         sha = hashlib.sha256(data).hexdigest()
         films[name] = SourceRecord(f"{name}.png", Kind.image, name, sha, len(data))
     return films
