@@ -195,11 +195,10 @@ def find_visits(run: Run, records: list[SourceRecord]) -> dict[str, object]:
         ``visits``: each pair of kept films verified as visits of one patient.
     """
     from curation.core.records import pending_images
-    from curation.visits.step import DESCRIPTORS_CACHE, kept_film_visits
+    from curation.visits.step import kept_film_visits
 
     films = {r.film_id: r for r in pending_images(records)}
-    cache = run.cache(DESCRIPTORS_CACHE)
-    return {"visits": kept_film_visits(films, run.source.root, cache, run.map, run.track)}
+    return {"visits": kept_film_visits(films, run.source.root, run.cache, run.map, run.track)}
 
 
 def join_lookalikes(

@@ -14,8 +14,10 @@ one patient"). Each film keeps only its vector: retrieval never needs the descri
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import hashlib
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 
 import faiss
@@ -59,6 +61,11 @@ class Vocabulary:
 
     centroids: np.ndarray  # (words, 128) float32
 
+    @property
+    def digest(self) -> str:
+        """What names the vectors this vocabulary computes (their store's version)."""
+        return hashlib.sha256(np.ascontiguousarray(self.centroids).tobytes()).hexdigest()[:16]
+
     def vector(self, features: VisitFeatures) -> np.ndarray:
         """The film's VLAD vector: per word, the sum of its descriptors' differences from
         the centre, normalised; signed square root; unit length (zero without descriptors)."""
@@ -78,47 +85,177 @@ class Vocabulary:
         return flat / norm if norm > 0 else flat
 
 
-def training_sample(features: Sequence[VisitFeatures]) -> np.ndarray:
-    """Up to ``TRAINING_PER_FILM`` descriptors of each film, evenly chosen, at most
-    ``TRAINING_MAX`` in all: deterministic."""
-    per_film = max(1, min(TRAINING_PER_FILM, TRAINING_MAX // max(1, len(features))))
-    rows = []
-    for film in features:
-        count = len(film.descriptors)
-        if count:
-            chosen = np.unique(np.linspace(0, count - 1, min(per_film, count)).astype(int))
-            rows.append(film.descriptors[chosen])
-    if not rows:
-        return np.zeros((0, 128), np.float32)
-    return np.concatenate(rows).astype(np.float32) / QUANTUM
+def sampled_films(count: int) -> tuple[np.ndarray, int]:
+    """Which of ``count`` films the vocabulary is trained on (indexes, evenly chosen when
+    there are more than ``TRAINING_MAX``) and how many descriptors each gives: at most
+    ``TRAINING_MAX`` descriptors in all, whatever the number of films."""
+    per_film = max(1, min(TRAINING_PER_FILM, TRAINING_MAX // max(1, count)))
+    if count <= TRAINING_MAX:
+        return np.arange(count), per_film
+    return np.unique(np.linspace(0, count - 1, TRAINING_MAX).astype(int)), per_film
 
 
-def train_vocabulary(features: Sequence[VisitFeatures], words: int = WORDS) -> Vocabulary:
-    """A vocabulary of at most ``words`` words (fewer for a small build: faiss asks at least
-    39 training descriptors a word)."""
-    sample = training_sample(features)
-    count = max(1, min(words, len(sample) // 39))
+def film_sample(descriptors: np.ndarray, per_film: int) -> np.ndarray:
+    """``per_film`` of one film's descriptors (uint8 rows), evenly chosen: deterministic."""
+    count = len(descriptors)
+    chosen = np.unique(np.linspace(0, count - 1, min(per_film, count)).astype(int))
+    return descriptors[chosen] if count else descriptors[:0]
+
+
+def train_vocabulary(sample: np.ndarray, words: int = WORDS) -> Vocabulary:
+    """A vocabulary of at most ``words`` words trained on ``sample`` (uint8 RootSIFT rows;
+    fewer words for a small build: faiss asks at least 39 training descriptors a word)."""
     if len(sample) < 2:
         return Vocabulary(np.zeros((1, 128), np.float32))
+    unit = np.ascontiguousarray(sample, np.uint8).astype(np.float32) / QUANTUM
+    count = max(1, min(words, len(unit) // 39))
     kmeans = faiss.Kmeans(128, count, niter=KMEANS_ITERATIONS, seed=KMEANS_SEED, verbose=False)
     with one_openmp_thread():
-        kmeans.train(sample)
+        kmeans.train(unit)
     return Vocabulary(np.ascontiguousarray(kmeans.centroids, np.float32))
 
 
+# The search: each film's PARTNERS + 1 most similar films (itself among them), exactly as one
+# faiss flat search over every film chooses them, computed in tiles (a block of query films
+# against a block of indexed films) that hold only their two blocks' vectors. Two things make
+# the tiles choose as the flat search does:
+# - the similarities are bit for bit the flat search's: BLAS sums a product in an order that
+#   depends on the matrices' shapes, so the tiles are faiss's own blocks of the flat search
+#   (``distance_compute_blas_query_bs`` queries by ``..._database_bs`` films), computed on the
+#   same path (BLAS, or faiss's own loop below its threshold);
+# - ties are decided as faiss's heap decides them: a film enters only when strictly more
+#   similar than the heap's least, which goes out (the smallest index among equals). That
+#   choice depends only on the films at least as similar as the last one kept: at most
+#   PARTNERS of them more similar, and of the equals at most PARTNERS + 1 that come first.
+#   So a tile keeps the ``2 * (PARTNERS + 1) - 1`` best by (similarity, then smallest
+#   index), the merge keeps as many per query, and the heap is replayed on them.
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One block of a flat search: query films ``queries`` against indexed films ``indexed``
+    (index ranges), ``blas`` when the flat search computes its products with BLAS."""
+
+    queries: range
+    indexed: range
+    blas: bool
+
+
+def search_tiles(count: int, width: int) -> list[Tile]:
+    """The blocks of a flat search of ``count`` vectors of ``width`` among themselves, query
+    block by query block (faiss's own block sizes and path)."""
+    query_block = int(faiss.cvar.distance_compute_blas_query_bs)
+    index_block = int(faiss.cvar.distance_compute_blas_database_bs)
+    blas = count * width >= int(faiss.cvar.distance_compute_blas_threshold)
+    return [
+        Tile(range(q, min(q + query_block, count)), range(i, min(i + index_block, count)), blas)
+        for q in range(0, count, query_block)
+        for i in range(0, count, index_block)
+    ]
+
+
+@contextmanager
+def blas_products() -> Iterator[None]:
+    """faiss computes inner products with BLAS inside the block, whatever the number of
+    queries (a tile's block of a flat search that used BLAS), the setting put back after."""
+    threshold = faiss.cvar.distance_compute_blas_threshold
+    faiss.cvar.distance_compute_blas_threshold = 0
+    try:
+        yield
+    finally:
+        faiss.cvar.distance_compute_blas_threshold = threshold
+
+
+def tile_best(
+    tile: Tile, queries: np.ndarray, indexed: np.ndarray, keep: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``keep`` best indexed films of each query of a tile (``queries`` and ``indexed``:
+    the two blocks' vectors): similarities and film indexes, by similarity then index."""
+    index = faiss.IndexFlatIP(indexed.shape[1])
+    index.add(np.ascontiguousarray(indexed, np.float32))
+    with blas_products() if tile.blas else nullcontext():
+        similarity, found = one_thread(index, queries, len(indexed))
+    return _best(similarity, found + tile.indexed.start, keep)
+
+
+def _best(similarity: np.ndarray, films: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the ``keep`` best (similarity, then smallest film index)."""
+    order = np.lexsort((films, -similarity), axis=1)[:, :keep]
+    return np.take_along_axis(similarity, order, 1), np.take_along_axis(films, order, 1)
+
+
+def merge_best(
+    best: tuple[np.ndarray, np.ndarray] | None, tile: tuple[np.ndarray, np.ndarray], keep: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``keep`` best of a query block over the tiles merged so far and one more."""
+    if best is None:
+        return tile
+    return _best(np.hstack([best[0], tile[0]]), np.hstack([best[1], tile[1]]), keep)
+
+
+def heap_choice(similarity: np.ndarray, films: np.ndarray, k: int) -> list[int]:
+    """The ``k`` films faiss's heap keeps when it meets these candidates in index order."""
+    heap = [(-math.inf, -1)] * k
+    for value, film in sorted(zip(similarity.tolist(), films.tolist(), strict=True), key=_film):
+        least = min(heap)
+        if value > least[0]:
+            heap[heap.index(least)] = (value, film)
+    return [film for _, film in heap]
+
+
+def _film(candidate: tuple[float, int]) -> int:
+    return candidate[1]
+
+
+def block_pairs(
+    queries: range, best: tuple[np.ndarray, np.ndarray], k: int
+) -> set[tuple[int, int]]:
+    """The pairs ``(i, j)``, ``i < j``, of each query ``i`` of a block and its chosen films."""
+    return {
+        (min(i, j), max(i, j))
+        for i, similarity, films in zip(queries, best[0], best[1], strict=True)
+        for j in heap_choice(similarity, films, k)
+        if j != i
+    }
+
+
+def search_width(partners: int, count: int) -> tuple[int, int]:
+    """How many films each query chooses (itself among them) and how many candidates a tile
+    and the merge keep for the heap's replay."""
+    k = min(count, partners + 1)
+    return k, 2 * k - 1
+
+
+def tiled_pairs(
+    tiles: Sequence[Tile], found: Iterable[tuple[np.ndarray, np.ndarray]], partners: int, count: int
+) -> list[tuple[int, int]]:
+    """The pairs the flat search chooses, from each tile's best (``tile_best``, in the order of
+    ``tiles``: query block by query block), merged per query block as they come."""
+    k, keep = search_width(partners, count)
+    pairs: set[tuple[int, int]] = set()
+    best = None
+    for n, (tile, tile_found) in enumerate(zip(tiles, found, strict=True)):
+        best = merge_best(best, tile_found, keep)
+        if n + 1 == len(tiles) or tiles[n + 1].queries != tile.queries:
+            pairs |= block_pairs(tile.queries, best, k)
+            best = None
+    return sorted(pairs)
+
+
 def nearest_films(vectors: np.ndarray, partners: int = PARTNERS) -> list[tuple[int, int]]:
-    """Each film's ``partners`` most similar films (inner product of unit vectors, faiss
-    exact search), as pairs ``(i, j)`` with ``i < j``, each once, sorted."""
+    """Each film's ``partners`` most similar films (inner product of unit vectors), as pairs
+    ``(i, j)`` with ``i < j``, each once, sorted: the flat search's choice, tile by tile."""
     count = len(vectors)
     if count < 2:
         return []
-    index = faiss.IndexFlatIP(vectors.shape[1])
-    index.add(np.ascontiguousarray(vectors, np.float32))
-    _, found = one_thread(index, vectors, min(count, partners + 1))
-    pairs = {
-        (min(i, int(j)), max(i, int(j)))
-        for i, row in enumerate(found)
-        for j in row
-        if j >= 0 and j != i
-    }
-    return sorted(pairs)
+    keep = search_width(partners, count)[1]
+    tiles = search_tiles(count, vectors.shape[1])
+    found = (
+        tile_best(tile, vectors[_slice(tile.queries)], vectors[_slice(tile.indexed)], keep)
+        for tile in tiles
+    )
+    return tiled_pairs(tiles, found, partners, count)
+
+
+def _slice(films: range) -> slice:
+    return slice(films.start, films.stop)

@@ -1,6 +1,11 @@
-"""The visits step, wired to files: every kept film described once (cached by sha256 under
-``DESCRIPTORS_VERSION``), retrieval and verification over them (``curation.visits.find``),
-the verified pairs named by film id.
+"""The visits step, wired to files: every kept film described once, by a worker, straight into
+the descriptors' store below the build's cache (keyed by sha256, ``DESCRIPTORS_VERSION``),
+retrieval and verification as jobs over the store (``curation.visits.find``), the verified
+pairs named by film id.
+
+The driver keeps a small record per content (``RECORDS_CACHE``: the sha256 and how many
+descriptors): a rerun whose films are all recorded, and still in the store, describes
+nothing and reads no film.
 
 Runs after the same-picture step, on the films it kept: two kept films are never the same
 picture, so every verified pair is a visit of one patient.
@@ -8,29 +13,29 @@ picture, so every verified pair is a visit of one patient.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from curation.core.cache import read_cache, write_cache
 from curation.core.parallel import Mapper, Tracker
 from curation.core.records import SourceRecord
+from curation.core.store import ArrayStore
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
-from curation.visits.find import candidates, verified_pairs
+from curation.visits.find import stored_candidates, stored_verified
+from curation.visits.stored import Described, VisitStores, describe_into, descriptor_store
 
-DESCRIPTORS_CACHE = "visit-descriptors.parquet"
-_DESCRIPTORS = pa.schema(
-    [
-        ("sha256", pa.string()),
-        ("width", pa.int32()),
-        ("height", pa.int32()),
-        ("points", pa.binary()),  # float32 x, y pairs, fractions of the frame
-        ("descriptors", pa.binary()),  # 128 bytes per point
-    ]
-)
+DESCRIPTORS_STORE = "visit-descriptors"  # below BUILD/cache
+VECTORS_STORE = "visit-vectors"
+SAMPLE_FOLDER = "visit-sample"  # while the vocabulary is trained
+RECORDS_CACHE = "visit-records.parquet"
+_RECORDS = pa.schema([("sha256", pa.string()), ("descriptors", pa.int32())])
 
 
 @dataclass(frozen=True)
@@ -49,62 +54,80 @@ def describe_file(path: str) -> VisitFeatures:
     return visit_features_of(Path(path).read_bytes())
 
 
-def cached_features(
+def describe_films(
     films: dict[str, SourceRecord],
     root: Path,
-    cache_path: Path | None,
+    store: ArrayStore,
+    records_path: Path,
     map: Mapper,
     bar: Tracker | None = None,
-) -> list[VisitFeatures]:
-    """The visit features of ``films`` (by id, in id order): cached ones by sha256, the rest
-    described through ``map``, once per file content; the cache is rewritten when any was
-    described."""
-    known: dict[str, VisitFeatures] = {}
-    table = read_cache(cache_path, DESCRIPTORS_VERSION, _DESCRIPTORS)
-    for row in table.to_pylist() if table is not None else []:
-        points = np.frombuffer(row["points"], np.float32).reshape(-1, 2)
-        described = np.frombuffer(row["descriptors"], np.uint8).reshape(-1, 128)
-        known[row["sha256"]] = VisitFeatures(points, described, (row["width"], row["height"]))
-    ids = sorted(films)
+) -> None:
+    """Every content of ``films`` described into ``store`` through ``map`` (a job per content
+    neither recorded in ``records_path`` nor in the store); the records rewritten when any
+    was described."""
+    recorded = read_cache(records_path, DESCRIPTORS_VERSION, _RECORDS)
+    ordered = sorted(films.values(), key=lambda r: r.film_id)
+    shas = pa.array([record.sha256 for record in ordered], pa.string())
+    known = np.zeros(len(ordered), bool)
+    if recorded is not None:
+        known = pc.is_in(shas, value_set=recorded["sha256"]).to_numpy(zero_copy_only=False)
     todo: dict[str, str] = {}
-    for film in ids:
-        if films[film].sha256 not in known:
-            todo.setdefault(films[film].sha256, film)
+    for record, is_known in zip(ordered, known, strict=True):
+        sha = record.sha256
+        if sha not in todo and not (is_known and sha in store):
+            todo[sha] = str(root / record.path)
     if bar is not None:
         bar.total(len(todo))
-    for sha, found in zip(
-        todo, map(describe_file, [str(root / films[f].path) for f in todo.values()]), strict=True
-    ):
-        known[sha] = found
+    jobs = [(store, sha, path) for sha, path in todo.items()]
+    described: list[Described] = []
+    for done in map(describe_into, jobs):
+        described.append(done)
         if bar is not None:
             bar.advance(1)
-    if todo and cache_path is not None:
-        shas = sorted(known)
-        kept = [known[sha] for sha in shas]
-        columns = {
-            "sha256": shas,
-            "width": [f.size[0] for f in kept],
-            "height": [f.size[1] for f in kept],
-            "points": [np.ascontiguousarray(f.points, np.float32).tobytes() for f in kept],
-            "descriptors": [np.ascontiguousarray(f.descriptors, np.uint8).tobytes() for f in kept],
-        }
-        write_cache(
-            cache_path, DESCRIPTORS_VERSION, pa.Table.from_pydict(columns, schema=_DESCRIPTORS)
+    if described:
+        fresh = pa.table(
+            {
+                "sha256": [d.sha256 for d in described],
+                "descriptors": [d.descriptors for d in described],
+            },
+            schema=_RECORDS,
         )
-    return [known[films[f].sha256] for f in ids]
+        if recorded is not None:
+            kept = pc.invert(pc.is_in(recorded["sha256"], value_set=fresh["sha256"]))
+            fresh = pa.concat_tables([recorded.filter(kept), fresh])
+        write_cache(records_path, DESCRIPTORS_VERSION, fresh.sort_by("sha256"))
+
+
+@contextmanager
+def _cache_folder(cache: Callable[[str], Path] | None) -> Iterator[Callable[[str], Path]]:
+    """The build's cache (``run.cache``), or a temporary folder for a run without one."""
+    if cache is not None:
+        yield cache
+        return
+    with tempfile.TemporaryDirectory(prefix="pericurate-visits-") as folder:
+        yield lambda name: Path(folder) / name
 
 
 def kept_film_visits(
     films: dict[str, SourceRecord],
     root: Path,
-    cache_path: Path | None,
+    cache: Callable[[str], Path] | None,
     map: Mapper,
     track: Callable[[str, int | None], Tracker],
 ) -> list[Visit]:
-    """The visits of one patient among the kept ``films`` (by id), sorted by ids."""
+    """The visits of one patient among the kept ``films`` (by id), sorted by ids; the stores
+    below ``cache`` (``run.cache``; ``None``: a temporary folder)."""
     ids = sorted(films)
-    features = cached_features(films, root, cache_path, map, track("describe anatomy", None))
-    pairs = candidates(features, map)
-    bar = track("verify visits", len(pairs))
-    found = verified_pairs(features, pairs, map, bar.advance)
+    with _cache_folder(cache) as below:
+        stores = VisitStores(
+            descriptor_store(below(DESCRIPTORS_STORE)), below(VECTORS_STORE), below(SAMPLE_FOLDER)
+        )
+        stores.descriptors.drop_other_versions()
+        bar = track("describe anatomy", None)
+        describe_films(films, root, stores.descriptors, below(RECORDS_CACHE), map, bar)
+        keys = [films[film].sha256 for film in ids]
+        pairs = stored_candidates(stores, keys, map)
+        found = stored_verified(
+            stores.descriptors, keys, pairs, map, track("verify visits", len(pairs)).advance
+        )
     return [Visit(ids[v.first], ids[v.second], v.matches, v.inliers, v.cells) for v in found]
