@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -29,11 +29,11 @@ from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.store import ArrayStore
 from curation.features.features import decoded_grey, film_features, match_features
-from curation.leaks.target import AuditError, RowGroup, read_images, row_groups
+from curation.leaks.target import RowGroup, read_images, row_groups
 from curation.same_picture.frame_check import compare_frames
-from curation.visits.descriptors import VisitFeatures, visit_features_of
-from curation.visits.find import FILMS_PER_JOB
-from curation.visits.retrieval import PARTNERS, Vocabulary, nearest_films, train_vocabulary
+from curation.visits.descriptors import visit_features_of
+from curation.visits.find import stored_candidates as find_candidates
+from curation.visits.stored import VisitStores, as_arrays, stored_features
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
 if TYPE_CHECKING:
@@ -68,8 +68,7 @@ def _described(data: bytes, store: ArrayStore) -> int:
     if key in store:  # another row of the same bytes
         return len(stored_features(store, key).descriptors)
     features = visit_features_of(data)
-    size = np.array(features.size, np.int64)
-    store.put(key, {"points": features.points, "descriptors": features.descriptors, "size": size})
+    store.put(key, as_arrays(features))
     return len(features.descriptors)
 
 
@@ -95,61 +94,13 @@ def describe_films(
     return sum((map or LocalMap())(work, jobs, chunksize=1))
 
 
-def stored_features(store: ArrayStore, key: str) -> VisitFeatures:
-    """The visit features a worker put in ``store`` for ``key``."""
-    arrays = store.get(key)
-    if arrays is None:
-        raise AuditError(
-            f"{store.path(key)}: the visit features a worker wrote cannot be read here; on a "
-            "cluster the audit's --out folder must be visible at the same path on every node."
-        )
-    size = (int(arrays["size"][0]), int(arrays["size"][1]))
-    return VisitFeatures(arrays["points"], arrays["descriptors"], size)
-
-
-class StoredFeatures(Sequence[VisitFeatures]):
-    """The visit features of ``keys`` as a sequence read from ``store`` one film at a time:
-    what the vocabulary's training walks through without holding every film."""
-
-    def __init__(self, store: ArrayStore, keys: Sequence[str]) -> None:
-        self.store = store
-        self.keys = keys
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    @overload
-    def __getitem__(self, index: int) -> VisitFeatures: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[VisitFeatures]: ...
-
-    def __getitem__(self, index: int | slice) -> VisitFeatures | list[VisitFeatures]:
-        if isinstance(index, slice):
-            return [stored_features(self.store, key) for key in self.keys[index]]
-        return stored_features(self.store, self.keys[index])
-
-
-def _vectors(job: tuple[ArrayStore, Vocabulary, tuple[str, ...]]) -> list[np.ndarray]:
-    """Worker side: the VLAD vector of each film of the job, read from the store."""
-    store, vocabulary, keys = job
-    return [vocabulary.vector(stored_features(store, key)) for key in keys]
-
-
 def stored_candidates(store: ArrayStore, keys: Sequence[str], map: Mapper) -> list[tuple[int, int]]:
-    """``curation.visits.find.candidates`` of the films stored under ``keys``: the vocabulary
-    trained on the same sample (read a film at a time), the vectors computed by jobs that
-    carry keys, each film's ``PARTNERS`` nearest films."""
-    vocabulary = train_vocabulary(StoredFeatures(store, keys))
-    jobs = [
-        (store, vocabulary, tuple(keys[start : start + FILMS_PER_JOB]))
-        for start in range(0, len(keys), FILMS_PER_JOB)
-    ]
-    vectors = np.zeros((len(keys), vocabulary.centroids.size), np.float32)  # filled in place
-    done = (v for batch in map(_vectors, jobs, chunksize=1) for v in batch)
-    for row, vector in enumerate(done):
-        vectors[row] = vector
-    return nearest_films(vectors, PARTNERS)
+    """``curation.visits.find.candidates`` of the films stored under ``keys``, as the visits
+    step finds them (``stored_candidates``): the vectors and the vocabulary's sample in
+    folders beside ``store``."""
+    beside = store.root.parent
+    stores = VisitStores(store, beside / "visit-vectors", beside / "visit-sample")
+    return find_candidates(stores, keys, map)
 
 
 def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:

@@ -17,12 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.core.errors import PericurateError
 from curation.core.store import Arrays, ArrayStore
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
 
 
-class MissingDescriptors(LookupError):
-    """A film's descriptors vanished from the store after it was described."""
+class MissingDescriptors(PericurateError):
+    """A film's descriptors vanished from the store after it was described, or a node does
+    not see the folder the store is in."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +65,9 @@ def stored_features(store: ArrayStore, key: str) -> VisitFeatures:
     arrays = store.get(key)
     if arrays is None:
         raise MissingDescriptors(
-            f"{store.path(key)}: the film's visit descriptors are missing or unreadable "
-            "(was the build's cache removed while it ran?); build again."
+            f"{store.path(key)}: the film's visit descriptors are missing or unreadable here "
+            "(the folder removed while the run went on, or, on a cluster, not visible at the "
+            "same path on every node); run again."
         )
     width, height = (int(side) for side in arrays["size"])
     return VisitFeatures(arrays["points"], arrays["descriptors"], (width, height))

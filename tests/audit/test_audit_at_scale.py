@@ -18,10 +18,10 @@ from PIL import Image
 from curation.audit.audit import run_audit
 from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
-from curation.leaks.target import AuditError
-from curation.leaks.visits import StoredFeatures, stored_candidates, stored_features
+from curation.leaks.visits import stored_candidates
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
 from curation.visits.find import candidates
+from curation.visits.stored import MissingDescriptors, stored_features
 from tests.audit.test_audit import run
 
 FILMS = 10  # distinct films per split
@@ -141,12 +141,14 @@ def test_stored_candidates_are_the_in_memory_candidates(tmp_path: Path):
     read = stored_features(store, keys[5])
     assert np.array_equal(read.descriptors, features[5].descriptors)
     assert np.array_equal(read.points, features[5].points) and read.size == features[5].size
-    assert len(StoredFeatures(store, keys)) == len(images)
     assert stored_candidates(store, keys, LocalMap(1)) == candidates(features, LocalMap(1))
     assert (4, 12) in candidates(features, LocalMap(1))
 
 
 def test_a_store_file_a_node_cannot_read_is_one_sentence_naming_it(tmp_path: Path):
     store = ArrayStore(tmp_path / "store", DESCRIPTORS_VERSION)
-    with pytest.raises(AuditError, match=r"\.npy: the visit features a worker wrote cannot be"):
+    with pytest.raises(
+        MissingDescriptors,
+        match=r"\.arrays: the film's visit descriptors .* same path on every node",
+    ):
         stored_features(store, "ab" * 32)
