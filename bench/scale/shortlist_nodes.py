@@ -49,6 +49,9 @@ from curation.same_picture import frame_check
 RESULTS = Path(__file__).with_name("shortlist_nodes.json")
 STORE_MIB = 1024  # each node's object store: a table's shards of 64,600 films are ~0.3 GB
 TICKS = os.sysconf("SC_CLK_TCK")
+PROJECTED_FILMS = 1_000_000
+PROJECTED_NODES = 16
+NODE_CORES = 2
 
 
 def process_cpu(pids: Sequence[int]) -> dict[str, float]:
@@ -120,6 +123,40 @@ def per_film(size: int, way: str, runs: list[dict], films: int, descriptors: int
     }
 
 
+def projection(figures: list[dict], voters_per_film: float) -> dict:
+    """A projection, not a measurement: the shortlist of ``PROJECTED_FILMS`` films of
+    ``voters_per_film`` voting descriptors on ``PROJECTED_NODES`` nodes of ``NODE_CORES`` cores,
+    from the largest pool's Ray run, its CPU per voting descriptor taken as flat. The driver's
+    work (gathering the descriptors, cutting the shards, merging the votes) is serial; the
+    shards' search runs ``KEY_RANGES`` at a time (a table's shards at once, the tables in
+    turn), however many cores there are. The driver's memory is what ``pair_votes`` holds at
+    once: every voting descriptor and its film (32 + 8 bytes) and one table's shards' copies
+    of both with their rows (32 + 8 + 8 bytes)."""
+    ray = max((f for f in figures if f["way"] == "ray"), key=lambda f: f["films"])
+    rows = PROJECTED_FILMS * voters_per_film
+    per_row = rows / ray["voting_descriptors"]
+    driver = ray["driver_cpu_s"] * per_row
+    workers = ray["nodes_workers_cpu_s"] * per_row
+    services = (ray["nodes_all_cpu_s"] - ray["nodes_workers_cpu_s"]) * per_row
+    cores = PROJECTED_NODES * NODE_CORES
+    at_once = min(cores, shortlist.KEY_RANGES)
+    return {
+        "what": "projection from the measured CPU per voting descriptor, not a measurement",
+        "from_distractors": ray["distractors"],
+        "films": PROJECTED_FILMS,
+        "voting_descriptors_per_film": round(voters_per_film),
+        "nodes": PROJECTED_NODES,
+        "cores": cores,
+        "driver_cpu_h": round(driver / 3600, 2),
+        "workers_cpu_h": round(workers / 3600, 2),
+        "ray_services_cpu_h": round(services / 3600, 2),
+        "shards_at_once": at_once,
+        "wall_h": round((driver + workers / at_once) / 3600, 2),
+        "wall_h_if_every_core_searched": round((driver + workers / cores) / 3600, 2),
+        "driver_gib": round(rows * (32 + 8 + 32 + 8 + 8) / 2**30, 1),
+    }
+
+
 def measure(sizes: list[int], rounds: int, films: int, workers: int, ray: bool) -> dict:
     """Every size and way, ``rounds`` times each, interleaved; or why nothing was measured."""
     if not REAL_FILMS.is_dir():
@@ -165,8 +202,11 @@ def measure(sizes: list[int], rounds: int, films: int, workers: int, ray: bool) 
         per_film(size, way, found, len(pools[size]), voters[size])
         for (size, way), found in runs.items()
     ]
+    real = [f for members, _ in families for f in members]
+    real_voters = sum(int(shortlist.voting(f).sum()) for f in real) / len(real)
     return {
         "measured": True,
+        "projection": projection(figures, real_voters) if ray else {},
         "shortlist": shortlist.SHORTLIST_VERSION,
         "real_films": films,
         "workers": workers,
