@@ -75,7 +75,7 @@ class Sizes:
     scale_sizes: tuple[int, ...] = (1000, 4000, 16000)
     executors: tuple[str, ...] = ("local", "ray")
     feature_sizes: tuple[int, ...] = (1000, 2000, 4000, 16000)  # films per cost figure
-    distractor_sizes: tuple[int, ...] = (0, 4000, 16000)  # distractors the real films join
+    distractor_sizes: tuple[int, ...] = (0, 4000, 16000, 64000)  # distractors the real films join
     audit_rows: tuple[int, ...] = audit_memory.ROWS
     audit_scale_rows: tuple[int, ...] = (4000, 16000)  # rows of the audited dataset
     corpus_dir: Path = CORPUS_DIR
@@ -280,6 +280,16 @@ def _distractors(s: Sizes) -> dict:
     return {"distractors": off or distractors.run(list(s.distractor_sizes), s.real_films)}
 
 
+def _shortlist_nodes(s: Sizes) -> dict:
+    """The shortlist's search among distractors in process, in local workers, on two nodes."""
+    from bench.scale import shortlist_nodes
+
+    off = _real_films_off(s, "shortlist_nodes")
+    sizes = [size for size in s.distractor_sizes if size] or [0]
+    found = off or shortlist_nodes.measure(sizes, 2, s.real_films, 2, "ray" in s.executors)
+    return {"shortlist_nodes": found}
+
+
 def _checks_cost(s: Sizes) -> dict:
     """The build and audit against the start of the feature checks."""
     from bench.same_picture import step_cost as near_identical_cost
@@ -349,6 +359,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "crop_gate": _crop_gate,
     "feature_cost": _feature_cost,
     "distractors": _distractors,
+    "shortlist_nodes": _shortlist_nodes,
     "checks_cost": _checks_cost,
     "records_memory": _records_memory,
     "scale": _scale,
@@ -364,6 +375,7 @@ MAY_SKIP = {
     "frames": "real films",
     "crop_gate": "real films",
     "distractors": "real films",
+    "shortlist_nodes": "real films",
     "peers": "the peers (fastdup, imagededup, cleanvision)",
     "peers_real": "the peers and real films",
 }

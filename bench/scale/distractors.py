@@ -112,7 +112,7 @@ def _films(descriptors: np.ndarray, counts: np.ndarray) -> list[FilmFeatures]:
     ]
 
 
-def _real_families(films: int, workers: int) -> list[FilmFeatures]:
+def real_families(films: int, workers: int) -> list[FilmFeatures]:
     """Each real film, then its copies (``KINDS`` order), film after film."""
     path = _cache(f"real-{films}.npz")
     if not path.is_file():
@@ -123,7 +123,7 @@ def _real_families(films: int, workers: int) -> list[FilmFeatures]:
     return _films(*_read(path))
 
 
-def _distractors(count: int, workers: int) -> list[FilmFeatures]:
+def distractor_films(count: int, workers: int) -> list[FilmFeatures]:
     """The first ``count`` distractor films, their chunks made (and cached) when missing."""
     paths = [_cache(f"chunk-{SEED}-{c}.npz") for c in range(-(-count // CHUNK))]
     missing = [c for c, path in enumerate(paths) if not path.is_file()]
@@ -211,8 +211,8 @@ def run(sizes: list[int], films: int = 120, workers: int = 2) -> dict:
     """Every size's figures, or why none were measured."""
     if not REAL_FILMS.is_dir():
         return {"measured": False, "why": f"skipped: no real films in {REAL_FILMS}"}
-    families = planted_families(_real_families(films, workers))
-    distractors = _distractors(max(sizes), workers)
+    families = planted_families(real_families(films, workers))
+    distractors = distractor_films(max(sizes), workers)
     runs = []
     for size in sizes:
         runs.append(measure(size, families, distractors))
