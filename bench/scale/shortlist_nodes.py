@@ -42,7 +42,7 @@ from bench.scale.ray_cluster import descendants, two_nodes
 from curation.chain.executors import RayExecutor
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
-from curation.features import shortlist
+from curation.features import shortlist, vote_shards
 from curation.features.features import FilmFeatures
 from curation.same_picture import frame_check
 
@@ -140,7 +140,7 @@ def projection(figures: list[dict], voters_per_film: float) -> dict:
     workers = ray["nodes_workers_cpu_s"] * per_row
     services = (ray["nodes_all_cpu_s"] - ray["nodes_workers_cpu_s"]) * per_row
     cores = PROJECTED_NODES * NODE_CORES
-    at_once = min(cores, shortlist.KEY_RANGES)
+    at_once = min(cores, vote_shards.KEY_RANGES)
     return {
         "what": "projection from the measured CPU per voting descriptor, not a measurement",
         "from_distractors": ray["distractors"],
@@ -178,7 +178,7 @@ def measure(sizes: list[int], rounds: int, films: int, workers: int, ray: bool) 
         runs.setdefault((size, way), []).append(figures)
         print(json.dumps({"distractors": size, "way": way, **figures}), file=sys.stderr)
 
-    with mock.patch.object(shortlist, "IN_PROCESS_ROWS", 0):
+    with mock.patch.object(vote_shards, "IN_PROCESS_ROWS", 0):
         for _ in range(rounds):
             for size in sizes:
                 record(size, "in_process", shortlist.in_process, no_nodes)
