@@ -43,6 +43,7 @@ from curation.chain.executors import RayExecutor
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
 from curation.features import shortlist, vote_shards
+from curation.features.close_pairs import HASH_TABLES
 from curation.features.features import FilmFeatures
 from curation.same_picture import frame_check
 
@@ -128,11 +129,10 @@ def projection(figures: list[dict], voters_per_film: float) -> dict:
     """A projection, not a measurement: the shortlist of ``PROJECTED_FILMS`` films of
     ``voters_per_film`` voting descriptors on ``PROJECTED_NODES`` nodes of ``NODE_CORES`` cores,
     from the largest pool's Ray run, its CPU per voting descriptor taken as flat. The driver's
-    work (gathering the descriptors, cutting the shards, merging the votes) is serial; the
-    shards' search runs ``KEY_RANGES`` at a time (a table's shards at once, the tables in
-    turn), however many cores there are. The driver's memory is what ``pair_votes`` holds at
-    once: every voting descriptor and its film (32 + 8 bytes) and one table's shards' copies
-    of both with their rows (32 + 8 + 8 bytes)."""
+    work here (filing the pool it holds, merging the votes) is serial; the search runs one job
+    per table and key range, all at once. The driver's memory is not projected here: in a
+    build the features are in a store and the driver holds voter counts and votes
+    (``bench.scale.shortlist_driver`` measures it)."""
     ray = max((f for f in figures if f["way"] == "ray"), key=lambda f: f["films"])
     rows = PROJECTED_FILMS * voters_per_film
     per_row = rows / ray["voting_descriptors"]
@@ -140,7 +140,7 @@ def projection(figures: list[dict], voters_per_film: float) -> dict:
     workers = ray["nodes_workers_cpu_s"] * per_row
     services = (ray["nodes_all_cpu_s"] - ray["nodes_workers_cpu_s"]) * per_row
     cores = PROJECTED_NODES * NODE_CORES
-    at_once = min(cores, vote_shards.KEY_RANGES)
+    at_once = min(cores, HASH_TABLES * vote_shards.KEY_RANGES)
     return {
         "what": "projection from the measured CPU per voting descriptor, not a measurement",
         "from_distractors": ray["distractors"],
@@ -154,7 +154,6 @@ def projection(figures: list[dict], voters_per_film: float) -> dict:
         "shards_at_once": at_once,
         "wall_h": round((driver + workers / at_once) / 3600, 2),
         "wall_h_if_every_core_searched": round((driver + workers / cores) / 3600, 2),
-        "driver_gib": round(rows * (32 + 8 + 32 + 8 + 8) / 2**30, 1),
     }
 
 

@@ -20,7 +20,8 @@ def citations() -> list[tuple[str, str]]:
     for name in SEARCHED:
         top = ROOT / name
         files = [top] if top.is_file() else [*top.rglob("*.py"), *top.rglob("*.md")]
-        for path in files:
+        # Not the project's text: installed environments and corpora the benches make.
+        for path in (f for f in files if not {".venv", "corpus"} & set(f.parts)):
             text = " ".join(path.read_text(encoding="utf-8").split())
             found += [(str(path.relative_to(ROOT)), m) for m in CITED.findall(text)]
     return found
