@@ -15,6 +15,7 @@ films and their matched features drawn (``visits/visit-NNN.png``).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -84,10 +85,11 @@ def describe_films(
     group per job through ``map`` (default: one process per core); the jobs carry the row
     group and the store, and return a count: no descriptor reaches this process. The number
     of descriptors stored."""
-    groups = row_groups(shards)
+    groups = row_groups(shards)  # in order of shard, then first row
+    starts = [(g.shard, g.first_row) for g in groups]
     rows_of: dict[RowGroup, list[int]] = {}
     for shard, row in sorted({(f.shard, f.row) for f in films}):
-        group = next(g for g in groups if g.shard == shard and row < g.first_row + g.rows)
+        group = groups[bisect.bisect_right(starts, (shard, row)) - 1]  # the one holding the row
         rows_of.setdefault(group, []).append(row)
     jobs = [(group, tuple(rows)) for group, rows in rows_of.items()]
     work = partial(_describe_group, image=image, store=store)
