@@ -26,11 +26,10 @@ import numpy as np
 
 from curation.core.parallel import Mapper
 from curation.features.close_pairs import (
-    COMMON_SHARE,
-    HASH_BYTES,
     HASH_TABLES,
+    KEY_BITS,
+    KEY_LOAD_BITS,
     MAX_HAMMING,
-    NEAREST,
     SAMPLE_MASK,
     WINDOW,
     voting_rows,
@@ -57,10 +56,8 @@ PER_FILM = 8  # best-voted partners kept per film
 MIN_VOTES = 10  # a few coincidences are no evidence
 MIN_SHARE = 0.12  # votes over the fewer voting descriptors (bench.same_picture.feature_cost)
 SHORTLIST_VERSION = (
-    f"shortlist-v3/lsh{HASH_TABLES}x{8 * HASH_BYTES}-sample{SAMPLE_MASK}-window{WINDOW}-"
-    f"nearest{NEAREST}-"
-    f"common{COMMON_SHARE}-"
-    f"h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"
+    f"shortlist-v4/lsh{HASH_TABLES}x{KEY_BITS}-load{KEY_LOAD_BITS}-sample{SAMPLE_MASK}-"
+    f"window{WINDOW}-h{MAX_HAMMING}-votes{MIN_VOTES}-share{MIN_SHARE}"
 )
 
 

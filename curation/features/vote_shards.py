@@ -118,13 +118,15 @@ def file_batch(job: Filing) -> None:
 
 @dataclass(frozen=True)
 class Search:
-    """Finds the close pairs of one table's key range among ``films`` films, filed by
-    ``batches`` filing jobs, and files them in ``parts`` parts by pair of films."""
+    """Finds the close pairs of one table's key range among ``films`` films of ``rows``
+    voting descriptors, filed by ``batches`` filing jobs, and files them in ``parts`` parts
+    by pair of films."""
 
     table: int
     key_range: int
     batches: int
     films: int
+    rows: int
     parts: int
     work: Path
 
@@ -140,7 +142,7 @@ def search_shard(job: Search) -> int:
     )
     rows, owner = filed["row"], filed["owner"]
     descriptors = np.ascontiguousarray(filed["descriptor"])
-    p, q = close_pairs(descriptors, owner, job.films, job.table)
+    p, q = close_pairs(descriptors, owner, job.rows, job.table)
     first, second = owner[p], owner[q]  # first < second: rows are in film order
     part = (first * job.films + second) % job.parts
     found = records(p=rows[p], q=rows[q], first=first, second=second)
@@ -234,7 +236,7 @@ def _search_and_count(
     descriptors of ``films`` films in ``work``: the votes, sorted by pair."""
     parts = count_parts(rows)
     searches = [
-        Search(table, key_range, batches, films, parts, work)
+        Search(table, key_range, batches, films, rows, parts, work)
         for table in range(HASH_TABLES)
         for key_range in range(KEY_RANGES)
     ]

@@ -16,7 +16,7 @@ from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
 from curation.core.parallel import LocalMap
 from curation.features import close_pairs, shortlist, vote_shards
-from curation.features.close_pairs import HASH_TABLES, WINDOW, common_bound
+from curation.features.close_pairs import HASH_TABLES, WINDOW, key_bits
 from curation.features.features import FilmFeatures
 from curation.features.shortlist import (
     MIN_VOTES,
@@ -42,15 +42,15 @@ def _voting(rng: np.random.Generator, count: int) -> np.ndarray:
 def test_a_pattern_common_to_many_films_is_no_evidence_but_a_shared_one_is():
     """Forty films share one pattern (the same 200 descriptors: a border, a label); two of
     them also share 200 others. Only those two are voted for: every key of the common pattern
-    holds more than ``common_bound`` descriptors and is passed over (a plain index would
-    count the pattern as evidence for every pair)."""
+    holds more than ``WINDOW`` descriptors and is passed over (a plain index would count the
+    pattern as evidence for every pair)."""
     rng = np.random.default_rng(5)
     common, shared = _voting(rng, 200), _voting(rng, 200)
     films = []
     for n in range(40):
         own = [common, _voting(rng, 300)] + ([shared] if n in (3, 17) else [])
         films.append(_film(np.concatenate(own)))
-    assert len(films) > common_bound(len(films))
+    assert len(films) > WINDOW
     votes = pair_votes(films, MIN_VOTES)
     assert list(votes) == [(3, 17)]
     assert votes[(3, 17)] >= 2 * 200 * 0.9  # both sides vote: nearly every shared descriptor
@@ -71,20 +71,18 @@ def test_each_film_keeps_at_most_its_partners_however_many_relatives_it_has():
 def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tuple[int, int], int]:
     """``pair_votes`` as the module's docstring defines it, one descriptor at a time."""
     rows = [(n, d) for n, f in enumerate(films) for d in f.descriptors[shortlist.voting(f)]]
+    bits = key_bits(len(rows))
     close: list[tuple[int, int]] = []  # descriptor rows, once per key they share
     for table in range(HASH_TABLES):
-        bytes_ = slice(table * close_pairs.HASH_BYTES, (table + 1) * close_pairs.HASH_BYTES)
         keys: dict[bytes, list[int]] = defaultdict(list)
         for row, (_, descriptor) in enumerate(rows):
-            keys[descriptor[bytes_].tobytes()].append(row)
+            first_bits = np.unpackbits(descriptor[table * close_pairs.HASH_BYTES :])[:bits]
+            keys[first_bits.tobytes()].append(row)
         for members in keys.values():
-            if len(members) > common_bound(len(films)):
+            if len(members) > WINDOW:
                 continue
-            members.sort(key=lambda row: (rows[row][1].tobytes(), row))
-            for at, first in enumerate(members):
-                reach = WINDOW if len(members) <= WINDOW else close_pairs.NEAREST + 1
-                for second in members[at + 1 : at + reach]:
-                    p, q = min(first, second), max(first, second)
+            for at, p in enumerate(members):
+                for q in members[at + 1 :]:
                     differing = int(np.unpackbits(rows[p][1] ^ rows[q][1]).sum())
                     if rows[p][0] != rows[q][0] and differing <= close_pairs.MAX_HAMMING:
                         close.append((p, q))
@@ -103,37 +101,12 @@ def _votes_by_definition(films: list[FilmFeatures], min_votes: int) -> dict[tupl
     return {pair: len(v) for pair, v in sorted(voters.items()) if len(v) >= min_votes}
 
 
-def _wide_keys(rng: np.random.Generator, films: int, keys: int) -> list[FilmFeatures]:
-    """``films`` films of one descriptor each, most alone under their keys; and ``keys`` keys
-    (first three bytes) wider than ``WINDOW`` but not common, each holding three near pairs
-    (under a plain count, one vote each way per key): films -6 and -5 at the two ends of the
-    key's order, films -4 and -3 about a dozen places apart, films -2 and -1 next to each
-    other. Apart from that first key, each pair differs in every key: only it can join them."""
-    lone = [_voting(rng, 1) for _ in range(films - 6)]
-    firsts = [_voting(rng, keys) for _ in range(3)]
-    for key in range(keys):
-        wide = _voting(rng, WINDOW - 4)  # and the six rows of the three pairs
-        wide[:, :3] = firsts[0][key, :3]
-        wide[:, 3] = rng.integers(0x10, 0x70, len(wide))  # between the ends in byte order
-        for row, n in zip(wide, range(key * len(wide), (key + 1) * len(wide)), strict=True):
-            lone[n] = row[None]
-        for first, byte in zip(firsts, (0x05, 0x06, 0x20), strict=True):
-            first[key, :3], first[key, 3] = firsts[0][key, :3], byte
-    pairs = []
-    for first, flip in zip(firsts, (0x80, 0x40, 0x01), strict=True):
-        second = first.copy()
-        second[:, 3] ^= flip  # 0x85: the far end; 0x46: mid-way; 0x21: the next one
-        for table in range(1, HASH_TABLES):  # one bit in every other key: 10 bits in all
-            second[:, table * close_pairs.HASH_BYTES] ^= 0x02
-        pairs += [first, second]
-    return [_film(d) for d in lone] + [_film(d) for d in pairs]
-
-
 @pytest.mark.parametrize("min_votes", [1, 2, 7, MIN_VOTES])
-def test_the_votes_are_those_of_the_definition(min_votes):
+@pytest.mark.parametrize("load_bits", [close_pairs.KEY_LOAD_BITS, 18])
+def test_the_votes_are_those_of_the_definition(min_votes, load_bits, monkeypatch):
     """Thirty films, some sharing descriptors exactly or nearly (a few bits flipped), with
-    crowded and lone keys, among thousands of one-descriptor films, with keys wider than
-    ``WINDOW`` but not common: the sorted, vectorised count gives the plain count's votes."""
+    crowded and lone keys, and keys of 24 bits or (their load made smaller) wider: the
+    sorted, vectorised count gives the plain count's votes."""
     rng = np.random.default_rng(11)
     pool, common = _voting(rng, 120), _voting(rng, 5)  # common: in every film, so crowded
     films = []
@@ -150,15 +123,12 @@ def test_the_votes_are_those_of_the_definition(min_votes):
             bits = rng.choice(np.arange(3 * 8, 30 * 8), 50, replace=False)
             row[bits // 8] ^= (1 << (bits % 8)).astype(np.uint8)
         films[n] = _film(np.concatenate([films[n].descriptors, far]))
-    films += _wide_keys(rng, 5400, 6)
-    count = len(films)
-    # Thirty films share ``common``: common among 30 films, still common among 5,430.
-    assert WINDOW + 2 <= common_bound(count) < 30
+    narrow = _votes_by_definition(films, min_votes)
+    monkeypatch.setattr(close_pairs, "KEY_LOAD_BITS", load_bits)
+    rows = sum(int(shortlist.voting(f).sum()) for f in films)
     expected = _votes_by_definition(films, min_votes)
     assert len(expected) > 20 and max(expected.values()) > min_votes  # the test has teeth
-    assert (count - 6, count - 5) not in expected  # too far apart in their keys' order
-    assert (count - 4, count - 3) not in expected  # closer, still more than NEAREST apart
-    assert expected.get((count - 2, count - 1), 0) == (12 if min_votes <= 12 else 0)
+    assert (expected != narrow) == (key_bits(rows) > close_pairs.KEY_BITS)
     assert pair_votes(films, min_votes) == expected
 
 
@@ -176,34 +146,14 @@ def test_fewer_close_pairs_than_a_pair_of_films_needs_are_no_votes():
     assert pair_votes(films, MIN_VOTES) == {}
 
 
-def _worded(rng: np.random.Generator, words: np.ndarray, films: int) -> np.ndarray:
-    """``films`` films of 8 voting descriptors, each a visual word's first key (three bytes
-    shared by every film that has the word) and random bytes after it."""
-    drawn = _voting(rng, films * 8).reshape(films, 8, 32)
-    drawn[:, :, :3] = words[rng.integers(0, len(words), (films, 8))]
-    return drawn
-
-
-@pytest.mark.parametrize("distractors", [4000, 16000])
-def test_copies_are_found_as_well_among_four_times_as_many_films(distractors):
-    """Fifty films and a near copy of each (one bit off in every key but the first) among
-    4,000 and 16,000 films drawn from the same 3,200 visual words (a word's first key is
-    shared by every film that has it, as common corners are: ten descriptors a key among
-    4,000 films, forty among 16,000). A fixed bound on a key's descriptors passes over the
-    words' keys as the archive grows, and the copies with them; the bound that grows with
-    the number of films keeps them."""
-    rng = np.random.default_rng(3)
-    words = rng.integers(0, 256, (3200, 3), dtype=np.uint8)
-    originals = _worded(rng, words, 50)
-    copies = originals.copy()
+def _near_pair(rng: np.random.Generator, count: int) -> list[FilmFeatures]:
+    """Two films of ``count`` descriptors, each close to the other's (one bit off in every
+    key but the first): only the first table joins them."""
+    first = _voting(rng, count)
+    second = first.copy()
     for table in range(1, HASH_TABLES):
-        copies[:, :, table * close_pairs.HASH_BYTES] ^= 0x01
-    films = [_film(d) for d in _worded(rng, words, distractors)]
-    films += [_film(d) for d in originals] + [_film(d) for d in copies]
-    found = set(feature_shortlist(films))
-    planted = {(distractors + n, distractors + 50 + n) for n in range(50)}
-    assert len(planted & found) >= 49
-    assert len(found - planted) < len(films) // 100  # and few pairs of unrelated films
+        second[:, table * close_pairs.HASH_BYTES] ^= 0x01
+    return [_film(first), _film(second)]
 
 
 def test_the_search_runs_in_shards_through_the_callers_map(monkeypatch):
@@ -212,7 +162,7 @@ def test_the_search_runs_in_shards_through_the_callers_map(monkeypatch):
     in this process (a worker pool's, here); a set this small searches in process unless
     told."""
     rng = np.random.default_rng(12)
-    films = [_film(_voting(rng, 40)) for _ in range(20)] + _wide_keys(rng, 5400, 6)
+    films = [_film(_voting(rng, 40)) for _ in range(20)] + _near_pair(rng, 12)
     seen: list[tuple[str, int, int]] = []
 
     def recorded_map(function, jobs, chunksize=1):
