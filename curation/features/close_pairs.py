@@ -95,7 +95,7 @@ def close_pairs(
     # the keys' order: a pair's two rows are then a few places apart, and reading them
     # stays within the processor's caches (gathered from the whole set, they do not).
     kept_owner = owner[kept]
-    kept_words = np.ascontiguousarray(descriptors.view("<u8")[kept].T)
+    kept_words = np.ascontiguousarray(np.ascontiguousarray(descriptors[kept]).view("<u8").T)
     firsts: list[np.ndarray] = []
     seconds: list[np.ndarray] = []
     for offset in range(1, WINDOW):  # every pair of a key: its rows ``offset`` places apart

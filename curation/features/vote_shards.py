@@ -141,8 +141,7 @@ def search_shard(job: Search) -> int:
         ]
     )
     rows, owner = filed["row"], filed["owner"]
-    descriptors = np.ascontiguousarray(filed["descriptor"])
-    p, q = close_pairs(descriptors, owner, job.rows, job.table)
+    p, q = close_pairs(filed["descriptor"], owner, job.rows, job.table)
     first, second = owner[p], owner[q]  # first < second: rows are in film order
     part = (first * job.films + second) % job.parts
     found = records(p=rows[p], q=rows[q], first=first, second=second)
