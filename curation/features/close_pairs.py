@@ -23,7 +23,7 @@ HASH_TABLES = 10  # keys per descriptor: from bytes 0, 3, ..., 27 of its 32
 HASH_BYTES = 3  # a table's own bytes: its key's first 24 bits
 KEY_BITS = 24  # the narrowest key: up to 2 ** (KEY_BITS - KEY_LOAD_BITS) voting descriptors
 # A key's average load is at most 2 ** -KEY_LOAD_BITS descriptors: 24-bit keys up to
-# 2,097,152 voting descriptors (4,800 films of up to 436), which keeps the pool the gate's
+# 2,097,152 voting descriptors (4,800 films of 436 on average), which keeps the pool the gate's
 # margins were measured on (4,680 films, 2,006,881) as it was (docs/scale.md).
 KEY_LOAD_BITS = 3
 WINDOW = 24  # keys of up to this many descriptors: every pair of them is compared
