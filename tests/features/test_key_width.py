@@ -89,3 +89,15 @@ def test_close_descriptors_are_found_among_sets_of_any_size(rows):
     p, q = search(descriptors, np.arange(len(descriptors)), rows, 0)
     found = sorted(zip(p.tolist(), q.tolist(), strict=True))
     assert found == [(first + n, first + 50 + n) for n in range(50)]
+
+
+def test_keys_too_wide_to_share_a_word_with_their_rows_sort_the_same():
+    """The search orders rows by key, then row: by one sort of key and row packed in a 64-bit
+    word, or (a key and a row number too wide for one word, beyond millions of films per
+    shard) by a stable sort of the keys; the two orders are one."""
+    rng = np.random.default_rng(12)
+    key = rng.integers(0, 1 << 12, 5000).astype(np.uint64)  # many repeated keys
+    expected = np.lexsort((np.arange(len(key)), key))
+    packed = close_pairs._by_key(key, close_pairs.WIDEST_KEY)
+    too_wide = close_pairs._by_key(key, 64 - 12)  # 5,000 rows take 13 bits
+    assert (packed == expected).all() and (too_wide == expected).all()
