@@ -114,3 +114,21 @@ def crop_candidates(
     best-voted partners; an unrelated pair proposed here is refused by its features alone,
     before any pixel is decoded."""
     return sorted(best_partners(votes, per_film) - set(proposed))
+
+
+def next_round(
+    pairs: Sequence[tuple[str, str]],
+    strength: Mapping[tuple[str, str], int],
+    joined: nx.utils.UnionFind,
+) -> list[tuple[str, str]]:
+    """The pairs of ``pairs`` to check next: each film's strongest pair (most ``strength``,
+    then first in ``pairs``) among those whose two films ``joined`` (the confirmed pairs so
+    far) has not already joined, in ``pairs`` order. A pair already joined is never checked:
+    it could only add an edge inside a group, so the groups are those of checking every pair,
+    and a round's pairs are independent of each other, so they run in parallel anywhere."""
+    open_pairs = [(n, pair) for n, pair in enumerate(pairs) if joined[pair[0]] != joined[pair[1]]]
+    best: dict[str, int] = {}
+    for n, pair in sorted(open_pairs, key=lambda item: (-strength[item[1]], item[0])):
+        for film in pair:
+            best.setdefault(film, n)
+    return [pairs[n] for n in sorted(set(best.values()))]

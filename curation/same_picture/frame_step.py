@@ -37,7 +37,7 @@ from curation.features.shortlist import HASH_TABLES, MIN_VOTES, shortlisted, sto
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, hamming
 from curation.same_picture import frame_check
-from curation.same_picture.candidates import SamePicture, crop_candidates
+from curation.same_picture.candidates import SamePicture, crop_candidates, next_round
 from curation.same_picture.frame_check import (
     FrameComparison,
     compare_frames,
@@ -155,6 +155,48 @@ def reversed_kind(frame: FrameComparison) -> str:
     )
 
 
+def _checked_in_rounds(
+    root: Path,
+    films: dict[str, SourceRecord],
+    pairs: list[tuple[str, str]],
+    strength: dict[tuple[str, str], int],
+    joined: nx.utils.UnionFind,
+    cache: FrameCache,
+    map: Mapper,
+    bar: Tracker,
+) -> dict[tuple[str, str], FrameComparison]:
+    """The confirmed comparisons of ``pairs`` (film ids), checked in rounds of each film's
+    strongest pair not yet joined (``next_round``), each round over ``map``; ``joined``
+    grows with every confirmed pair. One job per pair of files: byte-identical films make
+    one key of several pairs, checked once."""
+    folder = str(root)
+    outcome: dict[tuple[str, str], FrameComparison | None] = {}  # by the two films' sha256
+    confirmed: dict[tuple[str, str], FrameComparison] = {}
+    remaining = pairs
+    while chosen := next_round(remaining, strength, joined):
+        keys = {(films[a].sha256, films[b].sha256): (a, b) for a, b in reversed(chosen)}
+        todo = [key for key in sorted(keys) if key not in outcome]
+        checks = [
+            PairCheck(
+                FrameJob(folder, films[a].path, films[b].path, *key, cache.features),
+                cache.comparisons,
+            )
+            for key in todo
+            for a, b in [keys[key]]
+        ]
+        for key, frame in zip(todo, map(confirmed_frame, checks, chunksize=4), strict=True):
+            outcome[key] = frame
+            bar.advance(1)
+        for a, b in chosen:
+            frame = outcome[films[a].sha256, films[b].sha256]
+            if frame is not None:
+                confirmed[a, b] = frame
+                joined.union(a, b)
+        done = set(chosen)
+        remaining = [pair for pair in remaining if pair not in done]
+    return confirmed
+
+
 def frame_pairs(
     root: Path,
     films: dict[str, SourceRecord],
@@ -185,33 +227,18 @@ def frame_pairs(
         [cache.films[sha].voters for sha in shas], votes, frame_check.SHORTLIST_PER_FILM
     )
     shortlist += crop_candidates(votes, shortlist)
+    order = [(ids[i], ids[j]) for i, j in shortlist]
+    strength = {(ids[i], ids[j]): votes[i, j] for i, j in shortlist}
     del votes  # the votes of every pair: not held while the frames are checked
     joined = nx.utils.UnionFind(ids)
     for pair in confirmed:
         joined.union(pair.a, pair.b)
-    pairs = [(ids[i], ids[j]) for i, j in shortlist if joined[ids[i]] != joined[ids[j]]]
-    # One job per pair of files: byte-identical films make one key of several pairs.
-    first: dict[tuple[str, str], tuple[str, str]] = {}
-    for a, b in pairs:
-        first.setdefault((films[a].sha256, films[b].sha256), (a, b))
-    bar = track("check frames", len(first))
-    folder = str(root)
-    checks = [
-        PairCheck(
-            FrameJob(folder, films[a].path, films[b].path, *key, cache.features), cache.comparisons
-        )
-        for key, (a, b) in first.items()
-    ]
-    frames = {}  # the confirmed comparisons only
-    for key, frame in zip(first, map(confirmed_frame, checks, chunksize=4), strict=True):
-        if frame is not None:
-            frames[key] = frame
-        bar.advance(1)
+    frames = _checked_in_rounds(
+        root, films, order, strength, joined, cache, map, track("check frames", None)
+    )
     same = []
-    for a, b in pairs:
-        frame = frames.get((films[a].sha256, films[b].sha256))
-        if frame is None:
-            continue
+    for a, b in (pair for pair in order if pair in frames):
+        frame = frames[a, b]
         distance = hamming(hashes[a][View.identity], hashes[b][View.identity])
         difference = frame.difference if math.isfinite(frame.difference) else 0.0
         same.append(
