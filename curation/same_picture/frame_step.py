@@ -45,8 +45,10 @@ from curation.same_picture.frame_check import (
     turn_and_scale,
 )
 from curation.same_picture.frame_store import (
+    FIGURES,
     FrameCache,
     comparison_arrays,
+    comparison_of,
     film_grey,
     pair_key,
     read_comparison,
@@ -155,46 +157,82 @@ def reversed_kind(frame: FrameComparison) -> str:
     )
 
 
+# A confirmed comparison as the driver holds it: ``comparison_arrays``' figures, then the
+# transform, in one float64 row.
+ROW = len(FIGURES) + 6
+
+
+def _content_numbers(records: list[SourceRecord]) -> np.ndarray:
+    """Each film's content as a number: the first film with its sha256."""
+    first: dict[str, int] = {}
+    return np.array([first.setdefault(r.sha256, n) for n, r in enumerate(records)], np.int64)
+
+
 def _checked_in_rounds(
     root: Path,
-    films: dict[str, SourceRecord],
-    pairs: list[tuple[str, str]],
-    strength: dict[tuple[str, str], int],
+    records: list[SourceRecord],
+    pairs: np.ndarray,
+    strength: np.ndarray,
     joined: nx.utils.UnionFind,
     cache: FrameCache,
     map: Mapper,
     bar: Tracker,
-) -> dict[tuple[str, str], FrameComparison]:
-    """The confirmed comparisons of ``pairs`` (film ids), checked in rounds of each film's
-    strongest pair not yet joined (``next_round``), each round over ``map``; ``joined``
-    grows with every confirmed pair. One job per pair of files: byte-identical films make
-    one key of several pairs, checked once."""
-    folder = str(root)
-    outcome: dict[tuple[str, str], FrameComparison | None] = {}  # by the two films' sha256
-    confirmed: dict[tuple[str, str], FrameComparison] = {}
-    remaining = pairs
-    while chosen := next_round(remaining, strength, joined):
-        keys = {(films[a].sha256, films[b].sha256): (a, b) for a, b in reversed(chosen)}
-        todo = [key for key in sorted(keys) if key not in outcome]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``pairs`` (numbers of ``records``) the frame check confirms and their
+    comparisons (one ``ROW`` each), checked in rounds of each film's strongest pair not yet
+    joined (``next_round``), each round over ``map``; ``joined`` grows with every confirmed
+    pair. One job per pair of contents: byte-identical films make one key of several pairs,
+    checked once. The bookkeeping is numpy arrays: a few bytes per checked pair."""
+    folder, count = str(root), len(records)
+    content = _content_numbers(records)
+    checked_keys, checked_rows = np.empty(0, np.int64), np.empty(0, np.int64)
+    comparisons: list[np.ndarray] = []  # the confirmed ones, a row each
+    unchecked = np.ones(len(pairs), bool)
+    confirmed: list[tuple[int, int]] = []  # (row of pairs, row of comparisons)
+    while True:
+        groups = np.fromiter((joined[n] for n in range(count)), np.int64, count)
+        chosen = next_round(pairs, strength, groups, unchecked)
+        if not len(chosen):
+            break
+        unchecked[chosen] = False
+        keys = content[pairs[chosen, 0]] * count + content[pairs[chosen, 1]]
+        first = np.sort(np.unique(keys, return_index=True)[1])  # in the shortlist's order
+        new = first[~np.isin(keys[first], checked_keys)]
         checks = [
             PairCheck(
-                FrameJob(folder, films[a].path, films[b].path, *key, cache.features),
+                FrameJob(
+                    folder,
+                    records[a].path,
+                    records[b].path,
+                    records[a].sha256,
+                    records[b].sha256,
+                    cache.features,
+                ),
                 cache.comparisons,
             )
-            for key in todo
-            for a, b in [keys[key]]
+            for a, b in pairs[chosen[new]].tolist()
         ]
-        for key, frame in zip(todo, map(confirmed_frame, checks, chunksize=4), strict=True):
-            outcome[key] = frame
-            bar.advance(1)
-        for a, b in chosen:
-            frame = outcome[films[a].sha256, films[b].sha256]
+        found = []
+        for frame in map(confirmed_frame, checks, chunksize=4):
+            found.append(-1 if frame is None else len(comparisons))
             if frame is not None:
-                confirmed[a, b] = frame
-                joined.union(a, b)
-        done = set(chosen)
-        remaining = [pair for pair in remaining if pair not in done]
-    return confirmed
+                arrays = comparison_arrays(frame)
+                comparisons.append(np.concatenate([arrays["figures"], arrays["transform"]]))
+            bar.advance(1)
+        checked_keys = np.concatenate([checked_keys, keys[new]])
+        checked_rows = np.concatenate([checked_rows, np.array(found, np.int64)])
+        order = np.argsort(checked_keys, kind="stable")
+        checked_keys, checked_rows = checked_keys[order], checked_rows[order]
+        outcome = checked_rows[np.searchsorted(checked_keys, keys)]
+        for row, comparison in zip(chosen.tolist(), outcome.tolist(), strict=True):
+            if comparison >= 0:
+                joined.union(*pairs[row].tolist())
+                confirmed.append((row, comparison))
+    confirmed.sort()
+    rows = np.array([row for row, _ in confirmed], np.int64)
+    if not comparisons:
+        return rows, np.empty((0, ROW))
+    return rows, np.stack(comparisons)[[c for _, c in confirmed]]
 
 
 def frame_pairs(
@@ -227,18 +265,27 @@ def frame_pairs(
         [cache.films[sha].voters for sha in shas], votes, frame_check.SHORTLIST_PER_FILM
     )
     shortlist += crop_candidates(votes, shortlist)
-    order = [(ids[i], ids[j]) for i, j in shortlist]
-    strength = {(ids[i], ids[j]): votes[i, j] for i, j in shortlist}
-    del votes  # the votes of every pair: not held while the frames are checked
-    joined = nx.utils.UnionFind(ids)
+    pairs = np.array(shortlist, np.int64).reshape(-1, 2)
+    strength = np.array([votes[i, j] for i, j in shortlist], np.int64)
+    del votes, shortlist  # the votes of every pair: not held while the frames are checked
+    number = {film: n for n, film in enumerate(ids)}
+    joined = nx.utils.UnionFind(range(len(ids)))
     for pair in confirmed:
-        joined.union(pair.a, pair.b)
-    frames = _checked_in_rounds(
-        root, films, order, strength, joined, cache, map, track("check frames", None)
+        joined.union(number[pair.a], number[pair.b])
+    rows, comparisons = _checked_in_rounds(
+        root,
+        [films[film] for film in ids],
+        pairs,
+        strength,
+        joined,
+        cache,
+        map,
+        track("check frames", None),
     )
     same = []
-    for a, b in (pair for pair in order if pair in frames):
-        frame = frames[a, b]
+    for (i, j), values in zip(pairs[rows].tolist(), comparisons, strict=True):
+        a, b = ids[i], ids[j]
+        frame = comparison_of(values[: len(FIGURES)], values[len(FIGURES) :])
         distance = hamming(hashes[a][View.identity], hashes[b][View.identity])
         difference = frame.difference if math.isfinite(frame.difference) else 0.0
         same.append(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+import numpy as np
 import pytest
 
 from curation.api import _read_folder
@@ -37,14 +38,20 @@ VOTES = {
 
 
 def test_each_film_takes_its_strongest_open_pair_and_joined_pairs_wait_for_nothing():
-    pairs = sorted(VOTES)
-    joined = nx.utils.UnionFind(FILMS)
-    assert next_round(pairs, VOTES, joined) == [("10", "11"), ("10", "12"), ("10", "20")]
-    joined.union("10", "11")
-    joined.union("10", "12")
-    rest = [("11", "12"), ("11", "20"), ("12", "20")]
-    assert next_round(rest, VOTES, joined) == [("11", "20"), ("12", "20")]
-    assert next_round([("11", "12")], VOTES, joined) == []
+    ids = sorted(FILMS)
+    pairs = np.array([(ids.index(a), ids.index(b)) for a, b in sorted(VOTES)])
+    strength = np.array([VOTES[pair] for pair in sorted(VOTES)])
+    unchecked = np.ones(len(pairs), bool)
+    apart = np.arange(len(ids))
+    # The original's and the crop's strongest pair, the pad's, and the other film's.
+    assert next_round(pairs, strength, apart, unchecked).tolist() == [0, 1, 2]
+    unchecked[[0, 1, 2]] = False
+    copies_joined = np.array([0, 0, 0, 3])
+    # The crop-pad pair (row 3) is never checked: its films are joined. The other film's two
+    # pairs are left, tied: it takes the first, the pad takes its own.
+    assert next_round(pairs, strength, copies_joined, unchecked).tolist() == [4, 5]
+    unchecked[[4, 5]] = False
+    assert next_round(pairs, strength, copies_joined, unchecked).tolist() == []
 
 
 @pytest.fixture(scope="module")
