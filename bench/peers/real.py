@@ -9,9 +9,12 @@ archive's layout under ``bench/corpus/`` (git-ignored). Every film has one box o
 so that pericurate reads the folder as it reads the archive.
 
 The runs, interleaved so that load falls on all: pericurate (``download`` and a cold
-``build``), each peer in the peers' own environment (``bench/peers/env``, installed by
-``uv sync --frozen --project bench/peers/env``: fastdup needs numpy below 2, which the
-environments' verifiers does not allow), pericurate again. Each run is one measured child
+``build``); pericurate up to its same-picture groups only (``download``, then the chain
+through the keeper step: ``bench.peers.copies_child``), the row labelled "pericurate, copies
+only", like for like with the peers, which find copies and write no dataset; each peer in the
+peers' own environment (``bench/peers/env``, installed by ``uv sync --frozen --project
+bench/peers/env``: fastdup needs numpy below 2, which the environments' verifiers does not
+allow), pericurate up to its groups again, pericurate again. Each run is one measured child
 (``bench.common.measure``): its CPU (user and system, with every process it reaped), wall and
 peak memory; every file is read once before each run, untimed.
 
@@ -22,8 +25,13 @@ in one group. A peer that gives each pair a closeness (fastdup's cosine similari
 imagededup's Hamming distance) is scored at its own default and at the loosest cut that
 makes no false pair (the most it finds when tuned on the answer, which a curator cannot do).
 
+With ``--against CHECKOUT``, pericurate alone: that checkout's cold build and this one's,
+interleaved ``--rounds`` times, each with its CPU, what it finds and a digest of its groups
+and kept films (equal when both keep the same film of the same groups).
+
     uv sync --frozen --project bench/peers/env
     uv run --frozen python -m bench.peers.real
+    uv run --frozen python -m bench.peers.real --against ../main --rounds 2
 """
 
 from __future__ import annotations

@@ -6,12 +6,18 @@ straight into the features store (``BUILD/cache/features/``, one file per sha256
 ``FEATURES_VERSION``; ``curation.same_picture.frame_store``) and hands back a small record
 (size, voting descriptors), which the driver keeps in a parquet cache, so a rerun reads no
 store file. The feature shortlist
-(``curation.features.shortlist``, linear in the number of films) proposes pairs, once per build;
-the pairs the whole-frame check has not already joined get the aligned frame check
-(``curation.same_picture.frame_check``) over worker processes, which read both films' features
-from the store and keep each comparison in a store of its own (``BUILD/cache/frames/``, keyed
-by the two films' sha256): a worker hands back a comparison only when it confirms the pair.
-The driver holds no descriptor and no comparison of an unconfirmed pair. A confirmed pair joins
+(``curation.features.shortlist``, linear in the number of films) proposes pairs, once per build.
+They get the aligned frame check (``curation.same_picture.frame_check``) in rounds: each round
+takes each film's best-voted pair whose two films no confirmed pair (whole-frame or framed)
+joins yet (``candidates.next_round``), so a pair already joined is never checked: the groups
+are those of checking every pair, at about one check per copy (docs/scale.md, "Where a cold
+build's CPU goes, on real films"). A round runs over worker processes, which read both films'
+features from the store and keep each comparison in a store of its own
+(``BUILD/cache/frames/``, keyed by the two films' sha256): a worker hands back a comparison only
+when it confirms the pair. The rounds depend on the comparisons only, never on which worker
+finished first. The driver holds no descriptor and no comparison of an unconfirmed pair, and its
+bookkeeping is numpy arrays (film numbers, votes, the checked pairs of contents, each confirmed
+comparison a float64 row). A confirmed pair joins
 the same-picture groups like any other, with its kind (``cropped``, ``padded``, ``rotated``,
 ``rescaled``, ``re-toned``) and the transform as evidence. Visits of one patient are not
 decided here: the visits step finds them among the kept films (``curation.visits``).
