@@ -113,6 +113,8 @@ def test_a_pair_already_joined_is_not_checked_and_the_groups_are_those_of_every_
         checking,
         Progress(_Bar().total, _Bar().advance, lambda _what, _total: _Bar()),
     )
+    # A round's films decoded in this process (one pair: no workers) are not kept here.
+    assert frame_step._remembered_grey.cache_info().currsize == 0
     checked = [pair for found in checking.rounds for pair in found]
     assert sorted(checked) == sorted(set(VOTES) - {("11", "12")})
     assert checking.rounds[0] == [("10", "11"), ("10", "12"), ("10", "20")]
