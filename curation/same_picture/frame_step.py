@@ -234,9 +234,10 @@ def _checked_in_rounds(
             if comparison >= 0:
                 joined.union(*pairs[row].tolist())
                 confirmed.append((row, comparison))
-    # A round of one pair runs in this process (``ordered_map``): its decoded films must not
-    # stay in the driver.
+    # A round of one pair runs in this process (``ordered_map``): its decoded films, and what
+    # the check made of them, must not stay in the driver.
     _remembered_grey.cache_clear()
+    frame_check.forget_films()
     confirmed.sort()
     rows = np.array([row for row, _ in confirmed], np.int64)
     if not comparisons:
