@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -253,10 +253,14 @@ def frame_pairs(
     cache: FrameCache,
     map: Mapper,
     track: Callable[[str, int | None], Tracker],
+    apart: Collection[frozenset[str]] = (),
 ) -> list[SamePicture]:
     """The pairs of ``films`` (pending, by id) that the frame check confirms among the
     shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs; each long
-    part advances its own bar (``track``: the run's progress tracker)."""
+    part advances its own bar (``track``: the run's progress tracker). A pair the curator
+    declared ``apart`` is never checked: confirmed, it would count as joining its films in
+    the rounds, then be dropped (``curation.decisions.apply.keep_apart``), leaving unchecked
+    the pairs that join them another way."""
     ids = sorted(films)
     cache.features_for(films, root, map, track("local features", None))
     shas = [films[film].sha256 for film in ids]
@@ -275,6 +279,7 @@ def frame_pairs(
         [cache.films[sha].voters for sha in shas], votes, frame_check.SHORTLIST_PER_FILM
     )
     shortlist += crop_candidates(votes, shortlist)
+    shortlist = [(i, j) for i, j in shortlist if frozenset((ids[i], ids[j])) not in apart]
     pairs = np.array(shortlist, np.int64).reshape(-1, 2)
     strength = np.array([votes[i, j] for i, j in shortlist], np.int64)
     del votes, shortlist  # the votes of every pair: not held while the frames are checked

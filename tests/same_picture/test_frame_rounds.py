@@ -136,3 +136,26 @@ def test_a_pair_already_joined_is_not_checked_and_the_groups_are_those_of_every_
 
 def _graph(pairs: Sequence[Any]) -> nx.Graph:
     return nx.Graph((p.a, p.b) for p in pairs)
+
+
+def test_a_pair_declared_apart_is_never_checked_and_its_films_are_kept_apart(
+    folder, tmp_path, every_pair_shortlisted
+):
+    films = _read_folder(folder, 1)
+    checking = CheckingMap()
+    confirmed = find_same_pictures(
+        films.root,
+        films.records,
+        films.hashes,
+        SAME_PICTURE_RADIUS,
+        ComparisonCache(tmp_path / "pixels.parquet"),
+        checking,
+        Progress(_Bar().total, _Bar().advance, lambda _what, _total: _Bar()),
+        apart=[frozenset(("10", "11"))],
+    )
+    checked = [pair for found in checking.rounds for pair in found]
+    # The original's best pair is declared apart: the pad's pairs join the crop instead.
+    assert ("10", "11") not in checked
+    assert checking.rounds[0] == [("10", "12"), ("10", "20"), ("11", "12")]
+    groups = [set(c) for c in nx.connected_components(_graph(confirmed.pairs))]
+    assert not any({"10", "11"} <= group for group in groups)
