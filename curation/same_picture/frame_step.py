@@ -256,8 +256,9 @@ def frame_pairs(
     apart: Collection[frozenset[str]] = (),
 ) -> list[SamePicture]:
     """The pairs of ``films`` (pending, by id) that the frame check confirms among the
-    shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs; each long
-    part advances its own bar (``track``: the run's progress tracker). A pair the curator
+    shortlisted pairs, checked in rounds (``_checked_in_rounds``) from what the ``confirmed``
+    whole-frame pairs already join; each long part advances its own bar (``track``: the
+    run's progress tracker). A pair the curator
     declared ``apart`` is never checked: confirmed, it would count as joining its films in
     the rounds, then be dropped (``curation.decisions.apply.keep_apart``), leaving unchecked
     the pairs that join them another way."""
