@@ -195,6 +195,7 @@ def _checked_in_rounds(
     comparisons: list[np.ndarray] = []  # the confirmed ones, a row each
     unchecked = np.ones(len(pairs), bool)
     confirmed: list[tuple[int, int]] = []  # (row of pairs, row of comparisons)
+    planned = 0
     while True:
         groups = np.fromiter((joined[n] for n in range(count)), np.int64, count)
         chosen = next_round(pairs, strength, groups, unchecked)
@@ -218,6 +219,8 @@ def _checked_in_rounds(
             )
             for a, b in pairs[chosen[new]].tolist()
         ]
+        planned += len(checks)
+        bar.total(planned)  # the checks known so far: a round's are known when it starts
         found = []
         for frame in map(confirmed_frame, checks, chunksize=4):
             found.append(-1 if frame is None else len(comparisons))
