@@ -9,9 +9,12 @@ archive's layout under ``bench/corpus/`` (git-ignored). Every film has one box o
 so that pericurate reads the folder as it reads the archive.
 
 The runs, interleaved so that load falls on all: pericurate (``download`` and a cold
-``build``), each peer in the peers' own environment (``bench/peers/env``, installed by
-``uv sync --frozen --project bench/peers/env``: fastdup needs numpy below 2, which the
-environments' verifiers does not allow), pericurate again. Each run is one measured child
+``build``); pericurate up to its same-picture groups only (``download``, then the chain
+through the keeper step: ``bench.peers.copies_child``), the row labelled "pericurate, copies
+only", like for like with the peers, which find copies and write no dataset; each peer in the
+peers' own environment (``bench/peers/env``, installed by ``uv sync --frozen --project
+bench/peers/env``: fastdup needs numpy below 2, which the environments' verifiers does not
+allow), pericurate up to its groups again, pericurate again. Each run is one measured child
 (``bench.common.measure``): its CPU (user and system, with every process it reaped), wall and
 peak memory; every file is read once before each run, untimed.
 
@@ -22,13 +25,19 @@ in one group. A peer that gives each pair a closeness (fastdup's cosine similari
 imagededup's Hamming distance) is scored at its own default and at the loosest cut that
 makes no false pair (the most it finds when tuned on the answer, which a curator cannot do).
 
+With ``--against CHECKOUT``, pericurate alone: that checkout's cold build and this one's,
+interleaved ``--rounds`` times, each with its CPU, what it finds and a digest of its groups
+and kept films (equal when both keep the same film of the same groups).
+
     uv sync --frozen --project bench/peers/env
     uv run --frozen python -m bench.peers.real
+    uv run --frozen python -m bench.peers.real --against ../main --rounds 2
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -41,7 +50,7 @@ import pyarrow.parquet as pq
 from PIL import Image
 
 from bench.common.corpus import CORPUS_DIR
-from bench.common.measure import ChildFailed, run_measured
+from bench.common.measure import ChildFailed, python_child, run_measured
 from bench.common.real_films import REAL_FILMS
 from bench.common.splits_bench import pericurate
 from bench.peers.compare import (
@@ -60,6 +69,8 @@ RESULTS = Path(__file__).with_name("real.json")
 NATIVE_FILMS = REAL_FILMS.parent / "films-native"
 PEERS = ("fastdup", "imagededup-phash", "cleanvision")
 COPIES = 3  # altered copies filed with each original
+# pericurate's like-for-like row: its CPU up to the same-picture groups (what the peers do).
+COPIES_ONLY = "pericurate, copies only"
 # Each peer's own default cut, and which way its closeness runs.
 DEFAULT_CUT = {"fastdup": FASTDUP_DEFAULT, "imagededup-phash": IMAGEDEDUP_DEFAULT}
 HIGHER_IS_CLOSER = {"fastdup": True, "imagededup-phash": False}
@@ -156,33 +167,74 @@ def peer_scores(tool: str, pairs: list[tuple[str, str, float]], truth: dict[str,
     return {"default": {"cut": DEFAULT_CUT[tool], **at(DEFAULT_CUT[tool])}, "no_false_pair": best}
 
 
-def pericurate_groups(build: Path) -> Groups:
-    """pericurate's same-picture groups: each dropped film joined to the film kept for it."""
-    groups = Groups()
-    for row in pq.read_table(build / "manifest.parquet").to_pylist():
-        if row["kind"] == "image" and row["fate"] == "dropped" and row["related"]:
-            groups.join(row["film_id"], row["related"])
-    return groups
+def kept_for(build: Path) -> dict[str, str]:
+    """Every film pericurate dropped as a same picture -> the film kept in its place: its
+    groups and each group's kept film at once."""
+    return {
+        row["film_id"]: row["related"]
+        for row in pq.read_table(build / "manifest.parquet").to_pylist()
+        if row["kind"] == "image" and row["fate"] == "dropped" and row["related"]
+    }
 
 
-def _run_pericurate(source: Path, build: Path) -> tuple[dict, Groups]:
+def _joined(kept: dict[str, str]) -> Groups:
+    return _groups(kept.items())
+
+
+def _digest(kept: dict[str, str]) -> str:
+    """One digest of the groups and each group's kept film: equal between runs that agree."""
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()
+
+
+def _commands(python: str, code: Path | None) -> list[str]:
+    """How to run pericurate's command line: this checkout's, or the one at ``code``."""
+    if code is None:
+        return pericurate(python)
+    entry = (
+        f"import sys; sys.path.insert(0, {str(code)!r}); from curation.cli.app import app; app()"
+    )
+    return [python, "-c", entry]
+
+
+def _run_pericurate(
+    source: Path, build: Path, code: Path | None = None
+) -> tuple[dict, dict[str, str]]:
+    """A cold ``download`` and ``build`` (of the checkout at ``code``, else this one)."""
     shutil.rmtree(build, ignore_errors=True)
-    python = sys.executable
+    command = _commands(sys.executable, code)
     lock = str(build / "source.lock.json")
     load = os.getloadavg()[0]
     download = run_measured(
-        pericurate(python, "download", str(source), "--build", str(build), "--lock", lock)
+        [*command, "download", str(source), "--build", str(build), "--lock", lock]
     )
-    built = run_measured(
-        pericurate(python, "build", "--build", str(build), "--no-fail-on-rejected")
-    )
+    built = run_measured([*command, "build", "--build", str(build), "--no-fail-on-rejected"])
     measured = {
         "cpu_s": round(download.cpu_s + built.cpu_s, 2),
         "wall_s": round(download.wall_s + built.wall_s, 2),
         "peak_rss_mib": max(download.peak_rss_mib, built.peak_rss_mib),
         "load_1min_at_start": load,
     }
-    return measured, pericurate_groups(build)
+    return measured, kept_for(build)
+
+
+def _find_copies(source: Path, build: Path) -> tuple[dict, dict[str, str]]:
+    """pericurate up to its same-picture groups only, what the peers do (``download``, then
+    the chain through the keeper step: ``bench.peers.copies_child``)."""
+    shutil.rmtree(build, ignore_errors=True)
+    command = pericurate(sys.executable)
+    lock = str(build / "source.lock.json")
+    load = os.getloadavg()[0]
+    download = run_measured(
+        [*command, "download", str(source), "--build", str(build), "--lock", lock]
+    )
+    found = run_measured(python_child("bench.peers.copies_child", str(build)))
+    measured = {
+        "cpu_s": round(download.cpu_s + found.cpu_s, 2),
+        "wall_s": round(download.wall_s + found.wall_s, 2),
+        "peak_rss_mib": max(download.peak_rss_mib, found.peak_rss_mib),
+        "load_1min_at_start": load,
+    }
+    return measured, json.loads(found.stdout.splitlines()[-1])
 
 
 def measure(
@@ -205,13 +257,15 @@ def measure(
         "folder": {"films": len(truth), "copies": len(truth) - len(set(truth.values()))},
         "runs": [],
     }
-    for tool in ("pericurate", *peers, "pericurate"):
+    for tool in ("pericurate", COPIES_ONLY, *peers, COPIES_ONLY, "pericurate"):
         warm(source)
         try:
-            if tool == "pericurate":
+            if tool in ("pericurate", COPIES_ONLY):
                 build = work / f"build-{len(result['runs'])}"
-                run, groups = _run_pericurate(source, build)
-                run["default"] = scored(groups, truth)
+                run_tool = _run_pericurate if tool == "pericurate" else _find_copies
+                run, kept = run_tool(source, build)
+                run["default"] = scored(_joined(kept), truth)
+                run["kept_sha256"] = _digest(kept)
             else:
                 run, pairs = run_peer(tool, folder, work / tool)
                 run |= peer_scores(tool, pairs, truth)
@@ -243,12 +297,36 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def against(code: Path, rounds: int, work: Path = CORPUS_DIR / "peers-real") -> dict:
+    """pericurate of the checkout at ``code`` (the baseline) and of this one on the real
+    folder, interleaved (baseline, current, ...) ``rounds`` times: each cold build's CPU, what
+    it finds, and whether the groups and kept films agree."""
+    if not REAL_FILMS.is_dir():
+        return {"measured": False, "why": f"skipped: the real films are absent ({REAL_FILMS})"}
+    truth = write_folder(work)
+    source = work / "source"
+    runs: list[dict] = []
+    for _ in range(rounds):
+        for side, checkout in (("baseline", code), ("current", None)):
+            warm(source)
+            run, kept = _run_pericurate(source, work / f"build-{side}", checkout)
+            runs.append(
+                {"side": side, **run, **scored(_joined(kept), truth), "kept": _digest(kept)}
+            )
+    return {"measured": True, "against": str(code), "runs": runs}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.peers.real", description=__doc__)
     parser.add_argument("--copies", type=int, default=COPIES, help="altered copies per film")
     parser.add_argument("--films", type=int, help="the first FILMS real films only")
     parser.add_argument("--peers", default=",".join(PEERS))
+    parser.add_argument("--against", type=Path, help="pericurate only: this checkout, then ours")
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: rounds of both")
     args = parser.parse_args(argv)
+    if args.against:
+        print(json.dumps(against(args.against.resolve(), args.rounds), indent=1))
+        return
     peers = tuple(p for p in args.peers.split(",") if p)
     result = measure(copies=args.copies, films=args.films, peers=peers)
     if result["measured"] and args.films is None:

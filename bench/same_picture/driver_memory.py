@@ -7,7 +7,7 @@ features, the feature shortlist and the frame check) runs with its caches in a f
 (cold), and again on the same caches (rerun), each under ``tracemalloc`` (numpy's arrays are
 traced too), the peak taken apart by phase, each above what the driver held when the phase
 began: the whole-frame check (before the frame step), the feature shortlist
-(``frame_step.votes_and_shortlist``; what it hands back, the votes of every pair, is
+(``frame_step.stored_pair_votes``; what it hands back, the votes of every pair, is
 ``retained`` and counts in the frame step's peak), and the rest of the frame step. Workers
 are separate processes (``--workers``, 2 by default): their memory is not the driver's and is
 not counted. Prints one JSON object.
@@ -74,16 +74,16 @@ class Phases:
 @contextmanager
 def _phased() -> Iterator[Phases]:
     phases = Phases()
-    frame_pairs, shortlist = detect.frame_pairs, frame_step.votes_and_shortlist
+    frame_pairs, shortlist = detect.frame_pairs, frame_step.stored_pair_votes
     detect.frame_pairs = phases.wrap("frame step without the shortlist", frame_pairs)
-    frame_step.votes_and_shortlist = phases.wrap("feature shortlist", shortlist)
+    frame_step.stored_pair_votes = phases.wrap("feature shortlist", shortlist)
     tracemalloc.start()
     try:
         yield phases
         phases.close()
     finally:
         tracemalloc.stop()
-        detect.frame_pairs, frame_step.votes_and_shortlist = frame_pairs, shortlist
+        detect.frame_pairs, frame_step.stored_pair_votes = frame_pairs, shortlist
 
 
 def _peak(folder: Path, cache: Path, workers: int) -> dict[str, Any]:

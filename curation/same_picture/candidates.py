@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
+import numpy as np
 
 from curation.features.shortlist import best_partners
 from curation.hashes.hash_films import Hashes
@@ -114,3 +115,18 @@ def crop_candidates(
     best-voted partners; an unrelated pair proposed here is refused by its features alone,
     before any pixel is decoded."""
     return sorted(best_partners(votes, per_film) - set(proposed))
+
+
+def next_round(
+    pairs: np.ndarray, strength: np.ndarray, groups: np.ndarray, unchecked: np.ndarray
+) -> np.ndarray:
+    """Which of ``pairs`` (film numbers, one row a pair) to check next, as their rows in
+    order: each film's strongest pair (most ``strength``, then first in ``pairs``) among the
+    ``unchecked`` ones whose two films are in different ``groups`` (each film's group under
+    the pairs confirmed so far). A pair already joined is never checked: it could only add an
+    edge inside a group, so the groups are those of checking every pair; and a round's pairs
+    do not depend on each other, so they run in parallel anywhere."""
+    open_rows = np.flatnonzero(unchecked & (groups[pairs[:, 0]] != groups[pairs[:, 1]]))
+    ranked = open_rows[np.lexsort((open_rows, -strength[open_rows]))]
+    _, first = np.unique(pairs[ranked].ravel(), return_index=True)
+    return np.unique(ranked[first // 2])

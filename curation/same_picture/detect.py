@@ -139,7 +139,7 @@ def find_same_pictures(
         cache.add_comparisons(measured)
         progress.on_progress(len(job.candidates))
     frames = FrameCache(cache.path.parent if cache.path else None)
-    pairs.extend(frame_pairs(root, films, hashes, pairs, frames, map, progress.track))
+    pairs.extend(frame_pairs(root, films, hashes, pairs, frames, map, progress.track, apart))
     frames.save()
     cache.save()
     return ConfirmedPairs(keep_apart(pairs, apart), radius, len(candidates))

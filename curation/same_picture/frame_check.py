@@ -123,6 +123,11 @@ def per_film(
     return found
 
 
+def forget_films() -> None:
+    """Let go of every film ``per_film`` remembers (a driver that checked a pair itself)."""
+    _PER_FILM.clear()
+
+
 def _small(grey: np.ndarray, side: int) -> np.ndarray:
     """``grey`` with its longest side at ``side`` pixels (area resampling), as float32."""
     height, width = grey.shape

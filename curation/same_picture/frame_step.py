@@ -6,12 +6,18 @@ straight into the features store (``BUILD/cache/features/``, one file per sha256
 ``FEATURES_VERSION``; ``curation.same_picture.frame_store``) and hands back a small record
 (size, voting descriptors), which the driver keeps in a parquet cache, so a rerun reads no
 store file. The feature shortlist
-(``curation.features.shortlist``, linear in the number of films) proposes pairs, once per build;
-the pairs the whole-frame check has not already joined get the aligned frame check
-(``curation.same_picture.frame_check``) over worker processes, which read both films' features
-from the store and keep each comparison in a store of its own (``BUILD/cache/frames/``, keyed
-by the two films' sha256): a worker hands back a comparison only when it confirms the pair.
-The driver holds no descriptor and no comparison of an unconfirmed pair. A confirmed pair joins
+(``curation.features.shortlist``, linear in the number of films) proposes pairs, once per build.
+They get the aligned frame check (``curation.same_picture.frame_check``) in rounds: each round
+takes each film's best-voted pair whose two films no confirmed pair (whole-frame or framed)
+joins yet (``candidates.next_round``), so a pair already joined is never checked: the groups
+are those of checking every pair, at about one check per copy (docs/scale.md, "Where a cold
+build's CPU goes, on real films"). A round runs over worker processes, which read both films'
+features from the store and keep each comparison in a store of its own
+(``BUILD/cache/frames/``, keyed by the two films' sha256): a worker hands back a comparison only
+when it confirms the pair. The rounds depend on the comparisons only, never on which worker
+finished first. The driver holds no descriptor and no comparison of an unconfirmed pair, and its
+bookkeeping is numpy arrays (film numbers, votes, the checked pairs of contents, each confirmed
+comparison a float64 row). A confirmed pair joins
 the same-picture groups like any other, with its kind (``cropped``, ``padded``, ``rotated``,
 ``rescaled``, ``re-toned``) and the transform as evidence. Visits of one patient are not
 decided here: the visits step finds them among the kept films (``curation.visits``).
@@ -22,7 +28,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +43,7 @@ from curation.features.shortlist import HASH_TABLES, MIN_VOTES, shortlisted, sto
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, hamming
 from curation.same_picture import frame_check
-from curation.same_picture.candidates import SamePicture, crop_candidates
+from curation.same_picture.candidates import SamePicture, crop_candidates, next_round
 from curation.same_picture.frame_check import (
     FrameComparison,
     compare_frames,
@@ -45,8 +51,10 @@ from curation.same_picture.frame_check import (
     turn_and_scale,
 )
 from curation.same_picture.frame_store import (
+    FIGURES,
     FrameCache,
     comparison_arrays,
+    comparison_of,
     film_grey,
     pair_key,
     read_comparison,
@@ -155,6 +163,91 @@ def reversed_kind(frame: FrameComparison) -> str:
     )
 
 
+# A confirmed comparison as the driver holds it: ``comparison_arrays``' figures, then the
+# transform, in one float64 row.
+ROW = len(FIGURES) + 6
+
+
+def _content_numbers(records: list[SourceRecord]) -> np.ndarray:
+    """Each film's content as a number: the first film with its sha256."""
+    first: dict[str, int] = {}
+    return np.array([first.setdefault(r.sha256, n) for n, r in enumerate(records)], np.int64)
+
+
+def _checked_in_rounds(
+    root: Path,
+    records: list[SourceRecord],
+    pairs: np.ndarray,
+    strength: np.ndarray,
+    joined: nx.utils.UnionFind,
+    cache: FrameCache,
+    map: Mapper,
+    bar: Tracker,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``pairs`` (numbers of ``records``) the frame check confirms and their
+    comparisons (one ``ROW`` each), checked in rounds of each film's strongest pair not yet
+    joined (``next_round``), each round over ``map``; ``joined`` grows with every confirmed
+    pair. One job per pair of contents: byte-identical films make one key of several pairs,
+    checked once. The bookkeeping is numpy arrays: a few bytes per checked pair."""
+    folder, count = str(root), len(records)
+    content = _content_numbers(records)
+    checked_keys, checked_rows = np.empty(0, np.int64), np.empty(0, np.int64)
+    comparisons: list[np.ndarray] = []  # the confirmed ones, a row each
+    unchecked = np.ones(len(pairs), bool)
+    confirmed: list[tuple[int, int]] = []  # (row of pairs, row of comparisons)
+    planned = 0
+    while True:
+        groups = np.fromiter((joined[n] for n in range(count)), np.int64, count)
+        chosen = next_round(pairs, strength, groups, unchecked)
+        if not len(chosen):
+            break
+        unchecked[chosen] = False
+        keys = content[pairs[chosen, 0]] * count + content[pairs[chosen, 1]]
+        first = np.sort(np.unique(keys, return_index=True)[1])  # in the shortlist's order
+        new = first[~np.isin(keys[first], checked_keys)]
+        checks = [
+            PairCheck(
+                FrameJob(
+                    folder,
+                    records[a].path,
+                    records[b].path,
+                    records[a].sha256,
+                    records[b].sha256,
+                    cache.features,
+                ),
+                cache.comparisons,
+            )
+            for a, b in pairs[chosen[new]].tolist()
+        ]
+        planned += len(checks)
+        bar.total(planned)  # the checks known so far: a round's are known when it starts
+        found = []
+        for frame in map(confirmed_frame, checks, chunksize=4):
+            found.append(-1 if frame is None else len(comparisons))
+            if frame is not None:
+                arrays = comparison_arrays(frame)
+                comparisons.append(np.concatenate([arrays["figures"], arrays["transform"]]))
+            bar.advance(1)
+        checked_keys = np.concatenate([checked_keys, keys[new]])
+        checked_rows = np.concatenate([checked_rows, np.array(found, np.int64)])
+        order = np.argsort(checked_keys, kind="stable")
+        checked_keys, checked_rows = checked_keys[order], checked_rows[order]
+        outcome = checked_rows[np.searchsorted(checked_keys, keys)]
+        for row, comparison in zip(chosen.tolist(), outcome.tolist(), strict=True):
+            if comparison >= 0:
+                joined.union(*pairs[row].tolist())
+                confirmed.append((row, comparison))
+    # A round of one pair runs in this process (``ordered_map``): its decoded films, and what
+    # the check made of them, must not stay in the driver.
+    _remembered_grey.cache_clear()
+    frame_check.forget_films()
+    confirmed.sort()
+    rows = np.array([row for row, _ in confirmed], np.int64)
+    if not comparisons:
+        return rows, np.empty((0, ROW))
+    return rows, np.stack(comparisons)[[c for _, c in confirmed]]
+
+
 def frame_pairs(
     root: Path,
     films: dict[str, SourceRecord],
@@ -163,10 +256,15 @@ def frame_pairs(
     cache: FrameCache,
     map: Mapper,
     track: Callable[[str, int | None], Tracker],
+    apart: Collection[frozenset[str]] = (),
 ) -> list[SamePicture]:
     """The pairs of ``films`` (pending, by id) that the frame check confirms among the
-    shortlisted pairs not already joined by the ``confirmed`` whole-frame pairs; each long
-    part advances its own bar (``track``: the run's progress tracker)."""
+    shortlisted pairs, checked in rounds (``_checked_in_rounds``) from what the ``confirmed``
+    whole-frame pairs already join; each long part advances its own bar (``track``: the
+    run's progress tracker). A pair the curator
+    declared ``apart`` is never checked: confirmed, it would count as joining its films in
+    the rounds, then be dropped (``curation.decisions.apply.keep_apart``), leaving unchecked
+    the pairs that join them another way."""
     ids = sorted(films)
     cache.features_for(films, root, map, track("local features", None))
     shas = [films[film].sha256 for film in ids]
@@ -185,33 +283,28 @@ def frame_pairs(
         [cache.films[sha].voters for sha in shas], votes, frame_check.SHORTLIST_PER_FILM
     )
     shortlist += crop_candidates(votes, shortlist)
-    del votes  # the votes of every pair: not held while the frames are checked
-    joined = nx.utils.UnionFind(ids)
+    shortlist = [(i, j) for i, j in shortlist if frozenset((ids[i], ids[j])) not in apart]
+    pairs = np.array(shortlist, np.int64).reshape(-1, 2)
+    strength = np.array([votes[i, j] for i, j in shortlist], np.int64)
+    del votes, shortlist  # the votes of every pair: not held while the frames are checked
+    number = {film: n for n, film in enumerate(ids)}
+    joined = nx.utils.UnionFind(range(len(ids)))
     for pair in confirmed:
-        joined.union(pair.a, pair.b)
-    pairs = [(ids[i], ids[j]) for i, j in shortlist if joined[ids[i]] != joined[ids[j]]]
-    # One job per pair of files: byte-identical films make one key of several pairs.
-    first: dict[tuple[str, str], tuple[str, str]] = {}
-    for a, b in pairs:
-        first.setdefault((films[a].sha256, films[b].sha256), (a, b))
-    bar = track("check frames", len(first))
-    folder = str(root)
-    checks = [
-        PairCheck(
-            FrameJob(folder, films[a].path, films[b].path, *key, cache.features), cache.comparisons
-        )
-        for key, (a, b) in first.items()
-    ]
-    frames = {}  # the confirmed comparisons only
-    for key, frame in zip(first, map(confirmed_frame, checks, chunksize=4), strict=True):
-        if frame is not None:
-            frames[key] = frame
-        bar.advance(1)
+        joined.union(number[pair.a], number[pair.b])
+    rows, comparisons = _checked_in_rounds(
+        root,
+        [films[film] for film in ids],
+        pairs,
+        strength,
+        joined,
+        cache,
+        map,
+        track("check frames", None),
+    )
     same = []
-    for a, b in pairs:
-        frame = frames.get((films[a].sha256, films[b].sha256))
-        if frame is None:
-            continue
+    for (i, j), values in zip(pairs[rows].tolist(), comparisons, strict=True):
+        a, b = ids[i], ids[j]
+        frame = comparison_of(values[: len(FIGURES)], values[len(FIGURES) :])
         distance = hamming(hashes[a][View.identity], hashes[b][View.identity])
         difference = frame.difference if math.isfinite(frame.difference) else 0.0
         same.append(

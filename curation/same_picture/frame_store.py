@@ -109,6 +109,11 @@ def read_comparison(store: ArrayStore, key: str) -> FrameComparison | None:
     figures, transform = arrays["figures"], arrays["transform"]
     if figures.shape != (len(FIGURES),) or transform.ndim != 1:
         return None
+    return comparison_of(figures, transform)
+
+
+def comparison_of(figures: np.ndarray, transform: np.ndarray) -> FrameComparison:
+    """The comparison ``comparison_arrays`` made ``figures`` and ``transform`` of."""
     figure = dict(zip(FIGURES, figures.tolist(), strict=True))
     return FrameComparison(
         inliers=int(figure["inliers"]),
