@@ -25,9 +25,9 @@ from PIL import Image
 from curation.core.jpeg_check import check_decodable, decode_failure
 from curation.core.parallel import LocalMap, Mapper
 from curation.hashes.hashing import HASH_BYTES, AverageHash512, View, short_hashes
-from curation.leaks.turned import TURNED_VIEWS
 
 IMAGES_AT_ONCE = 16  # image cells decoded from a row group at a time
+TURNED_VIEWS = tuple(view for view in View if view is not View.identity)  # ``Film.turned``'s order
 HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
 
 

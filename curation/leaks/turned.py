@@ -21,9 +21,8 @@ from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import HASH_BYTES, View
 from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
+from curation.leaks.target import TURNED_VIEWS
 from curation.same_picture.pixels import compare
-
-TURNED_VIEWS = tuple(view for view in View if view is not View.identity)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from curation.hashes.hashing import HASH_BYTES, AverageHash512, View
 from curation.leaks.target import (
+    TURNED_VIEWS,
     Columns,
     Film,
     find_shards,
@@ -19,7 +20,6 @@ from curation.leaks.target import (
     resolve_columns,
     scan,
 )
-from curation.leaks.turned import TURNED_VIEWS
 from tests.audit.test_audit_at_scale import FILMS, write_target
 
 RECORD_BYTES = 1024  # per row, at most (measured: docs/scale.md, "The audit on two nodes")
