@@ -82,11 +82,7 @@ class Film:
 
     def code(self, method: str) -> bytes:
         """The film's code by ``method`` (``ahash``, or a ``--method`` it was hashed by)."""
-        if method == "ahash":
-            return self.ahash
-        if self.short is None or method not in self.short:
-            raise KeyError(method)
-        return self.short[method]
+        return self.ahash if method == "ahash" else (self.short or {})[method]
 
     def turned_code(self, view: str) -> bytes:
         """The 512-bit code of the film turned by ``view`` (one of ``TURNED_VIEWS``)."""
