@@ -12,7 +12,8 @@ nodes' process trees; locally: the driver's worker processes). The two reports m
 byte-identical, and every planted pair found.
 
 ``python -m bench.scale.audit_cluster --rows 4000,16000`` prints the figures as JSON (one
-line per run on stderr as it goes); ``--executors local`` skips the cluster.
+line per run on stderr as it goes) and writes them to ``audit_cluster.json`` beside this
+file; ``--executors local`` skips the cluster.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from bench.common.measure import run_measured
 from bench.common.splits_bench import pericurate
 from bench.scale.curve import _environment
 from bench.scale.ray_cluster import descendants, two_nodes
+from curation.core.atomic import write_bytes
 
 ROWS = (4000, 16000)
 EXECUTORS = ("local", "ray")
@@ -49,6 +51,7 @@ BRIGHTER = 6  # grey levels added to a look-alike
 SAMPLE_SECONDS = 0.5
 STORE_MIB = 600  # each node's object store
 PERMUTATIONS = "99"
+RESULTS = Path(__file__).with_name("audit_cluster.json")
 
 
 def _film(seed: int, brighter: int = 0) -> bytes:
@@ -272,6 +275,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         with tempfile.TemporaryDirectory(prefix="pericurate-audit-cluster-", dir="/tmp") as scratch:
             found = measure(sizes, Path(scratch), executors)
+    write_bytes(RESULTS, (json.dumps(found, indent=1, sort_keys=True) + "\n").encode())
     print(json.dumps(found, indent=1))
 
 

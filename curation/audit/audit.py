@@ -156,7 +156,7 @@ def run_audit(
     audit.copies = {r: n for r, n in Counter(rep_of).items() if n > 1}
     turned = turned_same_picture(
         [f.split for f in rep_films],
-        [f.codes["ahash"] for f in rep_films],
+        [f.ahash for f in rep_films],
         [f.turned for f in rep_films],
         lambda index: audit.image_bytes(rep_films[index]),
     )

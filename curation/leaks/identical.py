@@ -48,7 +48,7 @@ def pixel_candidates(films: list[Film], radius: int = PIXEL_CHECK_RADIUS) -> lis
         chosen.update(i for members in sets if len(members) > 1 for i in members)
         if len(sets) < 2:
             continue
-        codes = as_codes([films[members[0]].codes["ahash"] for members in sets])
+        codes = as_codes([films[members[0]].ahash for members in sets])
         for i, j, _ in self_pairs(codes, radius).tolist():
             chosen.update((*sets[i], *sets[j]))
     return sorted(chosen)

@@ -126,9 +126,9 @@ def method_threshold(method: str, threshold: int) -> int:
 
 def _codes(films: list[Film], members: list[int], method: str) -> np.ndarray:
     if method == "ahash":
-        return as_codes([films[i].codes[method] for i in members])
+        return as_codes([films[i].code(method) for i in members])
     width = SHORT_HASH_BITS // 8
-    joined = b"".join(films[i].codes[method] for i in members)
+    joined = b"".join(films[i].code(method) for i in members)
     return np.frombuffer(joined, dtype=np.uint8).reshape(len(members), width)
 
 
@@ -263,7 +263,7 @@ def check_clusters(films: list[Film], threshold: int, rep_of: list[int]) -> dict
     def codes_in(view: View) -> np.ndarray:
         if view is View.identity:
             return _codes(films, reps, "ahash")
-        return as_codes([films[i].turned[view.value] for i in reps])
+        return as_codes([films[i].turned_code(view.value) for i in reps])
 
     for _, rows in pairs_in_any_orientation(codes_in, threshold):
         graph.add_edges_from((reps[i], reps[j]) for i, j, _ in rows.tolist())

@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,10 @@ from PIL import Image
 
 from curation.core.jpeg_check import check_decodable, decode_failure
 from curation.core.parallel import LocalMap, Mapper
-from curation.hashes.hashing import AverageHash512, View, short_hashes
+from curation.hashes.hashing import HASH_BYTES, AverageHash512, View, short_hashes
 
 IMAGES_AT_ONCE = 16  # image cells decoded from a row group at a time
+TURNED_VIEWS = tuple(view for view in View if view is not View.identity)  # ``Film.turned``'s order
 HUB_TARGET = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)@(?P<revision>[\w./-]+)$")
 
 
@@ -56,8 +58,10 @@ DEFAULT_OPTIONAL = {
 
 @dataclass(slots=True)
 class Film:
-    """What the audit keeps of one row: codes and small fields, never the image (slots: no
-    dictionary of attributes per row)."""
+    """What the audit keeps of one row: codes and small fields, never the image. Compact,
+    as the audit holds one per row (docs/scale.md, "The audit on two nodes"): slots (no
+    dictionary of attributes), the codes as plain bytes (no dictionary of codes), the
+    values every row repeats (split, header) shared."""
 
     film_id: str
     split: str
@@ -65,8 +69,9 @@ class Film:
     row: int
     sha256: str
     pixels: str | None  # sha256 of the decoded pixels; only where cheaper keys collide
-    codes: dict[str, bytes]
-    turned: dict[str, bytes] = field(default_factory=dict)  # view -> 512-bit code
+    ahash: bytes  # the 512-bit average hash, upright
+    turned: bytes = b""  # the 512-bit codes of ``TURNED_VIEWS``, one after the other
+    short: dict[str, bytes] | None = None  # ``--method`` phash/dhash: method -> 64-bit code
     lesions: int | None = None
     grades: tuple[int, ...] = ()
     label: Any = None
@@ -74,6 +79,15 @@ class Film:
     group: str | None = None
     referral: dict[str, Any] | None = None
     header: str = ""  # mode and size, from the image header: equal for equal pixels
+
+    def code(self, method: str) -> bytes:
+        """The film's code by ``method`` (``ahash``, or a ``--method`` it was hashed by)."""
+        return self.ahash if method == "ahash" else (self.short or {})[method]
+
+    def turned_code(self, view: str) -> bytes:
+        """The 512-bit code of the film turned by ``view`` (one of ``TURNED_VIEWS``)."""
+        at = TURNED_VIEWS.index(View(view)) * HASH_BYTES
+        return self.turned[at : at + HASH_BYTES]
 
 
 @dataclass(frozen=True)
@@ -202,16 +216,16 @@ def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> 
         header = image_header(image)
     grey = hasher.open_grey(io.BytesIO(data))
     views = hasher.hash_grey_views(grey)
-    codes = {"ahash": views[View.identity]}
-    turned = {v.value: code for v, code in views.items() if v is not View.identity}
+    short = None
     if {"phash", "dhash"} & set(methods):
-        short = short_hashes(grey)
-        codes.update({m: short[m] for m in ("phash", "dhash") if m in methods})
+        codes = short_hashes(grey)
+        short = {m: codes[m] for m in ("phash", "dhash") if m in methods}
     return {
         "sha256": hashlib.sha256(data).hexdigest(),
         "header": header,
-        "codes": codes,
-        "turned": turned,
+        "ahash": views[View.identity],
+        "turned": b"".join(views[v] for v in TURNED_VIEWS),
+        "short": short,
     }
 
 
@@ -363,13 +377,14 @@ def _film(
     names: dict[str, str | None],
 ) -> Film:
     split = str(values[names["split"]]) if names["split"] else split_from_name(job.path)
+    hashed = {**hashed, "header": sys.intern(hashed["header"])}  # one string for every row
     film_id = values[names["film_id"]] if names["film_id"] else None
     referral = values[names["referral"]] if names["referral"] else None
     if isinstance(referral, str):
         referral = {"text": referral}
     return Film(
         film_id=str(film_id) if film_id is not None else f"{split}:{row}",
-        split=split,
+        split=sys.intern(split),  # one string per split, not per row
         shard=job.shard,
         row=row,
         pixels=None,

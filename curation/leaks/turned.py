@@ -18,12 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
-from curation.hashes.hashing import View
+from curation.hashes.hashing import HASH_BYTES, View
 from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
+from curation.leaks.target import TURNED_VIEWS
 from curation.same_picture.pixels import compare
-
-TURNED_VIEWS = tuple(view for view in View if view is not View.identity)
 
 
 @dataclass(frozen=True)
@@ -41,17 +40,19 @@ class TurnedPair:
 def turned_same_picture(
     splits_of: Sequence[str],
     upright: Sequence[bytes],
-    turned: Sequence[dict[str, bytes]],
+    turned: Sequence[bytes],
     image_bytes: Callable[[int], bytes],
     radius: int = SAME_PICTURE_RADIUS,
 ) -> list[TurnedPair]:
     """Cross-split same-picture pairs in a mirrored or turned orientation, pixel-confirmed.
-    ``splits_of``, ``upright`` and ``turned`` are per film (index); ``image_bytes`` reads one."""
+    ``splits_of``, ``upright`` and ``turned`` (``Film.turned``: the codes of ``TURNED_VIEWS``
+    one after the other) are per film (index); ``image_bytes`` reads one."""
 
     def codes_in(view: View) -> np.ndarray:
         if view is View.identity:
             return as_codes(list(upright))
-        return as_codes([t[view.value] for t in turned])
+        at = TURNED_VIEWS.index(view) * HASH_BYTES
+        return as_codes([t[at : at + HASH_BYTES] for t in turned])
 
     candidates = [
         (a, b, view, distance)

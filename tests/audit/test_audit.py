@@ -263,7 +263,7 @@ def test_errors_exit_2_with_one_sentence(tmp_path: Path):
 
 
 def test_hint_lexicon_flags_clinical_terms_but_not_the_clean_slip():
-    film = audit_target.Film("1", "test", 0, 0, "", "", {})
+    film = audit_target.Film("1", "test", 0, 0, "", "", b"")
     clean = referral_for("00011").as_row()
     clean["text"] += "Patient code: PT-ABCD36\nAge: 36\n"
     film.referral = clean

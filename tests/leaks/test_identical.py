@@ -152,7 +152,7 @@ def test_candidates_share_a_header_and_lie_within_the_radius(sample_dataset_dir:
             for j, other in enumerate(films)
             if j != index
             and other.header == film.header
-            and hamming(other.codes["ahash"], film.codes["ahash"]) <= PIXEL_CHECK_RADIUS
+            and hamming(other.ahash, film.ahash) <= PIXEL_CHECK_RADIUS
         ]
         assert (index in chosen) == bool(partners)
         assert (film.pixels is not None) == (index in chosen)
