@@ -131,25 +131,18 @@ def resolve_target(target: str) -> Path:
 def _download_problem(target: str, error: Exception) -> str:
     """One sentence for a Hub download that failed: unreachable (no network, offline mode,
     nothing cached), no such dataset or revision, or the Hub's own answer."""
-    from huggingface_hub import constants
-    from huggingface_hub.errors import (
-        HfHubHTTPError,
-        LocalEntryNotFoundError,
-        OfflineModeIsEnabled,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
+    from huggingface_hub import constants, errors
 
-    if isinstance(error, LocalEntryNotFoundError | OfflineModeIsEnabled | OSError):
+    if isinstance(error, errors.LocalEntryNotFoundError | errors.OfflineModeIsEnabled | OSError):
         return (
             f"{target}: the Hub at {constants.ENDPOINT} cannot be reached (no network, or "
             "offline mode) and no copy of that revision is cached, so it cannot be audited."
         )
-    if isinstance(error, RevisionNotFoundError):
+    if isinstance(error, errors.RevisionNotFoundError):
         return f"{target}: the Hub has that dataset but no such revision."
-    if isinstance(error, RepositoryNotFoundError):
+    if isinstance(error, errors.RepositoryNotFoundError):
         return f"{target}: no such dataset on the Hub (or it is private and no token allows it)."
-    if isinstance(error, HfHubHTTPError) and error.response is not None:
+    if isinstance(error, errors.HfHubHTTPError) and error.response is not None:
         return f"{target}: the Hub answered HTTP {error.response.status_code} to the download."
     return f"{target}: could not download the dataset at that revision ({type(error).__name__})."
 
