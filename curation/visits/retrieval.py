@@ -211,13 +211,13 @@ def _film(candidate: tuple[float, int]) -> int:
 def block_pairs(queries: range, best: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:
     """The pairs ``(i, j)``, ``i < j``, of each query ``i`` of a block and its chosen films,
     as rows of an ``(n, 2)`` array (a pair twice when both films chose each other)."""
-    chosen = [
-        (i, j)
-        for i, similarity, films in zip(queries, best[0], best[1], strict=True)
-        for j in heap_choice(similarity, films, k)
-        if j != i
-    ]
-    pairs = np.array(chosen, PAIR_INDEX).reshape(-1, 2)
+    firsts: list[int] = []
+    seconds: list[int] = []
+    for i, similarity, films in zip(queries, best[0], best[1], strict=True):
+        chosen = [j for j in heap_choice(similarity, films, k) if j != i]
+        firsts += [i] * len(chosen)
+        seconds += chosen
+    pairs = np.column_stack([np.array(firsts, PAIR_INDEX), np.array(seconds, PAIR_INDEX)])
     return np.sort(pairs, axis=1)
 
 
