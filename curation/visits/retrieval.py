@@ -108,7 +108,8 @@ def train_vocabulary(sample: np.ndarray, words: int = WORDS) -> Vocabulary:
     fewer words for a small build: faiss asks at least 39 training descriptors a word)."""
     if len(sample) < 2:
         return Vocabulary(np.zeros((1, 128), np.float32))
-    unit = np.ascontiguousarray(sample, np.uint8).astype(np.float32) / QUANTUM
+    unit = np.ascontiguousarray(sample, np.uint8).astype(np.float32)
+    unit /= QUANTUM  # in place: at ``TRAINING_MAX`` rows a second copy is 67 MB of the driver's
     count = max(1, min(words, len(unit) // 39))
     kmeans = faiss.Kmeans(128, count, niter=KMEANS_ITERATIONS, seed=KMEANS_SEED, verbose=False)
     with one_openmp_thread():
