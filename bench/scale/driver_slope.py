@@ -151,6 +151,11 @@ def traced_build(archive: Path, build: Path, top: int) -> dict[str, Any]:
             wrapped = [dataclasses.replace(s, function=traced(s.name, s.function)) for s in chain]
             return super().run(wrapped, run)
 
+    if watcher:  # no snapshot is half taken when a worker is forked
+        lock = watcher.lock
+        os.register_at_fork(
+            before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release
+        )
     os.register_at_fork(after_in_child=tracemalloc.stop)  # workers run untraced
     tracemalloc.start(1)
     if watcher:
