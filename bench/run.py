@@ -27,7 +27,7 @@ from bench.parts import WHOLE_BRUTE_FORCE
 from bench.peers import compare as peers
 from bench.peers import lookalike_spread
 from bench.report.write import write_results
-from bench.scale import audit_memory, cost
+from bench.scale import audit_memory, cost, driver_slope, records_memory
 
 BENCH_DIR = Path(__file__).parent
 ISSUE_22_BASELINE = "0020104"  # the commit issue 22 was filed on, before any feature check
@@ -72,6 +72,7 @@ class Sizes:
     rounds: int = 3  # interleaved rounds of the checks' cost
     real_films: int = 120  # real radiographs read by the parts that need them; 0: skip them
     records: int = 1_000_000
+    driver_sizes: tuple[int, ...] = driver_slope.SIZES  # whole traced builds (originals)
     scale_sizes: tuple[int, ...] = (1000, 4000, 16000)
     executors: tuple[str, ...] = ("local", "ray")
     feature_sizes: tuple[int, ...] = (1000, 2000, 4000, 16000)  # films per cost figure
@@ -102,6 +103,7 @@ TINY = Sizes(
     rounds=1,
     real_films=0,
     records=2000,
+    driver_sizes=(40,),
     scale_sizes=(40,),
     executors=("local",),
     feature_sizes=(40,),
@@ -305,12 +307,6 @@ def _checks_cost(s: Sizes) -> dict:
     return {"checks_cost": {**against, "near_identical": near_identical}}
 
 
-def _records_memory(s: Sizes) -> dict:
-    """Driver memory per source file."""
-    run = run_measured(python_child("bench.scale.records_memory", "--files", str(s.records)))
-    return {"records_memory": {**child_json(run), "peak_rss_mib": run.peak_rss_mib}}
-
-
 def _scale(s: Sizes) -> dict:
     """Cold builds at each size, locally and on two nodes."""
     from bench.scale import curve as scale
@@ -361,7 +357,8 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "distractors": _distractors,
     "shortlist_nodes": _shortlist_nodes,
     "checks_cost": _checks_cost,
-    "records_memory": _records_memory,
+    "records_memory": lambda s: records_memory.part(s.records),
+    "driver_memory": lambda s: driver_slope.part(s.driver_sizes, s.corpus_dir),
     "scale": _scale,
     "audit_memory": _audit_memory,
     "audit_scale": _audit_scale,

@@ -25,6 +25,7 @@ import resource
 import tracemalloc
 from pathlib import Path
 
+from bench.common.measure import child_json, python_child, run_measured
 from curation.core.records import Kind, Lesion, SourceRecord, pending_images
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
@@ -137,6 +138,13 @@ def measure(files: int) -> dict[str, float]:
         "peak_traced_bytes_per_file": round(peak / len(records), 1),
         "rss_growth_bytes_per_file": round(rss_growth / len(records), 1),
     }
+
+
+def part(files: int) -> dict:
+    """``make bench``'s part: the measurement in a child process of its own (the driver's
+    heap alone), with the child's peak RSS."""
+    run = run_measured(python_child("bench.scale.records_memory", "--files", str(files)))
+    return {"records_memory": {**child_json(run), "peak_rss_mib": run.peak_rss_mib}}
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,6 +17,7 @@ many cross splits). Clusters are the connected components (networkx).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import networkx as nx
@@ -26,14 +27,13 @@ from curation.core.vocabulary import LOOKALIKE_DISTANCE
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
 from curation.hashes.orientations import pairs_in_any_orientation
-from curation.hashes.pairs import as_codes
 
 # A panoramic series of one patient rarely passes a handful of films; a number on more films
 # than this is treated as a template left in the annotation tool and ignored.
 MAX_FILMS_PER_PATIENT = 12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Link:
     """Why two films must share a split: a hash distance (in a view, for the average hash),
     or one patient."""
@@ -46,17 +46,23 @@ class Link:
     inliers: int | None = None  # a visit's matched features under the fitted geometry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cluster:
-    """A look-alike component, named by its smallest film id."""
+    """A look-alike component, named by its smallest film id. Slots: a build holds one per
+    kept film that no link joins (docs/scale.md, "The driver's memory per source file")."""
 
     cluster_id: str
     film_ids: tuple[str, ...]
 
 
-def lookalike_links(hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE) -> list[Link]:
+def lookalike_links(
+    hashes: Mapping[str, Mapping[View, bytes]], max_distance: int = LOOKALIKE_DISTANCE
+) -> list[Link]:
     """Every pair of films within ``max_distance`` in some orientation (exact search), each
-    pair once with its smallest distance (ties: the first view), sorted."""
+    pair once with its smallest distance (ties: the first view), sorted. Each view's codes
+    are taken from the column-wise ``Hashes`` (made of a plain mapping first), never as a
+    bytes object per film."""
+    columns = hashes if isinstance(hashes, Hashes) else Hashes.from_views(hashes)
     ids = sorted(hashes)
     best: dict[tuple[str, str], tuple[int, int, View]] = {}
     order = {view: n for n, view in enumerate(View)}
@@ -66,9 +72,7 @@ def lookalike_links(hashes: Hashes, max_distance: int = LOOKALIKE_DISTANCE) -> l
         if key not in best or (distance, order[view]) < best[key][:2]:
             best[key] = (distance, order[view], view)
 
-    for view, rows in pairs_in_any_orientation(
-        lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
-    ):
+    for view, rows in pairs_in_any_orientation(lambda view: columns.codes(view, ids), max_distance):
         for i, j, distance in rows.tolist():
             offer(i, j, distance, view)
     return [Link(a, b, "ahash", view, d) for (a, b), (d, _, view) in sorted(best.items())]

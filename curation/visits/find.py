@@ -25,10 +25,12 @@ from curation.core.parallel import LocalMap, Mapper
 from curation.core.store import ArrayStore
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures
 from curation.visits.retrieval import (
+    PAIR_INDEX,
     PARTNERS,
     RETRIEVAL_VERSION,
     Tile,
     Vocabulary,
+    as_tuples,
     film_sample,
     sampled_films,
     search_tiles,
@@ -156,12 +158,13 @@ def _tile(job: tuple[ArrayStore, Tile, list[str], list[str], int]) -> tuple[np.n
 
 def stored_nearest(
     vectors: ArrayStore, keys: Sequence[str], width: int, map: Mapper, partners: int = PARTNERS
-) -> list[tuple[int, int]]:
+) -> np.ndarray:
     """``nearest_films`` over the vectors in the store (``width`` components each), one job
-    per tile; a block's keys are listed once, however many tiles use it."""
+    per tile, as an ``(n, 2)`` array (``tiled_pairs``); a block's keys are listed once,
+    however many tiles use it."""
     count = len(keys)
     if count < 2:
-        return []
+        return np.zeros((0, 2), PAIR_INDEX)
     keep = search_width(partners, count)[1]
     tiles = search_tiles(count, width)
     blocks: dict[range, list[str]] = {}
@@ -172,13 +175,21 @@ def stored_nearest(
     return tiled_pairs(tiles, map(_tile, jobs, chunksize=1), partners, count)
 
 
-def stored_candidates(
+def stored_candidate_pairs(
     stores: VisitStores, keys: Sequence[str], map: Mapper, partners: int = PARTNERS
-) -> list[tuple[int, int]]:
-    """Each film's ``partners`` nearest films (``keys``: one per film), as pairs to verify."""
+) -> np.ndarray:
+    """Each film's ``partners`` nearest films (``keys``: one per film), as pairs to verify:
+    an ``(n, 2)`` array of indexes into ``keys``, sorted."""
     vocabulary = stored_vocabulary(stores, keys, map)
     vectors = stored_vectors(stores, keys, vocabulary, map)
     return stored_nearest(vectors, keys, vocabulary.centroids.size, map, partners)
+
+
+def stored_candidates(
+    stores: VisitStores, keys: Sequence[str], map: Mapper, partners: int = PARTNERS
+) -> list[tuple[int, int]]:
+    """``stored_candidate_pairs`` as a list of ``(i, j)`` tuples."""
+    return as_tuples(stored_candidate_pairs(stores, keys, map, partners))
 
 
 def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:
@@ -193,14 +204,15 @@ def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:
 def stored_verified(
     store: ArrayStore,
     keys: Sequence[str],
-    pairs: Sequence[tuple[int, int]],
+    pairs: np.ndarray,
     map: Mapper,
     on_progress: Callable[[int], None] | None = None,
 ) -> list[VisitPair]:
-    """The ``pairs`` (of film indexes into ``keys``) verified as visits, sorted by index."""
+    """The ``pairs`` (an ``(n, 2)`` array of film indexes into ``keys``) verified as visits,
+    sorted by index; ``PAIRS_AT_ONCE`` pairs at a time are held as Python objects."""
     found = []
     for start in range(0, len(pairs), PAIRS_AT_ONCE):
-        window = pairs[start : start + PAIRS_AT_ONCE]
+        window = as_tuples(pairs[start : start + PAIRS_AT_ONCE])
         jobs = [(store, keys[i], keys[j]) for i, j in window]
         for (i, j), evidence in zip(window, map(_verify, jobs, chunksize=8), strict=True):
             if on_progress is not None:
@@ -237,13 +249,14 @@ def verified_pairs(
     on_progress: Callable[[int], None] | None = None,
 ) -> list[VisitPair]:
     """The ``pairs`` verified as visits, sorted by index."""
+    as_array = np.array(pairs, PAIR_INDEX).reshape(-1, 2)
     with temporary_stores(features) as (stores, keys):
-        return stored_verified(stores.descriptors, keys, pairs, map or LocalMap(1), on_progress)
+        return stored_verified(stores.descriptors, keys, as_array, map or LocalMap(1), on_progress)
 
 
 def find_visits(features: Sequence[VisitFeatures], map: Mapper | None = None) -> list[VisitPair]:
     """The visits of one patient among ``features``: retrieved, then verified."""
     mapped = map or LocalMap(1)
     with temporary_stores(features) as (stores, keys):
-        pairs = stored_candidates(stores, keys, mapped)
+        pairs = stored_candidate_pairs(stores, keys, mapped)
         return stored_verified(stores.descriptors, keys, pairs, mapped)

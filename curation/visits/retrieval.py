@@ -31,6 +31,7 @@ TRAINING_MAX = 131_072  # descriptors at most, whatever the number of films
 KMEANS_ITERATIONS = 20
 KMEANS_SEED = 35
 PARTNERS = 8  # nearest films kept per film
+PAIR_INDEX = np.int32  # a film's index in a pair: up to 2**31 films
 RETRIEVAL_VERSION = f"vlad{WORDS}-train{TRAINING_PER_FILM}-{TRAINING_MAX}-seed{KMEANS_SEED}"
 
 
@@ -107,7 +108,8 @@ def train_vocabulary(sample: np.ndarray, words: int = WORDS) -> Vocabulary:
     fewer words for a small build: faiss asks at least 39 training descriptors a word)."""
     if len(sample) < 2:
         return Vocabulary(np.zeros((1, 128), np.float32))
-    unit = np.ascontiguousarray(sample, np.uint8).astype(np.float32) / QUANTUM
+    unit = np.ascontiguousarray(sample, np.uint8).astype(np.float32)
+    unit /= QUANTUM  # in place: at ``TRAINING_MAX`` rows a second copy is 67 MB of the driver's
     count = max(1, min(words, len(unit) // 39))
     kmeans = faiss.Kmeans(128, count, niter=KMEANS_ITERATIONS, seed=KMEANS_SEED, verbose=False)
     with one_openmp_thread():
@@ -207,16 +209,17 @@ def _film(candidate: tuple[float, int]) -> int:
     return candidate[1]
 
 
-def block_pairs(
-    queries: range, best: tuple[np.ndarray, np.ndarray], k: int
-) -> set[tuple[int, int]]:
-    """The pairs ``(i, j)``, ``i < j``, of each query ``i`` of a block and its chosen films."""
-    return {
-        (min(i, j), max(i, j))
-        for i, similarity, films in zip(queries, best[0], best[1], strict=True)
-        for j in heap_choice(similarity, films, k)
-        if j != i
-    }
+def block_pairs(queries: range, best: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:
+    """The pairs ``(i, j)``, ``i < j``, of each query ``i`` of a block and its chosen films,
+    as rows of an ``(n, 2)`` array (a pair twice when both films chose each other)."""
+    firsts: list[int] = []
+    seconds: list[int] = []
+    for i, similarity, films in zip(queries, best[0], best[1], strict=True):
+        chosen = [j for j in heap_choice(similarity, films, k) if j != i]
+        firsts += [i] * len(chosen)
+        seconds += chosen
+    pairs = np.column_stack([np.array(firsts, PAIR_INDEX), np.array(seconds, PAIR_INDEX)])
+    return np.sort(pairs, axis=1)
 
 
 def search_width(partners: int, count: int) -> tuple[int, int]:
@@ -228,18 +231,26 @@ def search_width(partners: int, count: int) -> tuple[int, int]:
 
 def tiled_pairs(
     tiles: Sequence[Tile], found: Iterable[tuple[np.ndarray, np.ndarray]], partners: int, count: int
-) -> list[tuple[int, int]]:
+) -> np.ndarray:
     """The pairs the flat search chooses, from each tile's best (``tile_best``, in the order of
-    ``tiles``: query block by query block), merged per query block as they come."""
+    ``tiles``: query block by query block), merged per query block as they come: an
+    ``(n, 2)`` array of film indexes, ``i < j`` in each row, each pair once, sorted. An array,
+    not a tuple per pair: the driver holds every pair until they are verified (docs/scale.md,
+    "The driver's memory per source file")."""
     k, keep = search_width(partners, count)
-    pairs: set[tuple[int, int]] = set()
+    blocks = [np.zeros((0, 2), PAIR_INDEX)]
     best = None
     for n, (tile, tile_found) in enumerate(zip(tiles, found, strict=True)):
         best = merge_best(best, tile_found, keep)
         if n + 1 == len(tiles) or tiles[n + 1].queries != tile.queries:
-            pairs |= block_pairs(tile.queries, best, k)
+            blocks.append(block_pairs(tile.queries, best, k))
             best = None
-    return sorted(pairs)
+    return np.unique(np.concatenate(blocks), axis=0)
+
+
+def as_tuples(pairs: np.ndarray) -> list[tuple[int, int]]:
+    """An ``(n, 2)`` array of pairs as a list of ``(i, j)`` tuples of ints."""
+    return [(i, j) for i, j in pairs.tolist()]
 
 
 def nearest_films(vectors: np.ndarray, partners: int = PARTNERS) -> list[tuple[int, int]]:
@@ -254,7 +265,7 @@ def nearest_films(vectors: np.ndarray, partners: int = PARTNERS) -> list[tuple[i
         tile_best(tile, vectors[_slice(tile.queries)], vectors[_slice(tile.indexed)], keep)
         for tile in tiles
     )
-    return tiled_pairs(tiles, found, partners, count)
+    return as_tuples(tiled_pairs(tiles, found, partners, count))
 
 
 def _slice(films: range) -> slice:

@@ -28,7 +28,7 @@ from curation.core.parallel import Mapper, Tracker
 from curation.core.records import SourceRecord
 from curation.core.store import ArrayStore
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
-from curation.visits.find import stored_candidates, stored_verified
+from curation.visits.find import stored_candidate_pairs, stored_verified
 from curation.visits.stored import Described, VisitStores, describe_into, descriptor_store
 
 DESCRIPTORS_STORE = "visit-descriptors"  # below BUILD/cache
@@ -79,23 +79,24 @@ def describe_films(
     if bar is not None:
         bar.total(len(todo))
     jobs = [(store, sha, path) for sha, path in todo.items()]
-    described: list[Described] = []
-    for done in map(describe_into, jobs):
-        described.append(done)
-        if bar is not None:
-            bar.advance(1)
-    if described:
-        fresh = pa.table(
-            {
-                "sha256": [d.sha256 for d in described],
-                "descriptors": [d.descriptors for d in described],
-            },
-            schema=_RECORDS,
-        )
+    counts = np.fromiter(
+        (d.descriptors for d in _advancing(map(describe_into, jobs), bar)), np.int32
+    )
+    if len(counts):
+        fresh = pa.table({"sha256": list(todo), "descriptors": counts}, schema=_RECORDS)
         if recorded is not None:
             kept = pc.invert(pc.is_in(recorded["sha256"], value_set=fresh["sha256"]))
             fresh = pa.concat_tables([recorded.filter(kept), fresh])
         write_cache(records_path, DESCRIPTORS_VERSION, fresh.sort_by("sha256"))
+
+
+def _advancing(results: Iterator[Described], bar: Tracker | None) -> Iterator[Described]:
+    """``results`` as they come, each counted on ``bar``; none kept (the driver keeps each
+    film's count in an array, not its ``Described``)."""
+    for done in results:
+        if bar is not None:
+            bar.advance(1)
+        yield done
 
 
 @contextmanager
@@ -126,7 +127,7 @@ def kept_film_visits(
         bar = track("describe anatomy", None)
         describe_films(films, root, stores.descriptors, below(RECORDS_CACHE), map, bar)
         keys = [films[film].sha256 for film in ids]
-        pairs = stored_candidates(stores, keys, map)
+        pairs = stored_candidate_pairs(stores, keys, map)
         found = stored_verified(
             stores.descriptors, keys, pairs, map, track("verify visits", len(pairs)).advance
         )

@@ -1,5 +1,8 @@
 """Look-alike links in every orientation, inherited links of dropped copies, patient links."""
 
+import sys
+import tracemalloc
+
 import numpy as np
 
 from curation.core.records import Kind, SourceRecord
@@ -112,3 +115,21 @@ def test_copies_dropped_under_another_frame_join_no_films_by_their_own_hash():
     assert not any({link.first, link.second} & padded for link in found.links)
     # A same-frame copy's hash is the picture's: "n" links to "x", kept in its place anyway.
     assert any({link.first, link.second} == {"n", "x"} for link in found.links)
+
+
+def test_a_component_holds_its_fields_and_nothing_per_film_beside_them():
+    """A build holds one component per kept film no link joins, until the dataset is
+    written: each holds its object, its tuple of ids and its place in the list (traced),
+    no per-instance dictionary."""
+    films = [f"{10_000 + n}1" for n in range(2000)]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        clusters = lookalike_components(films, [])
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    one = clusters[0]
+    own = sys.getsizeof(one) + sys.getsizeof(one.film_ids) + 8  # the list's pointer
+    assert len(clusters) == len(films)
+    assert held <= len(films) * own + 4096

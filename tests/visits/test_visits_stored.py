@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import tracemalloc
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,17 @@ from curation.visits import retrieval
 from curation.visits.descriptors import VisitFeatures, visit_features
 from curation.visits.find import find_visits
 from curation.visits.retrieval import (
+    PAIR_INDEX,
+    PARTNERS,
     TRAINING_MAX,
     TRAINING_PER_FILM,
     nearest_films,
     one_thread,
     sampled_films,
     search_tiles,
+    search_width,
     tile_best,
+    tiled_pairs,
 )
 from curation.visits.step import DESCRIPTORS_STORE, kept_film_visits
 from curation.visits.stored import descriptor_store
@@ -188,6 +193,36 @@ def test_the_tiled_search_chooses_as_the_flat_search_ties_included(small_blocks,
     assert len(search_tiles(count, width)) > 1
     for partners in (1, 3, 8):
         assert nearest_films(vectors, partners) == flat_pairs(vectors, partners)
+
+
+def test_the_pairs_to_verify_are_one_array_not_an_object_per_pair(small_blocks):
+    """The driver holds every pair until it is verified: the pairs the tiles choose take the
+    bytes of two ``PAIR_INDEX`` a pair (traced), not a tuple and two ints each, and are the
+    flat search's."""
+    count, width = 400, 64
+    vectors = tied_vectors(count, width, 3)
+    tiles = search_tiles(count, width)
+    keep = search_width(PARTNERS, count)[1]
+    found = [
+        tile_best(
+            t,
+            vectors[t.queries.start : t.queries.stop],
+            vectors[t.indexed.start : t.indexed.stop],
+            keep,
+        )
+        for t in tiles
+    ]
+    tiled_pairs(tiles, found, PARTNERS, count)  # what numpy imports on a first call is not held
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        pairs = tiled_pairs(tiles, found, PARTNERS, count)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(pairs) > 2 * count
+    assert held <= 2 * np.dtype(PAIR_INDEX).itemsize * len(pairs) + 1024
+    assert [tuple(p) for p in pairs.tolist()] == flat_pairs(vectors, PARTNERS)
 
 
 def test_a_tile_computes_the_flat_search_s_similarities_bit_for_bit(small_blocks):
