@@ -26,8 +26,6 @@ The kind of copy is read from the transform and overlap (``frame_kind``), its ev
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -35,6 +33,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from curation.features.features import FeatureMatch
+from curation.same_picture.film_memo import per_film
 from curation.same_picture.frame_limits import (
     ALIGNED,
     FEATURES,
@@ -46,7 +45,6 @@ from curation.same_picture.frame_limits import (
 FRAME_CHECK_VERSION = frame_check_version(FEATURES, FRAMING, ALIGNED)
 SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film verified (frames and visits)
 CLIPPED = 8  # grey levels from black or white: padding and burnt-out areas say nothing
-PER_FILM_REMEMBERED = 128  # scaled and blurred read-only films a process keeps
 
 
 @dataclass(frozen=True)
@@ -96,36 +94,6 @@ class FrameComparison:
             and self.shift <= ALIGNED.shift_limit
             and self.anatomy >= ALIGNED.min_anatomy_correlation
         )
-
-
-_PER_FILM: OrderedDict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
-
-
-def per_film(
-    name: str, image: np.ndarray, side: int, compute: Callable[[], np.ndarray]
-) -> np.ndarray:
-    """``compute()``, what ``name`` makes of ``image`` at ``side``, remembered by this process
-    for a read-only ``image`` (the frame step's decoded films and what is made of them): a film
-    is in several pairs, and what the check makes of it alone is the same in each. A writable
-    image may change between calls, so it is never remembered. The result is read-only."""
-    if image.flags.writeable:
-        return compute()
-    key = (name, id(image), side)
-    held = _PER_FILM.get(key)
-    if held is not None and held[0] is image:  # the same living array, not a reused id
-        _PER_FILM.move_to_end(key)
-        return held[1]
-    found = compute()
-    found.flags.writeable = False
-    _PER_FILM[key] = (image, found)
-    if len(_PER_FILM) > PER_FILM_REMEMBERED:
-        _PER_FILM.popitem(last=False)
-    return found
-
-
-def forget_films() -> None:
-    """Let go of every film ``per_film`` remembers (a driver that checked a pair itself)."""
-    _PER_FILM.clear()
 
 
 def _small(grey: np.ndarray, side: int) -> np.ndarray:

@@ -42,7 +42,7 @@ from curation.features.features import match_features, stored_features
 from curation.features.shortlist import HASH_TABLES, MIN_VOTES, shortlisted, stored_pair_votes
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View, hamming
-from curation.same_picture import frame_check
+from curation.same_picture import film_memo, frame_check
 from curation.same_picture.candidates import SamePicture, crop_candidates, next_round
 from curation.same_picture.frame_check import (
     FrameComparison,
@@ -240,7 +240,7 @@ def _checked_in_rounds(
     # A round of one pair runs in this process (``ordered_map``): its decoded films, and what
     # the check made of them, must not stay in the driver.
     _remembered_grey.cache_clear()
-    frame_check.forget_films()
+    film_memo.forget_films()
     confirmed.sort()
     rows = np.array([row for row, _ in confirmed], np.int64)
     if not comparisons:

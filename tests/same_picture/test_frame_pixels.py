@@ -15,10 +15,10 @@ from PIL import Image
 
 from curation.features.features import features_of, match_features
 from curation.same_picture import frame_check, frame_step
+from curation.same_picture.film_memo import per_film
 from curation.same_picture.frame_check import (
     ALIGNED,
     compare_frames,
-    per_film,
     tile_cover,
     worst_tile,
 )

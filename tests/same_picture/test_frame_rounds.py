@@ -17,7 +17,7 @@ from curation.api import _read_folder
 from curation.core.store import ArrayStore
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.features.features import FEATURES_VERSION
-from curation.same_picture import frame_check, frame_step
+from curation.same_picture import film_memo, frame_step
 from curation.same_picture.candidates import next_round
 from curation.same_picture.detect import Progress, find_same_pictures
 from curation.same_picture.frame_step import FrameJob, frame_job
@@ -115,7 +115,7 @@ def test_a_pair_already_joined_is_not_checked_and_the_groups_are_those_of_every_
     )
     # A round's films decoded in this process (one pair: no workers) are not kept here.
     assert frame_step._remembered_grey.cache_info().currsize == 0
-    assert not frame_check._PER_FILM
+    assert film_memo.remembered() == 0
     checked = [pair for found in checking.rounds for pair in found]
     assert sorted(checked) == sorted(set(VOTES) - {("11", "12")})
     assert checking.rounds[0] == [("10", "11"), ("10", "12"), ("10", "20")]
