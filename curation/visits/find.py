@@ -39,7 +39,7 @@ from curation.visits.retrieval import (
     tiled_pairs,
     train_vocabulary,
 )
-from curation.visits.stored import VisitStores, stored_features, temporary_stores
+from curation.visits.stored import VisitStores, stored_arrays, stored_features, temporary_stores
 from curation.visits.verification import VisitEvidence, verify
 
 FILMS_PER_JOB = 32  # films quantised per job: the vocabulary travels once per job
@@ -71,12 +71,9 @@ def _sample(job: tuple[ArrayStore, ArrayStore, str, list[str], int]) -> int:
 def _train(job: tuple[ArrayStore, list[str]]) -> Vocabulary:
     """Worker side: the vocabulary trained on the sample's parts, in order."""
     parts, keys = job
-    rows = []
-    for key in keys:
-        found = parts.get(key)
-        if found is None:
-            raise LookupError(f"{parts.path(key)}: a part of the vocabulary's sample is missing.")
-        rows.append(found["sample"])
+    rows = [
+        stored_arrays(parts, key, "a part of the vocabulary's sample is")["sample"] for key in keys
+    ]
     return train_vocabulary(np.concatenate(rows) if rows else np.zeros((0, 128), np.uint8))
 
 
@@ -141,13 +138,8 @@ def stored_vectors(
 
 
 def _stacked(vectors: ArrayStore, keys: Sequence[str]) -> np.ndarray:
-    rows = []
-    for key in keys:
-        found = vectors.get(key)
-        if found is None:
-            raise LookupError(f"{vectors.path(key)}: a film's vector is missing; build again.")
-        rows.append(found["vector"])
-    return np.stack(rows)
+    """The stored vectors of ``keys``, one row each."""
+    return np.stack([stored_arrays(vectors, key, "a film's vector is")["vector"] for key in keys])
 
 
 def _tile(job: tuple[ArrayStore, Tile, list[str], list[str], int]) -> tuple[np.ndarray, np.ndarray]:

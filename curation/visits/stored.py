@@ -60,15 +60,22 @@ def as_arrays(features: VisitFeatures) -> Arrays:
     }
 
 
-def stored_features(store: ArrayStore, key: str) -> VisitFeatures:
-    """The visit features stored under ``key``."""
+def stored_arrays(store: ArrayStore, key: str, what: str) -> Arrays:
+    """The arrays stored under ``key``; ``what`` they are names them in the one sentence
+    raised when they are gone."""
     arrays = store.get(key)
     if arrays is None:
         raise MissingDescriptors(
-            f"{store.path(key)}: the film's visit descriptors are missing or unreadable here "
-            "(the folder removed while the run went on, or, on a cluster, not visible at the "
-            "same path on every node); run again."
+            f"{store.path(key)}: {what} missing or unreadable here (the folder removed while "
+            "the run went on, or, on a cluster, not visible at the same path on every node); "
+            "run again."
         )
+    return arrays
+
+
+def stored_features(store: ArrayStore, key: str) -> VisitFeatures:
+    """The visit features stored under ``key``."""
+    arrays = stored_arrays(store, key, "the film's visit descriptors are")
     width, height = (int(side) for side in arrays["size"])
     return VisitFeatures(arrays["points"], arrays["descriptors"], (width, height))
 

@@ -17,11 +17,13 @@ import faiss
 import numpy as np
 import pytest
 
+from curation.core.errors import PericurateError
 from curation.core.records import Kind, SourceRecord
+from curation.core.store import ArrayStore
 from curation.drawing.revisits import revisit
 from curation.visits import retrieval
 from curation.visits.descriptors import VisitFeatures, visit_features
-from curation.visits.find import find_visits
+from curation.visits.find import find_visits, stored_nearest
 from curation.visits.retrieval import (
     PAIR_INDEX,
     PARTNERS,
@@ -36,7 +38,7 @@ from curation.visits.retrieval import (
     tiled_pairs,
 )
 from curation.visits.step import DESCRIPTORS_STORE, kept_film_visits
-from curation.visits.stored import descriptor_store
+from curation.visits.stored import MissingDescriptors, descriptor_store
 from support.film_kit import film
 
 SIZE = (640, 330)
@@ -257,3 +259,19 @@ def test_the_vocabulary_s_sample_is_bounded_whatever_the_number_of_films(monkeyp
     assert (
         chosen[0] == 0 and chosen[-1] == 3 * TRAINING_MAX + 6 and len(set(chosen)) == TRAINING_MAX
     )
+
+
+def test_a_vector_gone_from_the_store_is_one_sentence_naming_its_file(tmp_path):
+    """A vector that vanished between the vectors' jobs and the search (the folder removed,
+    or a node that does not see it) stops the run with the project's one-sentence error
+    naming the file, not a bare lookup error's traceback."""
+    count, width = 12, 64
+    vectors = ArrayStore(tmp_path / "vectors", "test")
+    keys = [f"{n:064x}" for n in range(count)]
+    for key, vector in zip(keys, tied_vectors(count, width, 5), strict=True):
+        vectors.put(key, {"vector": vector})
+    vectors.path(keys[7]).unlink()
+    with pytest.raises(MissingDescriptors, match=r"a film's vector is missing") as raised:
+        stored_nearest(vectors, keys, width, lambda f, jobs, chunksize=1: map(f, jobs))
+    assert str(vectors.path(keys[7])) in str(raised.value)
+    assert isinstance(raised.value, PericurateError)
