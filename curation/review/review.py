@@ -41,7 +41,7 @@ from curation.review.closeness import (
 )
 from curation.review.films import MatchedPoints, full_film, matched_points
 from curation.review.pages import render_page
-from curation.review.view import FullFilms, PageView, Thumbs, filters, summary
+from curation.review.view import FilmSizes, PageView, Thumbs, filters, summary
 
 NEAR_NAMED = 12  # near-limit decisions named at the top; more would push the first film down
 # Ids that are already a harmless file name keep it, so a reviewer can find a film's files.
@@ -60,6 +60,26 @@ def _write_folder(folder: Path, files: Mapping[str, bytes]) -> None:
     the others once the page is written)."""
     for name, data in files.items():
         write_bytes(folder / name, data)
+
+
+def _write_full_films(
+    folder: Path, films: list[str], image_path: Callable[[str], Path]
+) -> tuple[FilmSizes, set[str]]:
+    """Each film's published JPEG into ``folder`` as soon as it is made, so that the page
+    holds one film's bytes at a time, not those of every film it shows: each film's size (or
+    why it has none), and the names written."""
+    sizes: FilmSizes = {}
+    written: set[str] = set()
+    for film in films:
+        made = full_film(image_path(film))
+        if isinstance(made, str):
+            sizes[film] = made
+            continue
+        name = _file_name(film)
+        write_bytes(folder / name, made.jpeg)
+        sizes[film] = made.size
+        written.add(name)
+    return sizes, written
 
 
 def _remove_stale(folder: Path, kept: set[str]) -> None:
@@ -117,18 +137,16 @@ def write_review_page(
     missing = [film for film in shown if film not in thumbs]
     made_here = ordered_map(film_thumbnail, [image_path(film) for film in missing], workers)
     thumbs |= zip(missing, made_here, strict=True)
-    full: FullFilms = {film: full_film(image_path(film)) for film in shown}
     thumb_files = {_file_name(f): t.jpeg for f, t in thumbs.items() if not isinstance(t, str)}
-    film_files = {_file_name(f): v.jpeg for f, v in full.items() if not isinstance(v, str)}
     _write_folder(out_dir / "thumbs", thumb_files)
-    _write_folder(out_dir / "films", film_files)
+    sizes, film_files = _write_full_films(out_dir / "films", shown, image_path)
 
     @cache
     def matched(first: str, second: str) -> MatchedPoints | None:
         held = (features(first), features(second))
         return matched_points(image_path(first), image_path(second), held)
 
-    view = PageView(thumbs, full, split_of, lesions_of or {}, matched, _file_name)
+    view = PageView(thumbs, sizes, split_of, lesions_of or {}, matched, _file_name)
     group_views = [view.group(i, g) for i, g in enumerate(groups, 1)]
     cluster_views = [view.cluster(i, c, needed) for i, (c, needed) in enumerate(decided, 1)]
     near = sorted(
@@ -159,5 +177,5 @@ def write_review_page(
     index = out_dir / "index.html"
     write_bytes(index, page.encode("utf-8"))
     _remove_stale(out_dir / "thumbs", set(thumb_files))
-    _remove_stale(out_dir / "films", set(film_files))
+    _remove_stale(out_dir / "films", film_files)
     return index

@@ -29,10 +29,11 @@ from curation.review.closeness import (
     link_ratio,
     member_ratio,
 )
-from curation.review.films import FullFilm, MatchedPoints, view_geometry
+from curation.review.films import MatchedPoints, view_geometry
 
 Thumbs = dict[str, Thumbnail | str]  # film id -> thumbnail, or why there is none
-FullFilms = dict[str, FullFilm | str]  # film id -> the film at full size, or why there is none
+# film id -> the width and height of the film at full size, or why there is none
+FilmSizes = dict[str, tuple[int, int] | str]
 NOT_IN_DATASET = "not in the dataset"  # the split filter's value for rejected files
 SAME_PICTURE = "same picture as a kept film"
 
@@ -47,14 +48,14 @@ class PageView:
     def __init__(
         self,
         thumbs: Thumbs,
-        full: FullFilms,
+        sizes: FilmSizes,
         split_of: Mapping[str, str],
         lesions_of: Mapping[str, Sequence[Lesion]],
         matched: Callable[[str, str], MatchedPoints | None],
         file_name: Callable[[str], str],
     ) -> None:
         self.thumbs = thumbs
-        self.full = full
+        self.sizes = sizes
         self.split_of = split_of
         self.lesions_of = lesions_of
         self.matched = matched
@@ -70,17 +71,17 @@ class PageView:
         each at full size with its lesion boxes, and the matched features when asked for."""
         if films in self.views:
             return str(self.views[films]["id"])
-        missing = [f"{f}: {self.full[f]}" for f in films if isinstance(self.full[f], str)]
+        missing = [f"{f}: {self.sizes[f]}" for f in films if isinstance(self.sizes[f], str)]
         entry: dict[str, Any] = {"id": f"view-{len(self.views) + 1}", "caption": caption}
         if missing:
             entry["missing"] = "full-size film unavailable: " + "; ".join(missing)
         else:
             placed = []
             for film in films:
-                full = self.full[film]
-                assert not isinstance(full, str)
+                size = self.sizes[film]
+                assert not isinstance(size, str)
                 src = "films/" + quote(self.file_name(film))
-                placed.append((src, full.size, self.lesions_of.get(film, ())))
+                placed.append((src, size, self.lesions_of.get(film, ())))
             matched = self.matched(*films) if features and len(films) == 2 else None
             entry["svg"] = view_geometry(placed, matched)
             boxes = sum(len(lesions) for _, _, lesions in placed)

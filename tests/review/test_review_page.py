@@ -5,11 +5,13 @@ build's page and its enlarged views."""
 from __future__ import annotations
 
 import re
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
+from curation.hashes.thumbnails import film_thumbnail
 from curation.review.closeness import (
     ReviewCluster,
     ReviewError,
@@ -19,7 +21,13 @@ from curation.review.closeness import (
     RuleCounts,
 )
 from curation.review.review import write_review_page
-from tests.review.review_records import HOSTILE, Page, review_link, review_member
+from tests.review.review_records import (
+    HOSTILE,
+    Page,
+    noisy_jpeg,
+    review_link,
+    review_member,
+)
 
 
 def _write(out: Path, films: dict[str, Path], groups, clusters, synthetic: bool = False) -> str:
@@ -391,3 +399,33 @@ def test_a_framed_copys_view_draws_the_same_matches_from_the_same_picture_steps_
 
     monkeypatch.setattr(review_films, "film_features", described_again)
     assert page(tmp_path / "held", features=held.get) == computed
+
+
+def test_the_page_holds_one_full_size_film_at_a_time_not_every_film_it_shows(tmp_path):
+    """At a million films the page shows hundreds of thousands: each film's published JPEG is
+    written as soon as it is made, so the bytes held while the page is written stay those of
+    one film, whatever the number of films (traced: allocations of this process)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    films = {f"g{n:02d}": noisy_jpeg(source / f"g{n:02d}.jpg", (1600, 800), n) for n in range(16)}
+    total = sum(path.stat().st_size for path in films.values())
+    groups = [
+        ReviewGroup(f"g{n:02d}", (review_member(f"g{n + 1:02d}", 1.0),)) for n in range(0, 16, 2)
+    ]
+    thumbs = {film: film_thumbnail(path) for film, path in films.items()}
+    tracemalloc.start()
+    try:
+        write_review_page(
+            tmp_path / "out",
+            groups,
+            [],
+            films.__getitem__,
+            title="t",
+            synthetic=False,
+            known=lambda ids: {film: thumbs[film] for film in ids},
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(list((tmp_path / "out" / "films").iterdir())) == 16
+    assert peak < total / 2, (peak, total)
