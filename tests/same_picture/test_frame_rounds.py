@@ -99,9 +99,10 @@ def every_pair_shortlisted(monkeypatch) -> None:
     monkeypatch.setattr(frame_step, "crop_candidates", lambda found, proposed: [])
 
 
-def test_a_pair_already_joined_is_not_checked_and_the_groups_are_those_of_every_pair(
-    folder, tmp_path, every_pair_shortlisted
-):
+def _found(
+    folder: Path, tmp_path: Path, apart: Sequence[frozenset[str]] = ()
+) -> tuple[CheckingMap, Any]:
+    """The frame step over ``folder`` through a map that records each round's pairs."""
     films = _read_folder(folder, 1)
     checking = CheckingMap()
     confirmed = find_same_pictures(
@@ -112,7 +113,15 @@ def test_a_pair_already_joined_is_not_checked_and_the_groups_are_those_of_every_
         ComparisonCache(tmp_path / "pixels.parquet"),
         checking,
         Progress(_Bar().total, _Bar().advance, lambda _what, _total: _Bar()),
+        apart=list(apart),
     )
+    return checking, confirmed
+
+
+def test_a_pair_already_joined_is_not_checked_and_the_groups_are_those_of_every_pair(
+    folder, tmp_path, every_pair_shortlisted
+):
+    checking, confirmed = _found(folder, tmp_path)
     # A round's films decoded in this process (one pair: no workers) are not kept here.
     assert frame_step._remembered_grey.cache_info().currsize == 0
     assert film_memo.remembered() == 0
@@ -141,18 +150,7 @@ def _graph(pairs: Sequence[Any]) -> nx.Graph:
 def test_a_pair_declared_apart_is_never_checked_and_its_films_are_kept_apart(
     folder, tmp_path, every_pair_shortlisted
 ):
-    films = _read_folder(folder, 1)
-    checking = CheckingMap()
-    confirmed = find_same_pictures(
-        films.root,
-        films.records,
-        films.hashes,
-        SAME_PICTURE_RADIUS,
-        ComparisonCache(tmp_path / "pixels.parquet"),
-        checking,
-        Progress(_Bar().total, _Bar().advance, lambda _what, _total: _Bar()),
-        apart=[frozenset(("10", "11"))],
-    )
+    checking, confirmed = _found(folder, tmp_path, apart=[frozenset(("10", "11"))])
     checked = [pair for found in checking.rounds for pair in found]
     # The original's best pair is declared apart: the pad's pairs join the crop instead.
     assert ("10", "11") not in checked
