@@ -15,6 +15,11 @@ Workers belong to the run that started them:
   ``prctl(PR_SET_PDEATHSIG)`` would need ctypes and fires when the forking *thread* ends, and
   neither the standard library nor a well-kept package offers the guarantee for a
   ``ProcessPoolExecutor``; the watch costs one wake-up per ``PARENT_WATCH_SECONDS``.
+- They run the native libraries' OpenMP and BLAS on one thread (``threadpoolctl``). A worker
+  is forked: once the parent has run faiss on two OpenMP threads (a k-means, a search), a
+  worker's first multi-threaded OpenMP region waits for ever on the parent's threads, which
+  a forked process does not have (GNU libgomp is not fork-safe). The workers are the
+  parallelism, so one thread each is also what the cores can take.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Generic, Protocol, TypeVar
+
+from threadpoolctl import threadpool_limits
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -116,10 +123,11 @@ def interrupts_held() -> Iterator[None]:
 
 
 def start_worker(parent: int) -> None:
-    """Pool initializer: ignore SIGINT, then let it through again (ignored), and exit as soon
-    as ``parent`` is no longer this process's parent."""
+    """Pool initializer: ignore SIGINT, then let it through again (ignored), run OpenMP and
+    BLAS on one thread, and exit as soon as ``parent`` is no longer this process's parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    threadpool_limits(limits=1)
     watch = threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True)
     watch.start()
 
