@@ -16,6 +16,10 @@ Bytes per source file are the SLOPE between the two sizes, ``(b - a) / (files_b 
 what the driver adds per file as the archive grows. The FIXED part, ``a - slope * files_a``,
 is what it holds whatever the size (the interpreter, the imported libraries, faiss's and
 OpenCV's tables, the step's fixed buffers); the goal of ``docs/scale.md`` is on the slope.
+
+With ``--mapped``, the shortlist's jobs go to the workers at every size (``IN_PROCESS_ROWS``
+set to 0), as they do in any archive of more than a million voting descriptors: the regime
+an archive grows into, which corpora small enough to trace twice do not reach.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from bench.common.corpus import CORPUS_DIR, corpus_source, corpus_zip
 from bench.common.measure import child_json, python_child, run_measured
@@ -112,10 +117,12 @@ class _PeakSnapshots:
                     self.snapshot, self.level = tracemalloc.take_snapshot(), current
 
 
-def traced_build(archive: Path, build: Path, top: int) -> dict[str, Any]:
-    """One cold build of ``archive`` into ``build`` with this process traced, per step."""
+def traced_build(archive: Path, build: Path, top: int, mapped: bool = False) -> dict[str, Any]:
+    """One cold build of ``archive`` into ``build`` with this process traced, per step
+    (``mapped``: the shortlist's jobs in the workers whatever the number of descriptors)."""
     from curation.chain.executors import LocalExecutor
     from curation.chain.runner import Settings, curate
+    from curation.features import vote_shards
 
     source = corpus_source(archive)  # extracted once beside the archive, not traced
     steps: list[dict[str, Any]] = []
@@ -161,13 +168,16 @@ def traced_build(archive: Path, build: Path, top: int) -> dict[str, Any]:
     if watcher:
         watcher.thread.start()
     started = time.perf_counter()
-    outcome = curate(source, build, Settings(), executor=Traced(2))
+    in_process_rows = 0 if mapped else vote_shards.IN_PROCESS_ROWS
+    with mock.patch.object(vote_shards, "IN_PROCESS_ROWS", in_process_rows):
+        outcome = curate(source, build, Settings(), executor=Traced(2))
     wall = time.perf_counter() - started
     gc.collect()
     steps[-1]["held_after_b"] = tracemalloc.get_traced_memory()[0]
     if watcher:
         watcher.done.set()
     return {
+        "shortlist_jobs": "mapped" if mapped else "as built",
         "source_files": len(outcome.records),
         "wall_s": round(wall, 1),
         "traced_peak_b": max(s["start_b"] + s["peak_above_start_b"] for s in steps),
@@ -202,7 +212,11 @@ def slope(small: dict[str, Any], large: dict[str, Any]) -> dict[str, Any]:
 
 
 def measure(
-    originals: Sequence[int], scratch: Path, top: int = 0, corpus_dir: Path = CORPUS_DIR
+    originals: Sequence[int],
+    scratch: Path,
+    top: int = 0,
+    corpus_dir: Path = CORPUS_DIR,
+    mapped: bool = False,
 ) -> dict[str, Any]:
     """Each size built once in its own traced process; the slope between the first two."""
     builds = {}
@@ -211,7 +225,7 @@ def measure(
         corpus_source(archive)  # the extraction, outside the measured child
         child = python_child(
             "bench.scale.driver_slope", "--one", str(archive), str(scratch / f"build-{n}"),
-            "--top", str(top),
+            "--top", str(top), *(["--mapped"] if mapped else []),
         )  # fmt: skip
         builds[str(n)] = {"originals": n, **child_json(run_measured(child))}
         print(json.dumps({"originals": n, **builds[str(n)]}), file=sys.stderr, flush=True)
@@ -234,19 +248,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--top", type=int, default=0, help="source lines to list at each peak")
     parser.add_argument("--scratch", type=Path, help="keep the builds here (default: removed)")
     parser.add_argument(
+        "--mapped", action="store_true", help="the shortlist's jobs in the workers at every size"
+    )
+    parser.add_argument(
         "--one", nargs=2, type=Path, metavar=("ARCHIVE", "BUILD"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(traced_build(args.one[0], args.one[1], args.top)))
+        print(json.dumps(traced_build(args.one[0], args.one[1], args.top, args.mapped)))
         return
     sizes = [int(n) for n in args.originals.split(",")]
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)
-        found = measure(sizes, args.scratch, args.top)
+        found = measure(sizes, args.scratch, args.top, mapped=args.mapped)
     else:
         with tempfile.TemporaryDirectory(prefix="pericurate-driver-", dir="/tmp") as scratch:
-            found = measure(sizes, Path(scratch), args.top)
+            found = measure(sizes, Path(scratch), args.top, mapped=args.mapped)
     print(json.dumps(found))
 
 
