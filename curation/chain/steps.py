@@ -105,7 +105,7 @@ def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[
     from curation.core.records import pending_images
     from curation.hashes.hash_films import hash_films
     from curation.hashes.hashing import AverageHash512
-    from curation.hashes.thumbnails import THUMBNAILS_CACHE
+    from curation.hashes.thumbnails import THUMBNAILS_STORE, thumbnail_store
 
     bar = run.track("hash films", len(pending_images(records)))
     records, hashes = hash_films(
@@ -114,7 +114,7 @@ def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[
         decode=config.decode,
         map=run.map,
         cache_path=run.cache("hashes.parquet"),
-        thumbnail_cache=run.cache(THUMBNAILS_CACHE),
+        thumbnails=thumbnail_store(run.cache(THUMBNAILS_STORE)),
         on_progress=bar.advance,
     )
     version = AverageHash512(config.decode).version
@@ -324,7 +324,7 @@ def write_build(
     from curation.core.parallel import Beside
     from curation.core.records import Fate, Kind
     from curation.decisions import read_decisions
-    from curation.hashes.thumbnails import THUMBNAILS_CACHE
+    from curation.hashes.thumbnails import THUMBNAILS_STORE, thumbnail_store
     from curation.publish import build
     from curation.publish.build_check import verify_build
     from curation.publish.schema import features
@@ -357,7 +357,7 @@ def write_build(
         lookalikes.joining_links,
         lookalikes.distance,
         synthetic=run.source.comment == SAMPLE_COMMENT,
-        thumbnail_cache=run.cache(THUMBNAILS_CACHE),
+        thumbnails=thumbnail_store(run.cache(THUMBNAILS_STORE)),
         workers=1,
         features_store=features_store(run.cache(PIXELS_CACHE).parent),  # as the step's
         split_of=film_split,

@@ -1,7 +1,7 @@
 """Step 4, hash: every film still in play, in parallel over cores, cached by file sha256.
 
-The same decode also makes the film's review thumbnail (``curation.hashes.thumbnails``), cached
-beside the hashes, so the build decodes no film again for the review page.
+The same decode also makes the film's review thumbnail (``curation.hashes.thumbnails``), which
+the worker stores beside the hashes, so the build decodes no film again for the review page.
 
 A film whose pixels fail to decode (truncated or corrupt JPEG) is rejected here, since this
 is the first step that decodes it. The cache (``curation.core.cache``) is keyed by file sha256 and
@@ -21,9 +21,10 @@ from curation.core import cache as cache_file
 from curation.core.jpeg_check import decode_failure
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, SourceRecord, pending_images
+from curation.core.store import ArrayStore
 from curation.core.vocabulary import Decode
 from curation.hashes.hashing import AverageHash512, CorruptJpeg, View
-from curation.hashes.thumbnails import Thumbnail, add_thumbnails, thumbnail_of
+from curation.hashes.thumbnails import store_thumbnail, thumbnail_of
 
 VIEWS = tuple(View)
 HASH_BYTES = 64
@@ -77,37 +78,67 @@ class Hashes(Mapping[str, dict[View, bytes]]):
 CACHE_SCHEMA = pa.schema([("sha256", pa.string())] + [(view.value, pa.binary(64)) for view in View])
 CHUNK = 16
 
-HashJob = tuple[str, Decode, tuple[int, int]]  # absolute path, decode, film width and height
-Hashed = tuple[dict[View, bytes] | None, Thumbnail | None, str]  # views, thumbnail, problem
+# absolute path, decode, film width and height, file sha256, where its thumbnail goes (if made)
+HashJob = tuple[str, Decode, tuple[int, int], str, ArrayStore | None]
+Hashed = tuple[dict[View, bytes] | None, str]  # views, problem
 
 
 def _hash_one(job: HashJob) -> Hashed:
-    path, decode, size = job
+    path, decode, size, sha256, thumbnails = job
     hasher = AverageHash512(decode)
     try:
         grey = hasher.open_grey(path, strict=True)
-        return hasher.hash_grey_views(grey), thumbnail_of(grey, size), ""
+        views = hasher.hash_grey_views(grey)
     except CorruptJpeg as error:
-        return None, None, str(error)
+        return None, str(error)
     except Exception as error:  # any decode failure is a property of the file: record it
-        return None, None, f"image does not decode: {decode_failure(error)}"
+        return None, f"image does not decode: {decode_failure(error)}"
+    if thumbnails is not None:
+        store_thumbnail(thumbnails, sha256, thumbnail_of(grey, size))
+    return views, ""
 
 
-def read_cache(path: Path, version: str) -> dict[str, dict[View, bytes]]:
-    """The cached hashes of each view by file sha256; empty when the cache is missing,
-    damaged or of another ``version``."""
-    table = cache_file.read_cache(path, version, CACHE_SCHEMA)
-    rows = table.to_pylist() if table is not None else []
-    return {r["sha256"]: {v: r[v.value] for v in View} for r in rows}
+class HashCache:
+    """The cached hashes, column-wise: each file sha256's row of one ``(rows, views, 64)``
+    uint8 array, so the step holds no ``bytes`` object or dict per film (read, hashed or
+    written: the driver's memory grows with the archive)."""
+
+    def __init__(self, rows: dict[str, int], codes: np.ndarray) -> None:
+        self.rows, self.codes = rows, codes
+
+    @classmethod
+    def read(cls, path: Path | None, version: str) -> HashCache:
+        """The cache at ``path``; empty when it is missing, damaged or of another ``version``."""
+        table = cache_file.read_cache(path, version, CACHE_SCHEMA) if path else None
+        columns = [table[view.value].combine_chunks() for view in VIEWS] if table else []
+        if table is None or any(column.null_count for column in columns):
+            return cls({}, np.zeros((0, len(VIEWS), HASH_BYTES), np.uint8))
+        shas = table["sha256"].to_pylist()
+        codes = np.stack([_fixed_width(column) for column in columns], axis=1)
+        return cls({sha: row for row, sha in enumerate(shas)}, codes)
+
+    def add(self, shas: list[str], codes: np.ndarray) -> None:
+        """Add the ``(len(shas), views, 64)`` codes of the files ``shas``."""
+        first = len(self.codes)
+        self.rows.update({sha: first + n for n, sha in enumerate(shas)})
+        self.codes = np.concatenate([self.codes, codes]) if first else codes
+
+    def write(self, path: Path, version: str) -> None:
+        """Write the hashes by file sha256, sorted, stamped with ``version``."""
+        shas = sorted(self.rows)
+        order = np.array([self.rows[sha] for sha in shas], np.int64)
+        views = [
+            pa.Array.from_buffers(pa.binary(HASH_BYTES), len(shas), [None, pa.py_buffer(column)])
+            for column in (self.codes[order, k] for k in range(len(VIEWS)))
+        ]
+        table = pa.Table.from_arrays([pa.array(shas, pa.string()), *views], schema=CACHE_SCHEMA)
+        cache_file.write_cache(path, version, table)
 
 
-def write_cache(path: Path, version: str, by_sha: dict[str, dict[View, bytes]]) -> None:
-    """Write the hashes by file sha256, sorted, stamped with ``version``."""
-    rows = [
-        {"sha256": sha, **{v.value: views[v] for v in View}}
-        for sha, views in sorted(by_sha.items())
-    ]
-    cache_file.write_cache(path, version, pa.Table.from_pylist(rows, schema=CACHE_SCHEMA))
+def _fixed_width(column: pa.FixedSizeBinaryArray) -> np.ndarray:
+    """A column of 64-byte values as a ``(rows, 64)`` uint8 array, read from its buffer."""
+    data = np.frombuffer(column.buffers()[1], np.uint8)
+    return data[column.offset * HASH_BYTES :][: len(column) * HASH_BYTES].reshape(-1, HASH_BYTES)
 
 
 def hash_films(
@@ -117,45 +148,47 @@ def hash_films(
     decode: Decode = Decode.draft,
     map: Mapper | None = None,
     cache_path: Path | None = None,
-    thumbnail_cache: Path | None = None,
+    thumbnails: ArrayStore | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> tuple[list[SourceRecord], Hashes]:
     """Hash every pending film with ``map`` (default: one process per core); return the
-    records (undecodable films rejected) and the hashes. Thumbnails made on the way are
-    added to ``thumbnail_cache``."""
+    records (undecodable films rejected) and the hashes. The workers store the thumbnail
+    of each film they hash in ``thumbnails``."""
     version = AverageHash512(decode).version
-    cache = read_cache(cache_path, version) if cache_path else {}
-    cached = len(cache)
+    cache = HashCache.read(cache_path, version)
     films = pending_images(records)
     todo = sorted(
-        {f.sha256: f for f in films if f.sha256 not in cache}.values(), key=lambda f: f.path
+        {f.sha256: f for f in films if f.sha256 not in cache.rows}.values(), key=lambda f: f.path
     )
     failures: dict[str, str] = {}
-    thumbnails: dict[str, Thumbnail] = {}
-    jobs: list[HashJob] = [(str(root / f.path), decode, (f.width, f.height)) for f in todo]
+    fresh = np.zeros((len(todo), len(VIEWS), HASH_BYTES), np.uint8)
+    hashed = np.zeros(len(todo), bool)
+    jobs: list[HashJob] = [
+        (str(root / f.path), decode, (f.width, f.height), f.sha256, thumbnails) for f in todo
+    ]
     results: Iterable[Hashed] = (map or LocalMap())(_hash_one, jobs, chunksize=CHUNK)
-    for film, (views, thumbnail, problem) in zip(todo, results, strict=True):
+    for n, (film, (views, problem)) in enumerate(zip(todo, results, strict=True)):
         if views is None:
             failures[film.sha256] = problem
         else:
-            cache[film.sha256] = views
-        if thumbnail is not None:
-            thumbnails[film.sha256] = thumbnail
+            fresh[n] = [np.frombuffer(views[view], np.uint8) for view in VIEWS]
+            hashed[n] = True
         if on_progress:
             on_progress(1)
     if on_progress:
         on_progress(len(films) - len(todo))
-    if cache_path and len(cache) > cached:
-        write_cache(cache_path, version, cache)
-    if thumbnail_cache:
-        add_thumbnails(thumbnail_cache, thumbnails)
+    cache.add(
+        [todo[n].sha256 for n in np.flatnonzero(hashed)], fresh[hashed] if failures else fresh
+    )
+    if cache_path and hashed.any():
+        cache.write(cache_path, version)
     film_paths = {f.path for f in films}
-    by_film: dict[str, dict[View, bytes]] = {}
+    row_of: dict[str, int] = {}  # film -> its row in the cache
     out = []
     for record in records:
         if record.path in film_paths and record.sha256 in failures:
             record = record.settle(Fate.rejected, failures[record.sha256])
         elif record.path in film_paths:
-            by_film[record.film_id] = cache[record.sha256]
+            row_of[record.film_id] = cache.rows[record.sha256]
         out.append(record)
-    return out, Hashes.from_views(by_film)
+    return out, Hashes(row_of, cache.codes[list(row_of.values())])

@@ -3,9 +3,11 @@
 The hash step makes each film's thumbnail from the grey picture it has just decoded for the hash
 (at draft scale, the same 1/8 scale a thumbnail of a panoramic film would be decoded at), so no
 film is decoded a second time for the page, whose own decoding would be a good share of a build.
-Thumbnails are cached by file sha256 beside the hashes; the page makes only those it does not
-find (a film hashed on Ray, or a cache from before). Like the hash, EXIF orientation is ignored:
-a thumbnail shows the pixels the decisions were made on.
+The worker that makes a thumbnail stores it (an ``ArrayStore`` by file sha256, below the build's
+cache), so thumbnails never travel to the driver: held there until written, they were most of
+the hash step's driver memory (about 4 KB a film). The page reads those it shows and makes
+only those it does not find (a film whose hash was cached before its thumbnail). Like the
+hash, EXIF orientation is ignored: a thumbnail shows the pixels the decisions were made on.
 """
 
 from __future__ import annotations
@@ -15,19 +17,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
+import numpy as np
 from PIL import Image
 
-from curation.core import cache as cache_file
+from curation.core.store import ArrayStore
 
-THUMBNAILS_CACHE = "thumbnails.parquet"  # below BUILD/cache, beside the hashes
+THUMBNAILS_STORE = "thumbnails"  # below BUILD/cache, beside the hashes
 THUMB_BOX = (192, 192)  # a panoramic film becomes about 192 x 100, a turned one 100 x 192
 THUMB_QUALITY = 80
 THUMB_VERSION = f"thumbs-v1/{THUMB_BOX[0]}x{THUMB_BOX[1]}-lanczos-q{THUMB_QUALITY}-optimized"
-CACHE_SCHEMA = pa.schema(
-    [("sha256", pa.string()), ("jpeg", pa.binary()), ("width", pa.int32()), ("height", pa.int32())]
-)
 
 
 @dataclass(frozen=True)
@@ -68,30 +66,27 @@ def film_thumbnail(source: Path) -> Thumbnail | str:
     return thumbnail_of(grey, film_size)
 
 
-def read_thumbnails(path: Path, wanted: Iterable[str]) -> dict[str, Thumbnail]:
-    """The cached thumbnails of the wanted sha256s (a missing or stale cache: none)."""
-    table = cache_file.read_cache(path, THUMB_VERSION, CACHE_SCHEMA)
-    if table is None:
-        return {}
-    table = table.filter(pc.is_in(table["sha256"], pa.array(sorted(set(wanted)), pa.string())))
-    return {
-        row["sha256"]: Thumbnail(row["jpeg"], (row["width"], row["height"]))
-        for row in table.to_pylist()
-    }
+def thumbnail_store(root: Path) -> ArrayStore:
+    """The thumbnails below ``root``, one file per film content, for this thumbnail version."""
+    return ArrayStore(root, THUMB_VERSION)
 
 
-def add_thumbnails(path: Path, made: dict[str, Thumbnail]) -> None:
-    """Add ``made`` (sha256 -> thumbnail) to the cache at ``path``."""
-    if not made:
-        return
-    table = cache_file.read_cache(path, THUMB_VERSION, CACHE_SCHEMA)
-    known = {row["sha256"]: row for row in table.to_pylist()} if table is not None else {}
-    for sha, thumb in made.items():
-        known[sha] = {
-            "sha256": sha,
-            "jpeg": thumb.jpeg,
-            "width": thumb.size[0],
-            "height": thumb.size[1],
-        }
-    rows = [known[sha] for sha in sorted(known)]
-    cache_file.write_cache(path, THUMB_VERSION, pa.Table.from_pylist(rows, schema=CACHE_SCHEMA))
+def store_thumbnail(store: ArrayStore, sha256: str, thumbnail: Thumbnail) -> None:
+    """Keep ``thumbnail`` as the one of the content ``sha256``."""
+    jpeg = np.frombuffer(thumbnail.jpeg, np.uint8)
+    store.put(sha256, {"jpeg": jpeg, "size": np.array(thumbnail.size, np.int32)})
+
+
+def read_thumbnails(store: ArrayStore, wanted: Iterable[str]) -> dict[str, Thumbnail]:
+    """The stored thumbnails of the wanted sha256s (a file missing, damaged or not a
+    thumbnail's: none for that content)."""
+    found = {}
+    for sha256 in sorted(set(wanted)):
+        arrays = store.get(sha256)
+        if arrays is None or set(arrays) != {"jpeg", "size"}:
+            continue
+        if arrays["jpeg"].dtype != np.uint8 or arrays["size"].shape != (2,):
+            continue
+        width, height = (int(n) for n in arrays["size"])
+        found[sha256] = Thumbnail(arrays["jpeg"].tobytes(), (width, height))
+    return found

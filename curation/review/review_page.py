@@ -97,14 +97,14 @@ def write_review(
     links: list[Link],
     limit: int,
     synthetic: bool,
-    thumbnail_cache: Path,
+    thumbnails: ArrayStore,
     workers: int = 0,
     features_store: ArrayStore | None = None,
     split_of: dict[str, str] | None = None,
     decisions: list[str] | None = None,
 ) -> Path:
     """``out/review/index.html`` with thumbnails of every film it shows (those the hash step
-    cached in ``thumbnail_cache``, the others made for the page over ``workers`` processes);
+    stored in ``thumbnails``, the others made for the page over ``workers`` processes);
     the local features of the films it draws matches for are the same-picture step's, read
     from its ``features_store`` (``curation.same_picture.frame_store``) when it holds them;
     ``split_of`` maps each kept film to its split; ``decisions``: the curator's, in words."""
@@ -113,7 +113,7 @@ def write_review(
     sha_of = {r.film_id: r.sha256 for r in films}
 
     def known(shown: list[str]) -> dict[str, Thumbnail]:
-        by_sha = read_thumbnails(thumbnail_cache, (sha_of[film] for film in shown))
+        by_sha = read_thumbnails(thumbnails, (sha_of[film] for film in shown))
         return {film: by_sha[sha_of[film]] for film in shown if sha_of[film] in by_sha}
 
     def features(film: str) -> FilmFeatures | None:

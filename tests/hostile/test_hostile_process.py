@@ -92,7 +92,7 @@ def test_the_hash_step_refuses_to_decode_a_lossless_film(tmp_path):
     code = (
         "import sys; from curation.hashes.hash_films import _hash_one; "
         "from curation.core.vocabulary import Decode; "
-        f"print(_hash_one(({str(path)!r}, Decode(sys.argv[1]), (320, 160)))[2])"
+        f"print(_hash_one(({str(path)!r}, Decode(sys.argv[1]), (320, 160), '0' * 64, None))[1])"
     )
     for decode in ("draft", "full"):
         done = subprocess.run(
