@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import os
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
@@ -30,6 +31,8 @@ from curation.chain.run import Products, Run, StepTime
 from curation.core.errors import PericurateError
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.vocabulary import ExecutorName
+
+IN_FLIGHT_PER_CPU = 16  # chunks submitted ahead of the one awaited, per CPU of the cluster
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -93,7 +96,12 @@ class RayMap:
     The chunks are dealt round the nodes' CPUs (``cpu_slots``), each with a soft affinity
     to its node: Ray's own placement hands a step's next chunks to the worker it already
     leased, so a short step never reached a node whose worker was still starting. Soft: a
-    chunk whose node is gone runs elsewhere, and a task lost with its node is retried."""
+    chunk whose node is gone runs elsewhere, and a task lost with its node is retried.
+
+    At most ``IN_FLIGHT_PER_CPU`` chunks a CPU are submitted ahead of the one awaited, and a
+    chunk's reference is dropped once its results are read: what waits in the object store
+    and in the driver stays bounded whatever the number of jobs (submitted all at once, the
+    64,000-row audit's search held every tile's results to the end, 0.8 GB)."""
 
     def __init__(self, ray: ModuleType, task: Any, step: str, jobs_by_node: Counter[str]) -> None:
         self.ray = ray
@@ -104,19 +112,13 @@ class RayMap:
     def __call__(
         self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 16
     ) -> Iterator[Result]:
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
         chunks = [jobs[start : start + chunksize] for start in range(0, len(jobs), chunksize)]
         slots = cpu_slots(self.ray.nodes()) if chunks else []
-        pending = [
-            self.task.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(slots[n % len(slots)], soft=True)
-            ).remote(function, chunk)
-            if slots
-            else self.task.remote(function, chunk)
-            for n, chunk in enumerate(chunks)
-        ]
-        for done in pending:
+        submitted = (self._submit(function, chunk, slots, n) for n, chunk in enumerate(chunks))
+        pending = deque(itertools.islice(submitted, IN_FLIGHT_PER_CPU * max(len(slots), 1)))
+        while pending:
+            done = pending.popleft()
+            pending.extend(itertools.islice(submitted, 1))
             try:
                 node, results = self.ray.get(done)
             except self.ray.exceptions.RayError as error:  # retries spent, or the job failed
@@ -128,6 +130,17 @@ class RayMap:
                 ) from None
             self.jobs_by_node[node] += len(results)
             yield from results
+
+    def _submit(
+        self, function: Callable[[Job], Result], chunk: Sequence[Job], slots: list[str], n: int
+    ) -> Any:
+        """The task of the ``n``-th chunk, dealt to the ``n``-th CPU slot round the nodes."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        if not slots:
+            return self.task.remote(function, chunk)
+        strategy = NodeAffinitySchedulingStrategy(slots[n % len(slots)], soft=True)
+        return self.task.options(scheduling_strategy=strategy).remote(function, chunk)
 
 
 def cpu_slots(nodes: list[dict[str, Any]]) -> list[str]:

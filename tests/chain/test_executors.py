@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import types
 from collections import Counter
 
 import pytest
@@ -15,7 +16,13 @@ import pytest
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
-from curation.chain.executors import LocalExecutor, RayExecutor, RayMap, run_chunk  # noqa: E402
+from curation.chain.executors import (  # noqa: E402
+    IN_FLIGHT_PER_CPU,
+    LocalExecutor,
+    RayExecutor,
+    RayMap,
+    run_chunk,
+)
 from curation.chain.runner import Settings, curate  # noqa: E402
 from curation.core.errors import PericurateError  # noqa: E402
 from curation.core.parallel import LocalMap  # noqa: E402
@@ -84,6 +91,7 @@ def test_a_job_ray_cannot_finish_ends_the_step_in_one_sentence(local_ray):
 
 LEAVING = """
 import sys
+import types
 from curation.chain.executors import RayExecutor, leave_process
 RayExecutor.sessions_here = int(sys.argv[1])
 print("summary", end="")  # unflushed: os._exit would lose it
@@ -108,3 +116,38 @@ def test_a_process_that_ran_ray_ends_with_its_status_and_its_output(sessions, pr
         env=buffered,
     )
     assert (ran.stdout.strip(), ran.returncode) == (printed, status)
+
+
+class OutstandingRay:
+    """A stand-in for the ``ray`` module and a remote task that runs each chunk at once and
+    counts the chunks submitted but not yet read (``most``: the largest count seen)."""
+
+    exceptions = types.SimpleNamespace(RayError=RuntimeError)
+
+    def __init__(self, cpus: int) -> None:
+        self.cpus, self.outstanding, self.most = cpus, 0, 0
+
+    def nodes(self):
+        return [{"NodeID": "a" * 56, "Alive": True, "Resources": {"CPU": self.cpus}}]
+
+    def options(self, **_):
+        return self
+
+    def remote(self, function, chunk):
+        self.outstanding += 1
+        self.most = max(self.most, self.outstanding)
+        return "a" * 56, [function(job) for job in chunk]
+
+    def get(self, done):
+        self.outstanding -= 1
+        return done
+
+
+def test_ray_map_keeps_a_bounded_number_of_chunks_in_flight():
+    """A step of many chunks submits a few per CPU ahead of the one it reads, not all of them:
+    finished results no longer pile up in the object store and the driver."""
+    fake = OutstandingRay(cpus=2)
+    mapper = RayMap(fake, fake, "search", Counter())
+    assert list(mapper(str, list(range(500)), chunksize=1)) == [str(n) for n in range(500)]
+    assert fake.outstanding == 0
+    assert fake.most == IN_FLIGHT_PER_CPU * 2 + 1  # the one read, and those submitted ahead
