@@ -13,7 +13,8 @@ byte-identical, and every planted pair found.
 
 ``python -m bench.scale.audit_cluster --rows 4000,16000`` prints the figures as JSON (one
 line per run on stderr as it goes) and writes them to ``audit_cluster.json`` beside this
-file; ``--executors local`` skips the cluster.
+file, in place of that file's figures for the same sizes; ``--executors local`` skips the
+cluster.
 """
 
 from __future__ import annotations
@@ -275,7 +276,9 @@ def main(argv: list[str] | None = None) -> None:
     else:
         with tempfile.TemporaryDirectory(prefix="pericurate-audit-cluster-", dir="/tmp") as scratch:
             found = measure(sizes, Path(scratch), executors)
-    write_bytes(RESULTS, (json.dumps(found, indent=1, sort_keys=True) + "\n").encode())
+    kept = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+    kept.update(found)  # a run of some sizes keeps the figures of the others
+    write_bytes(RESULTS, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
     print(json.dumps(found, indent=1))
 
 
