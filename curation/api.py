@@ -232,11 +232,11 @@ def _read_folder(folder: str | Path, workers: int) -> _Folder:
         raise CurationError(f"{root}: no such folder.")
     map = LocalMap(workers)
     images = [rel for rel in source_files(root) if file_kind(rel) is Kind.image]
-    facts = read_facts({str(root.resolve() / rel): Kind.image for rel in images}, None, map)
+    facts = read_facts(str(root.resolve()), images, [Kind.image] * len(images), None, map)
     stems = Counter(Path(rel).stem for rel in images)
     records: list[SourceRecord] = []
-    for rel in images:
-        found, path = facts[str(root.resolve() / rel)], Path(rel)
+    for rel, found in zip(images, facts, strict=True):
+        path = Path(rel)
         problem = found.problem
         if stems[path.stem] > 1:  # as the index does: two files under one id are both left out
             problem = f"{stems[path.stem]} files share the film id {path.stem}"

@@ -11,8 +11,9 @@ boxes) are constants below, listed in the README ("What it refuses and why").
 
 What a file says about itself (``FileFacts``: digest, header, parsed boxes) is read once per
 file in worker processes and remembered in a cache keyed by the file's path, size and
-modification time, so a rerun over an unchanged source reads no file; only the decisions
-that compare files (duplicate stems, image-annotation pairs) run every time.
+modification time (``curation.index.facts``), so a rerun over an unchanged source reads no
+file; only the decisions that compare files (duplicate stems, image-annotation pairs) run
+every time.
 """
 
 from __future__ import annotations
@@ -23,24 +24,21 @@ import os
 import re
 import time
 import warnings
-from collections import defaultdict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO, cast
 
-import pyarrow as pa
+import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-if TYPE_CHECKING:
-    pass
-
 from curation.core.atomic import settled
-from curation.core.cache import read_cache, write_cache
 from curation.core.jpeg_check import check_decodable
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, Kind, Lesion, SourceRecord
 from curation.index.content import content_problem
+from curation.index.facts import FileFacts, Listing, read_facts_cache, write_facts_cache
 from curation.index.originals import original_named, original_stems
 from curation.index.provenance import UNREADABLE, encoder_signature
 from curation.index.voc import GRADES, AnnotationError, RawBox, read_voc
@@ -53,22 +51,7 @@ MAX_FILM_PIXELS = 40_000_000  # real films are ~3.3 MP; anything this large is a
 # The hash and the pixel check look at a film at 256 x 128; a smaller one is not a film.
 MIN_FILM_WIDTH, MIN_FILM_HEIGHT = 256, 128
 EXIF_ORIENTATION = 0x0112
-FACTS_VERSION = "facts-v6"  # bump when what is read from one file changes
 CHUNK = 64
-
-
-@dataclass(frozen=True)
-class FileFacts:
-    """What one image or annotation file says about itself: a pure function of its bytes."""
-
-    sha256: str
-    size: int
-    problem: str = ""  # image: why its header is unusable; annotation: why its XML is refused
-    width: int = 0
-    height: int = 0
-    boxes: tuple[RawBox, ...] = ()
-    encoder: str = ""  # image: its encoder signature (``curation.index.provenance``)
-    patient_number: str | None = field(default=None, repr=False)  # never cached nor shown
 
 
 def to_lesions(boxes: list[RawBox], width: int, height: int) -> tuple[Lesion, ...]:
@@ -170,67 +153,12 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
     return FileFacts(sha256, size, boxes=tuple(voc.boxes), patient_number=voc.patient_number)
 
 
-def _facts_job(args: tuple[str, Kind]) -> FileFacts:
-    path, kind = args
-    return file_facts(Path(path).read_bytes(), kind)
-
-
-"""Reads ``(absolute path, kind)`` jobs into their ``FileFacts``, in job order."""
-
-
-StatKey = tuple[str, int, int]  # absolute path, size, modification time (ns)
-
-_BOX = pa.struct(
-    [(f, pa.float64()) for f in ("xmin", "ymin", "xmax", "ymax")] + [("grade", pa.string())]
-)
-_FACTS_SCHEMA = pa.schema(
-    [
-        ("path", pa.string()),
-        ("size", pa.int64()),
-        ("mtime_ns", pa.int64()),
-        ("sha256", pa.string()),
-        ("problem", pa.string()),
-        ("width", pa.int64()),
-        ("height", pa.int64()),
-        ("boxes", pa.list_(_BOX)),
-        ("encoder", pa.string()),
-    ]
-)
-
-
-def read_facts_cache(path: Path | None) -> dict[StatKey, FileFacts]:
-    """The facts of each file read before, by path, size and modification time; empty
-    without a usable cache."""
-    table = read_cache(path, FACTS_VERSION, _FACTS_SCHEMA)
-    if table is None:
-        return {}
-    columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    return {
-        (p, size, mtime): FileFacts(
-            sha, size, problem, width, height, tuple(RawBox(**b) for b in boxes), encoder
-        )
-        for p, size, mtime, sha, problem, width, height, boxes, encoder in zip(
-            *(columns[name] for name in _FACTS_SCHEMA.names), strict=True
-        )
-    }
-
-
-def write_facts_cache(path: Path, facts: dict[StatKey, FileFacts]) -> None:
-    """Facts carrying a patient number are never written: they are read again each run."""
-    keys = sorted(k for k, f in facts.items() if f.patient_number is None)
-    rows = [facts[k] for k in keys]
-    columns = {
-        "path": [k[0] for k in keys],
-        "size": [f.size for f in rows],
-        "mtime_ns": [k[2] for k in keys],
-        "sha256": [f.sha256 for f in rows],
-        "problem": [f.problem for f in rows],
-        "width": [f.width for f in rows],
-        "height": [f.height for f in rows],
-        "boxes": [[box.__dict__ for box in f.boxes] for f in rows],
-        "encoder": [f.encoder for f in rows],
-    }
-    write_cache(path, FACTS_VERSION, pa.table(columns, schema=_FACTS_SCHEMA))
+def _facts_job(job: tuple[str, str, Kind]) -> FileFacts:
+    """The facts of a ``(folder, posix path below it, kind)`` job's file. The folder and the path
+    apart: the driver holds every job while the workers read, and these are strings it holds
+    already, where a whole path would be a new one a file."""
+    root, rel, kind = job
+    return file_facts(Path(f"{root}/{rel}").read_bytes(), kind)
 
 
 def _record(rel: str, kind: Kind, facts: FileFacts | None) -> SourceRecord:
@@ -268,20 +196,20 @@ def source_files(root: Path) -> list[str]:
     return sorted(found)
 
 
-def _reject_duplicate_stems(records: list[SourceRecord], kind: Kind) -> list[SourceRecord]:
-    """Two files of one kind under one stem cannot be told apart: both are rejected."""
+def _reject_duplicate_stems(records: list[SourceRecord], kind: Kind) -> None:
+    """Two files of one kind under one stem cannot be told apart: both are rejected. In place,
+    and the paths listed for shared stems only: the driver holds the records of a whole
+    archive, never a second list of them."""
+    stems = Counter(r.stem for r in records if r.kind is kind and r.fate is Fate.pending)
     by_stem: dict[str, list[str]] = defaultdict(list)
     for r in records:
-        if r.kind is kind and r.fate is Fate.pending:
+        if r.kind is kind and r.fate is Fate.pending and stems[r.stem] > 1:
             by_stem[r.stem].append(r.path)
-    out = []
-    for r in records:
+    for at, r in enumerate(records):
         paths = by_stem.get(r.stem, []) if r.kind is kind and r.fate is Fate.pending else []
         if len(paths) > 1:
             others = ", ".join(p for p in paths if p != r.path)
-            r = r.settle(Fate.rejected, f"duplicate stem: {r.stem} is also {others}")
-        out.append(r)
-    return out
+            records[at] = r.settle(Fate.rejected, f"duplicate stem: {r.stem} is also {others}")
 
 
 def _check_film(
@@ -310,37 +238,45 @@ def _check_film(
 
 
 def read_facts(
-    files: Mapping[str, Kind],
+    root: str,
+    files: Sequence[str],
+    kinds: Sequence[Kind],
     cache_path: Path | None,
     map: Mapper,
     on_progress: Callable[[int], None] | None = None,
-) -> dict[str, FileFacts]:
-    """``file_facts`` of every file (absolute path -> kind), from the cache when its path, size
-    and modification time are unchanged, else read by ``map``; the cache is rewritten for
-    these files, except those modified just before the reading
-    (``curation.core.atomic.settled``)."""
+) -> list[FileFacts]:
+    """``file_facts`` of each of ``files`` (posix paths below the absolute folder ``root``, of
+    ``kinds``), in order: from the cache when its path, size and modification time are
+    unchanged, else read by ``map``. The cache is rewritten for these files, except those
+    modified just before the reading (``curation.core.atomic.settled``)."""
     started = time.time_ns()
-    keys: dict[str, StatKey] = {}
-    for path in files:
-        stat = os.stat(path)
-        keys[path] = (path, stat.st_size, stat.st_mtime_ns)
+    listing = Listing.stat(root, files)
     cached = read_facts_cache(cache_path)
-    facts = {key: cached[key] for key in keys.values() if key in cached}
-    todo = [path for path, key in keys.items() if key not in facts]
-    jobs = [(path, files[path]) for path in todo]
-    found_facts = map(_facts_job, jobs, chunksize=CHUNK)
-    for path, found in zip(todo, found_facts, strict=True):
-        facts[keys[path]] = found
+    found = [cached.get(listing.key(at)) for at in range(len(files))]
+    todo = np.flatnonzero([known is None for known in found])
+    jobs = [(root, files[at], kinds[at]) for at in todo.tolist()]
+    for at, read in zip(
+        (int(at) for at in todo), map(_facts_job, jobs, chunksize=CHUNK), strict=True
+    ):
+        found[at] = read
         if on_progress:
             on_progress(1)
+    del jobs  # the mapper has let go of them too
     if on_progress:
         on_progress(len(files) - len(todo))
-    remembered = {
-        k: f for k, f in facts.items() if settled(k[2], started) and f.patient_number is None
-    }
-    if cache_path is not None and remembered.keys() != cached.keys():
-        write_facts_cache(cache_path, remembered)
-    return {path: facts[key] for path, key in keys.items()}
+    facts = cast(list[FileFacts], found)  # every file's, cached or read
+    remembered = np.flatnonzero(
+        [
+            settled(int(listing.mtimes_ns[at]), started) and f.patient_number is None
+            for at, f in enumerate(facts)
+        ]
+    )
+    unchanged = len(remembered) == len(cached) and all(
+        listing.key(at) in cached for at in remembered.tolist()
+    )
+    if cache_path is not None and not unchanged:
+        write_facts_cache(cache_path, listing, facts, remembered)
+    return facts
 
 
 def index_source(
@@ -358,28 +294,41 @@ def index_source(
     relative = source_files(root)
     if on_total:
         on_total(len(relative))
-    kinds = {rel: file_kind(rel) for rel in relative}
-    base = os.path.abspath(root)
-    data = {f"{base}/{rel}": kind for rel, kind in kinds.items() if kind is not Kind.other}
+    kinds = [file_kind(rel) for rel in relative]
+    data = [at for at, kind in enumerate(kinds) if kind is not Kind.other]
     if on_progress:
         on_progress(len(relative) - len(data))
-    facts_of = read_facts(data, cache_path, map or LocalMap(), on_progress)
-    facts_by_path = {
-        rel: facts_of[f"{base}/{rel}"] for rel in relative if kinds[rel] is not Kind.other
-    }
-    records = [_record(rel, kinds[rel], facts_by_path.get(rel)) for rel in relative]
-    records = _reject_duplicate_stems(records, Kind.image)
-    records = _reject_duplicate_stems(records, Kind.annotation)
-    xml_by_stem = {r.stem: r for r in records if r.kind is Kind.annotation}
+    read = read_facts(
+        os.path.abspath(root),
+        [relative[at] for at in data],
+        [kinds[at] for at in data],
+        cache_path,
+        map or LocalMap(),
+        on_progress,
+    )
+    facts: list[FileFacts | None] = [None] * len(relative)
+    for at, found in zip(data, read, strict=True):
+        facts[at] = found
+    records = [
+        _record(rel, kind, found) for rel, kind, found in zip(relative, kinds, facts, strict=True)
+    ]
+    del data, read, relative, kinds  # the records and their facts are all the checks need
+    _reject_duplicate_stems(records, Kind.image)
+    _reject_duplicate_stems(records, Kind.annotation)
+    xml_at = {r.stem: at for at, r in enumerate(records) if r.kind is Kind.annotation}
     image_stems = {r.stem for r in records if r.kind is Kind.image}
     originals = original_stems(records)
-    out = []
-    for record in records:
+    for at, record in enumerate(records):
         if record.fate is Fate.pending and record.kind is Kind.image:
-            xml = xml_by_stem.get(record.stem)
-            xml_facts = facts_by_path.get(xml.path) if xml else None
-            record = _check_film(record, facts_by_path[record.path], xml, xml_facts, originals)
+            xml_index = xml_at.get(record.stem)
+            xml = records[xml_index] if xml_index is not None else None
+            xml_facts = facts[xml_index] if xml_index is not None else None
+            film_facts = cast(FileFacts, facts[at])  # every image's facts are read
+            records[at] = _check_film(record, film_facts, xml, xml_facts, originals)
+            # One pending film a stem: its facts and its annotation's serve no other check.
+            facts[at] = None
+            if xml_index is not None:
+                facts[xml_index] = None
         elif record.fate is Fate.pending and record.stem not in image_stems:
-            record = record.settle(Fate.rejected, "annotation without an image")
-        out.append(record)
-    return out
+            records[at] = record.settle(Fate.rejected, "annotation without an image")
+    return records

@@ -27,9 +27,10 @@ class AnnotationError(ValueError):
     """An XML that cannot give trustworthy lesions; the message names the problem."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RawBox:
-    """A VOC box as written: pixel coordinates, maybe reversed, maybe outside the frame."""
+    """A VOC box as written: pixel coordinates, maybe reversed, maybe outside the frame.
+    Slots: the driver holds every annotation's boxes until its film is checked."""
 
     xmin: float
     ymin: float

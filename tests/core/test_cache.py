@@ -11,7 +11,7 @@ from curation.core import cache
 from curation.core.parallel import LocalMap
 from curation.core.records import Kind
 from curation.hashes.hash_films import hash_films
-from curation.index import index
+from curation.index import facts, index
 from tests.hostile_films import film_bytes, voc, write_source
 
 SCHEMA = pa.schema([("key", pa.string()), ("value", pa.int64())])
@@ -71,7 +71,7 @@ def test_truncated_index_and_hash_caches_are_rebuilt(tmp_path, caplog):
         str(index_cache),
         str(hash_cache),
     }
-    assert cache.read_cache(index_cache, index.FACTS_VERSION, index._FACTS_SCHEMA) is not None
+    assert cache.read_cache(index_cache, facts.FACTS_VERSION, facts.FACTS_SCHEMA) is not None
     assert [r.kind for r in again].count(Kind.image) == 2
 
 

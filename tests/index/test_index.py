@@ -1,5 +1,6 @@
 import io
 import os
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -87,7 +88,9 @@ def test_unchanged_files_are_not_read_again_and_changed_ones_are(tmp_path, monke
     cache = tmp_path / "index.parquet"
     read = []
     original = index._facts_job
-    monkeypatch.setattr(index, "_facts_job", lambda job: read.append(job[0]) or original(job))
+    monkeypatch.setattr(
+        index, "_facts_job", lambda job: read.append(f"{job[0]}/{job[1]}") or original(job)
+    )
     first = index.index_source(root, cache_path=cache, map=LocalMap(1))
     assert len(read) == 4
     read.clear()
@@ -120,7 +123,9 @@ def test_a_file_modified_just_before_reading_is_not_remembered(tmp_path, monkeyp
     index.index_source(root, cache_path=cache, map=LocalMap(1))
     read = []
     original = index._facts_job
-    monkeypatch.setattr(index, "_facts_job", lambda job: read.append(job[0]) or original(job))
+    monkeypatch.setattr(
+        index, "_facts_job", lambda job: read.append(f"{job[0]}/{job[1]}") or original(job)
+    )
     index.index_source(root, cache_path=cache, map=LocalMap(1))
     assert read == [str(xml)]
 
@@ -273,3 +278,32 @@ def test_the_header_check_comes_before_the_content_check(tmp_path, monkeypatch):
     small = _jpeg(np.zeros((100, 100)))
     fates = _film_fates(tmp_path, {"00011": (small, voc("00011"))})
     assert fates["00011"][1].startswith("film too small") and decoded == []
+
+
+FILMS_TRACED = 400
+# Bytes a source file the index's driver may reach above its start: the records it hands on
+# (path, stem, digest, two lesions a film) and, until its checks end, each file's facts (slots,
+# no dict) and a stem's place; here 1,200. The code that held each file's facts with a dict of
+# their own, its absolute path, stat key and job, and several dicts by path, reached 1,890.
+INDEX_PEAK_PER_FILE = 1500
+
+
+def test_the_driver_holds_each_file_once_while_the_index_reads_and_checks(tmp_path):
+    """The driver's traced peak over a whole index (facts read by two worker processes and
+    unpickled here, cache written) is the records and a compact state a file: it grows
+    with the archive, so each byte a file is millions on a large one."""
+    film, boxes = film_bytes(1), [(4, 40, 30, 120, 70), (3, 150, 20, 200, 90)]
+    stems = [f"{n:04d}1" for n in range(FILMS_TRACED)]
+    root = write_source(tmp_path / "source", {s: (film, voc(s, boxes)) for s in stems})
+    warm = write_source(tmp_path / "warm", {"00011": (film, voc("00011", boxes))})
+    index.index_source(warm, cache_path=tmp_path / "warm.parquet", map=LocalMap(2))  # imports
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        records = index.index_source(root, cache_path=tmp_path / "index.parquet", map=LocalMap(2))
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert [len(r.lesions) for r in records if r.kind is Kind.image] == [2] * FILMS_TRACED
+    assert (tmp_path / "index.parquet").exists()
+    assert peak <= INDEX_PEAK_PER_FILE * len(records), peak / len(records)
