@@ -39,9 +39,11 @@ same-picture groups only, at little cost:
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from itertools import islice
 from pathlib import Path
 from typing import TypeVar
 
@@ -77,6 +79,7 @@ from curation.same_picture import pixels
 TURN_MARGIN = 0.135  # correlation with the mean grid, turned minus own frame (see above)
 COLOUR_MODES = ("RGB", "RGBA", "CMYK", "YCbCr", "P")  # decoded in colour: are its channels equal?
 TWIN_DIGITS = ("4", "5")  # mirrored and turned augmentation copies: compared in pixels
+MEAN_GRID_FILMS = 512  # films whose hash bits are counted at once (300 KB of buffers)
 _TURNS = (View.identity, View.rot90, View.rot180, View.rot270)
 # The IJG standard luminance table (JPEG Annex K), from which libjpeg scales by quality.
 _IJG_LUMA = (
@@ -99,12 +102,22 @@ def correlation(a: np.ndarray, b: np.ndarray) -> float:
     return float((a * b).sum()) / norm if norm else 0.0
 
 
-def mean_grid(hashes: Hashes) -> np.ndarray:
-    """The archive's mean film: the share of films with each identity hash bit set."""
+def mean_grid(hashes: Mapping[str, Mapping[View, bytes]]) -> np.ndarray:
+    """The archive's mean film: the share of films with each identity hash bit set.
+
+    The bits are counted ``MEAN_GRID_FILMS`` films at a time: a row of float bits per film
+    (4 KB each, twice over when stacked) made this the keeper step's peak in the driver, 8 KB
+    a hashed film. Counts of 0s and 1s are exact in any order, so the share is the
+    same to the bit."""
     if not hashes:
         return np.zeros(512)
-    bits = np.stack([hash_bits(hashes[f][View.identity]) for f in sorted(hashes)])
-    mean: np.ndarray = bits.mean(axis=0)
+    counts = np.zeros(512, dtype=np.int64)
+    films = iter(hashes)
+    while chunk := list(islice(films, MEAN_GRID_FILMS)):
+        joined = b"".join(hashes[f][View.identity] for f in chunk)
+        codes = np.frombuffer(joined, dtype=np.uint8).reshape(len(chunk), -1)
+        counts += np.unpackbits(codes, axis=1).sum(axis=0, dtype=np.int64)
+    mean: np.ndarray = counts / len(hashes)
     return mean
 
 
@@ -160,14 +173,14 @@ def header_and_border(path: Path) -> FileFacts:
     return FileFacts(quality, border_shares(grey), corner_share(grey), grey_in_colour(picture))
 
 
-def _augmented(records: Iterable[SourceRecord]) -> list[SourceRecord]:
-    return [
+def _augmented(records: Iterable[SourceRecord]) -> Iterator[SourceRecord]:
+    return (
         r
         for r in records
         if r.kind is Kind.image
         and r.fate is not Fate.rejected
         and r.folder.lower() != ORIGINALS_FOLDER
-    ]
+    )
 
 
 @dataclass(frozen=True)
@@ -205,12 +218,22 @@ def augmented_twins(
     """Film -> how it equals an augmentation-folder copy made from another film (see above).
     Every candidate twin is checked through ``map``; a film takes its first twin, in the
     order of its group's other films and ``TWIN_DIGITS``."""
-    augmented = _augmented(records)
+    grouped: set[str] = set().union(*groups)
+    films = {
+        r.film_id: r
+        for r in records
+        if r.film_id in grouped and r.kind is Kind.image and r.fate is Fate.pending
+    }
+    # Only the copies a grouped film can match are looked up, not every augmented file.
+    shas = {films[f].sha256 for f in grouped}
+    stems = {f[:-1] + digit for f in grouped for digit in TWIN_DIGITS}
     by_sha: dict[str, list[str]] = {}
-    for r in augmented:
-        by_sha.setdefault(r.sha256, []).append(r.stem)
-    by_stem = {r.stem: r for r in augmented}
-    films = {r.film_id: r for r in records if r.kind is Kind.image and r.fate is Fate.pending}
+    by_stem: dict[str, SourceRecord] = {}
+    for r in _augmented(records):
+        if r.sha256 in shas:
+            by_sha.setdefault(r.sha256, []).append(r.stem)
+        if r.stem in stems:
+            by_stem[r.stem] = r
     twins = {}
     candidates: list[tuple[str, str, str, SourceRecord]] = []  # film, other, digit, twin
     for group in groups:
@@ -247,11 +270,11 @@ def augmented_twins(
 
 def usual_encoder(records: Iterable[SourceRecord]) -> str:
     """The signature more than half of the films in play carry; "" when none does."""
-    films = [r.encoder for r in records if r.kind is Kind.image and r.fate is Fate.pending]
+    films = Counter(r.encoder for r in records if r.kind is Kind.image and r.fate is Fate.pending)
     if not films:
         return ""
-    signature, count = max(Counter(films).items(), key=lambda item: (item[1], item[0]))
-    return signature if 2 * count > len(films) else ""
+    signature, count = max(films.items(), key=lambda item: (item[1], item[0]))
+    return signature if 2 * count > films.total() else ""
 
 
 def keeper_facts(
@@ -354,6 +377,7 @@ def _content(record: SourceRecord) -> str:
 
 def tone_reference(records: Iterable[SourceRecord]) -> list[SourceRecord]:
     """The films the archive's typical tone is measured on: the first ``REFERENCE_FILMS``
-    films in play by sha256 (spread over the archive, the same on every run)."""
-    films = [r for r in records if r.kind is Kind.image and r.fate is Fate.pending]
-    return sorted(films, key=lambda r: (r.sha256, r.path))[:REFERENCE_FILMS]
+    films in play by sha256 (spread over the archive, the same on every run); picked without
+    a sorted copy of every film."""
+    films = (r for r in records if r.kind is Kind.image and r.fate is Fate.pending)
+    return heapq.nsmallest(REFERENCE_FILMS, films, key=lambda r: (r.sha256, r.path))

@@ -33,7 +33,12 @@ def settle_same_picture(
     records: list[SourceRecord], groups: list[SamePictureGroup]
 ) -> tuple[list[SourceRecord], list[AgreementPair]]:
     """Drop every group's other films; return the agreement pairs of the re-filings."""
-    by_id = {r.film_id: r for r in records if r.kind is Kind.image and r.fate is Fate.pending}
+    grouped = {film for g in groups for film in (g.kept, *(d.film_id for d in g.dropped))}
+    by_id = {
+        r.film_id: r
+        for r in records
+        if r.film_id in grouped and r.kind is Kind.image and r.fate is Fate.pending
+    }
     decisions = {}
     agreement = []
     for group in groups:

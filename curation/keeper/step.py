@@ -55,8 +55,13 @@ class KeptGroups:
 def learn_encoders(records: list[SourceRecord]) -> EncoderEvidence:
     """Signatures of every readable film of the archive's augmentation folder: the index read
     them with the headers, so the evidence costs no file read."""
-    images = [r for r in records if r.kind is Kind.image and r.fate is not Fate.rejected]
-    return EncoderEvidence.learn(r.encoder for r in images if r.folder.lower() != ORIGINALS_FOLDER)
+    return EncoderEvidence.learn(
+        r.encoder
+        for r in records
+        if r.kind is Kind.image
+        and r.fate is not Fate.rejected
+        and r.folder.lower() != ORIGINALS_FOLDER
+    )
 
 
 def _grains(
@@ -119,8 +124,9 @@ def keep_one_per_group(
         The records, the dropped films settled; and the groups with each dropped film's rule
         and evidence, with the agreement pairs of the re-filings.
     """
-    films = {r.film_id: r for r in pending_images(records)}
     pairs = confirmed.pairs
+    paired = {film for p in pairs for film in (p.a, p.b)}  # the only films the step reads
+    films = {r.film_id: r for r in pending_images(records) if r.film_id in paired}
     encoders = learn_encoders(records) if pairs else EncoderEvidence({})
     links = [(p.a, p.b) for p in pairs]
     rescaled = _rescaled(films, pairs)
