@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from curation.cli.app import app
 from curation.core.vocabulary import Decode
 from curation.hashes.hash_films import _hash_one
+from curation.hashes.thumbnails import thumbnail_store
 from tests.audit.test_audit import write_generic
 
 BUFFER = re.compile(r"BytesIO|0x[0-9a-f]+")
@@ -36,6 +37,7 @@ def test_an_audited_image_that_is_no_image_names_its_shard_and_row(tmp_path):
 def test_a_hashed_file_that_is_no_image_has_a_reason_without_a_buffer(tmp_path):
     path = tmp_path / "00011.jpg"
     path.write_bytes(b"GIF89a but not really")
-    views, thumbnail, problem = _hash_one((str(path), Decode.draft, (10, 10)))
-    assert views is None and thumbnail is None
+    thumbnails = thumbnail_store(tmp_path / "thumbnails")
+    views, problem = _hash_one((str(path), Decode.draft, (10, 10), "0" * 64, thumbnails))
+    assert views is None and "0" * 64 not in thumbnails
     assert problem == "image does not decode: no image format recognises its bytes"
