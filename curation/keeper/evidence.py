@@ -111,13 +111,13 @@ def mean_grid(hashes: Mapping[str, Mapping[View, bytes]]) -> np.ndarray:
     same to the bit."""
     if not hashes:
         return np.zeros(512)
+    columns = hashes if isinstance(hashes, Hashes) else Hashes.from_views(hashes)
     counts = np.zeros(512, dtype=np.int64)
-    films = iter(hashes)
+    films = iter(columns)
     while chunk := list(islice(films, MEAN_GRID_FILMS)):
-        joined = b"".join(hashes[f][View.identity] for f in chunk)
-        codes = np.frombuffer(joined, dtype=np.uint8).reshape(len(chunk), -1)
+        codes = columns.codes(View.identity, chunk)
         counts += np.unpackbits(codes, axis=1).sum(axis=0, dtype=np.int64)
-    mean: np.ndarray = counts / len(hashes)
+    mean: np.ndarray = counts / len(columns)
     return mean
 
 
