@@ -282,6 +282,14 @@ def _distractors(s: Sizes) -> dict:
     return {"distractors": off or distractors.run(list(s.distractor_sizes), s.real_films)}
 
 
+def _visit_distractors(s: Sizes) -> dict:
+    """The visits' retrieval of real revisits among thousands of distractor films."""
+    from bench.visits import distractors as visit_distractors
+
+    off = _real_films_off(s, "visit_distractors")
+    return {"visit_distractors": off or visit_distractors.run(list(s.distractor_sizes))}
+
+
 def _shortlist_nodes(s: Sizes) -> dict:
     """The shortlist's search among distractors in process, in local workers, on two nodes."""
     from bench.scale import shortlist_nodes
@@ -355,6 +363,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "crop_gate": _crop_gate,
     "feature_cost": _feature_cost,
     "distractors": _distractors,
+    "visit_distractors": _visit_distractors,
     "shortlist_nodes": _shortlist_nodes,
     "checks_cost": _checks_cost,
     "records_memory": lambda s: records_memory.part(s.records),
@@ -372,6 +381,7 @@ MAY_SKIP = {
     "frames": "real films",
     "crop_gate": "real films",
     "distractors": "real films",
+    "visit_distractors": "real films",
     "shortlist_nodes": "real films",
     "peers": "the peers (fastdup, imagededup, cleanvision)",
     "peers_real": "the peers and real films",

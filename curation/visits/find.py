@@ -3,11 +3,12 @@
 
 Every piece of work goes through the executor's ``map`` as jobs that carry keys and stores,
 never descriptors or vectors (``curation.visits.stored``): the vocabulary's sample is gathered
-by jobs over batches of films, the vectors are computed by jobs into a store of their own
-(keyed by sha256, versioned by the vocabulary), the search runs in tiles that read two blocks
-of vectors and return each query's few best, and each pair is verified by a job that reads
-the two films' descriptors. The driver holds the keys, the vocabulary, a query block's best
-and the pairs.
+by jobs over batches of films, the vectors' projection is trained by one job on a sample of
+films, the projected vectors are computed by jobs into a store of their own (one file per
+block of films the search reads at once, versioned by the vocabulary and the projection), the
+search runs in tiles that read two blocks of vectors and return each query's few best, and
+each pair is verified by a job that reads the two films' descriptors. The driver holds the
+keys, the vocabulary, the projection while it stores it, a query block's best and the pairs.
 
 The in-memory functions (``film_vectors``, ``candidates``, ``verified_pairs``,
 ``find_visits``) write their features to a temporary store and run the same jobs.
@@ -15,10 +16,12 @@ The in-memory functions (``film_vectors``, ``candidates``, ``verified_pairs``,
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import faiss
 import numpy as np
 
 from curation.core.parallel import LocalMap, Mapper
@@ -29,20 +32,22 @@ from curation.visits.retrieval import (
     PARTNERS,
     RETRIEVAL_VERSION,
     Tile,
+    VectorProjection,
     Vocabulary,
     as_tuples,
     film_sample,
+    projection_films,
     sampled_films,
     search_tiles,
     search_width,
     tile_best,
     tiled_pairs,
+    train_projection,
     train_vocabulary,
 )
 from curation.visits.stored import VisitStores, stored_arrays, stored_features, temporary_stores
 from curation.visits.verification import VisitEvidence, verify
 
-FILMS_PER_JOB = 32  # films quantised per job: the vocabulary travels once per job
 SAMPLED_PER_JOB = 256  # films per job gathering the vocabulary's sample
 PAIRS_AT_ONCE = 4096  # verification jobs the driver holds at a time
 
@@ -104,66 +109,121 @@ def stored_vocabulary(stores: VisitStores, keys: Sequence[str], map: Mapper) -> 
         shutil.rmtree(stores.sample, ignore_errors=True)
 
 
-def vector_store(stores: VisitStores, vocabulary: Vocabulary) -> ArrayStore:
-    """The store of the films' vectors under ``vocabulary`` (array ``vector``)."""
-    version = f"{RETRIEVAL_VERSION}/{vocabulary.digest}/{DESCRIPTORS_VERSION}"
+def _projection(job: tuple[ArrayStore, Vocabulary, list[str]]) -> VectorProjection:
+    """Worker side: the projection trained on the full vectors of the films ``keys``."""
+    descriptors, vocabulary, keys = job
+    full = [vocabulary.vector(stored_features(descriptors, key)) for key in keys]
+    return train_projection(np.stack(full) if full else np.zeros((0, vocabulary.centroids.size)))
+
+
+def vector_store(
+    stores: VisitStores, vocabulary: Vocabulary, projection: VectorProjection
+) -> ArrayStore:
+    """The store of the films' projected vectors (array ``vector``), and of the projection
+    itself under its own key (arrays ``mean`` and ``components``)."""
+    version = f"{RETRIEVAL_VERSION}/{vocabulary.digest}/{projection.digest}/{DESCRIPTORS_VERSION}"
     return ArrayStore(stores.vectors, version)
 
 
-def _vectors(job: tuple[ArrayStore, ArrayStore, Vocabulary, list[str]]) -> int:
-    """Worker side: the VLAD vector of each film of the job into the vectors' store (unless
-    there already); how many films."""
-    descriptors, vectors, vocabulary, keys = job
-    for key in keys:
-        if vectors.get(key) is None:
-            vectors.put(key, {"vector": vocabulary.vector(stored_features(descriptors, key))})
+def projection_key(projection: VectorProjection) -> str:
+    """The key the projection is kept under in its vectors' store (no film's sha256)."""
+    return hashlib.sha256(f"projection {projection.digest}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class VectorBlocks:
+    """The films' projected vectors, stored one block of ``size`` films per file (the search's
+    indexed block, in the films' order): a tile reads a few files, not one per film; reading
+    5,120 files cost a tile more than its products (docs/scale.md, "The visits' search at
+    scale")."""
+
+    store: ArrayStore
+    names: list[str]  # block n holds films n * size up to (n + 1) * size
+    size: int
+    count: int
+    width: int
+
+    def covering(self, films: range) -> tuple[list[str], int]:
+        """The blocks that hold ``films``, and where the first of them starts in the first."""
+        first, last = films.start // self.size, (films.stop - 1) // self.size
+        return self.names[first : last + 1], films.start - first * self.size
+
+
+def _block_name(keys: Sequence[str]) -> str:
+    """A block's key in the store: its films' keys, in order (no film's sha256)."""
+    return hashlib.sha256(("block\n" + "\n".join(keys)).encode()).hexdigest()
+
+
+def _vector_block(job: tuple[ArrayStore, ArrayStore, Vocabulary, str, str, list[str]]) -> int:
+    """Worker side: the projected VLAD vectors of one block of films into the vectors' store
+    as one array (unless there already); how many films."""
+    descriptors, vectors, vocabulary, projected_by, name, keys = job
+    if vectors.get(name) is None:
+        stored = stored_arrays(vectors, projected_by, "the vectors' projection is")
+        projection = VectorProjection(stored["mean"], stored["components"])
+        full = [vocabulary.vector(stored_features(descriptors, key)) for key in keys]
+        vectors.put(name, {"vectors": projection.apply(np.stack(full))})
     return len(keys)
 
 
 def stored_vectors(
     stores: VisitStores, keys: Sequence[str], vocabulary: Vocabulary, map: Mapper
-) -> ArrayStore:
-    """Every film's vector computed into its store (``FILMS_PER_JOB`` films a job, each
-    content once); the vectors of other vocabularies dropped."""
-    vectors = vector_store(stores, vocabulary)
+) -> VectorBlocks:
+    """Every film's projected vector computed into its store, a block of films a job (the
+    search's indexed block, ``faiss.cvar.distance_compute_blas_database_bs``), the projection
+    trained first by one job on at most ``PROJECTION_FILMS`` films. The vectors of other
+    vocabularies and projections are dropped."""
     unique = list(dict.fromkeys(keys))
+    sample = [unique[n] for n in projection_films(len(unique))]
+    (projection,) = map(_projection, [(stores.descriptors, vocabulary, sample)], chunksize=1)
+    vectors = vector_store(stores, vocabulary, projection)
+    key = projection_key(projection)
+    vectors.put(key, {"mean": projection.mean, "components": projection.components})
+    size = int(faiss.cvar.distance_compute_blas_database_bs)
+    blocks = [list(keys[start : start + size]) for start in range(0, len(keys), size)]
+    names = [_block_name(block) for block in blocks]
     jobs = [
-        (stores.descriptors, vectors, vocabulary, unique[start : start + FILMS_PER_JOB])
-        for start in range(0, len(unique), FILMS_PER_JOB)
+        (stores.descriptors, vectors, vocabulary, key, name, block)
+        for name, block in zip(names, blocks, strict=True)
     ]
-    for _ in map(_vectors, jobs, chunksize=1):
+    for _ in map(_vector_block, jobs, chunksize=1):
         pass
     vectors.drop_other_versions()
-    return vectors
+    return VectorBlocks(vectors, names, size, len(keys), projection.components.shape[1])
 
 
-def _stacked(vectors: ArrayStore, keys: Sequence[str]) -> np.ndarray:
-    """The stored vectors of ``keys``, one row each."""
-    return np.stack([stored_arrays(vectors, key, "a film's vector is")["vector"] for key in keys])
+def _rows(store: ArrayStore, names: list[str], offset: int, films: int) -> np.ndarray:
+    """``films`` vectors from the blocks ``names``, from ``offset`` in the first."""
+    what = "a block of the films' vectors is"
+    read = [stored_arrays(store, name, what)["vectors"] for name in names]
+    return np.concatenate(read)[offset : offset + films]
 
 
-def _tile(job: tuple[ArrayStore, Tile, list[str], list[str], int]) -> tuple[np.ndarray, np.ndarray]:
-    """Worker side: each query's best films in one tile, read from the vectors' store."""
-    vectors, tile, queries, indexed, keep = job
-    return tile_best(tile, _stacked(vectors, queries), _stacked(vectors, indexed), keep)
+def _tile(
+    job: tuple[ArrayStore, Tile, tuple[list[str], int], tuple[list[str], int], int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Worker side: each query's best films in one tile, read from the vectors' blocks."""
+    store, tile, (queries, query_offset), (indexed, indexed_offset), keep = job
+    return tile_best(
+        tile,
+        _rows(store, queries, query_offset, len(tile.queries)),
+        _rows(store, indexed, indexed_offset, len(tile.indexed)),
+        keep,
+    )
 
 
-def stored_nearest(
-    vectors: ArrayStore, keys: Sequence[str], width: int, map: Mapper, partners: int = PARTNERS
-) -> np.ndarray:
-    """``nearest_films`` over the vectors in the store (``width`` components each), one job
-    per tile, as an ``(n, 2)`` array (``tiled_pairs``); a block's keys are listed once,
-    however many tiles use it."""
-    count = len(keys)
+def stored_nearest(blocks: VectorBlocks, map: Mapper, partners: int = PARTNERS) -> np.ndarray:
+    """``nearest_films`` over the stored vectors, one job per tile, as an ``(n, 2)`` array
+    (``tiled_pairs``)."""
+    count = blocks.count
     if count < 2:
         return np.zeros((0, 2), PAIR_INDEX)
     keep = search_width(partners, count)[1]
-    tiles = search_tiles(count, width)
-    blocks: dict[range, list[str]] = {}
-    for tile in tiles:
-        for films in (tile.queries, tile.indexed):
-            blocks.setdefault(films, list(keys[films.start : films.stop]))
-    jobs = [(vectors, t, blocks[t.queries], blocks[t.indexed], keep) for t in tiles]
+    tiles = search_tiles(count, blocks.width)
+    jobs = [
+        (blocks.store, t, blocks.covering(t.queries), blocks.covering(t.indexed), keep)
+        for t in tiles
+    ]
     return tiled_pairs(tiles, map(_tile, jobs, chunksize=1), partners, count)
 
 
@@ -173,8 +233,7 @@ def stored_candidate_pairs(
     """Each film's ``partners`` nearest films (``keys``: one per film), as pairs to verify:
     an ``(n, 2)`` array of indexes into ``keys``, sorted."""
     vocabulary = stored_vocabulary(stores, keys, map)
-    vectors = stored_vectors(stores, keys, vocabulary, map)
-    return stored_nearest(vectors, keys, vocabulary.centroids.size, map, partners)
+    return stored_nearest(stored_vectors(stores, keys, vocabulary, map), map, partners)
 
 
 def stored_candidates(
@@ -215,15 +274,15 @@ def stored_verified(
 
 
 def film_vectors(features: Sequence[VisitFeatures], map: Mapper | None = None) -> np.ndarray:
-    """Train the vocabulary on ``features`` and compute every film's vector through ``map``
-    (``FILMS_PER_JOB`` a job): one row per film."""
+    """Train the vocabulary and the projection on ``features`` and compute every film's
+    projected vector through ``map`` (a block of films a job): one row per film."""
     mapped = map or LocalMap(1)
     with temporary_stores(features) as (stores, keys):
         vocabulary = stored_vocabulary(stores, keys, mapped)
-        vectors = stored_vectors(stores, keys, vocabulary, mapped)
+        blocks = stored_vectors(stores, keys, vocabulary, mapped)
         if not keys:
-            return np.zeros((0, vocabulary.centroids.size), np.float32)
-        return _stacked(vectors, keys)
+            return np.zeros((0, blocks.width), np.float32)
+        return _rows(blocks.store, blocks.names, 0, blocks.count)
 
 
 def candidates(

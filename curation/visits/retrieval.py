@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import faiss
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from curation.visits.descriptors import QUANTUM, VisitFeatures
 
@@ -30,9 +31,16 @@ TRAINING_PER_FILM = 128  # descriptors per film the vocabulary is trained on (ev
 TRAINING_MAX = 131_072  # descriptors at most, whatever the number of films
 KMEANS_ITERATIONS = 20
 KMEANS_SEED = 35
+PROJECTED_WIDTH = 2048  # components a vector keeps for the search (``VectorProjection``)
+WHITENING = 0.5  # each direction divided by its deviation to this power (1: fully whitened)
+PROJECTION_FILMS = 2048  # films at most the projection is trained on (evenly chosen)
+GRAM_COLUMNS = 1024  # components summed into the sample's Gram matrix at a time
 PARTNERS = 8  # nearest films kept per film
 PAIR_INDEX = np.int32  # a film's index in a pair: up to 2**31 films
-RETRIEVAL_VERSION = f"vlad{WORDS}-train{TRAINING_PER_FILM}-{TRAINING_MAX}-seed{KMEANS_SEED}"
+RETRIEVAL_VERSION = (
+    f"vlad{WORDS}-train{TRAINING_PER_FILM}-{TRAINING_MAX}-seed{KMEANS_SEED}"
+    f"-pca{PROJECTED_WIDTH}-{PROJECTION_FILMS}-w{WHITENING}"
+)
 
 
 @contextmanager
@@ -117,6 +125,75 @@ def train_vocabulary(sample: np.ndarray, words: int = WORDS) -> Vocabulary:
     return Vocabulary(np.ascontiguousarray(kmeans.centroids, np.float32))
 
 
+def projection_films(count: int) -> np.ndarray:
+    """Which of ``count`` films the projection is trained on: every film up to
+    ``PROJECTION_FILMS``, else that many evenly chosen."""
+    if count <= PROJECTION_FILMS:
+        return np.arange(count)
+    return np.unique(np.linspace(0, count - 1, PROJECTION_FILMS).astype(int))
+
+
+@dataclass(frozen=True)
+class VectorProjection:
+    """The vectors' principal directions, partly whitened: centred on the sample's mean,
+    projected on its ``PROJECTED_WIDTH`` strongest directions, each divided by the square
+    root of its deviation (``WHITENING``), and of unit length again. The exact search costs
+    each film the number of films times the width: at 8,192 components it grew with the
+    square of the archive past everything else. At 2,048 (every direction of the sample) a
+    real revisit among 64,000 distractors was out of reach once in 145, at 1,024 three times,
+    and unwhitened more (docs/scale.md, "The visits' search at scale")."""
+
+    mean: np.ndarray  # (vector width,) float32
+    components: np.ndarray  # (vector width, projected width) float32, whitening folded in
+
+    @property
+    def digest(self) -> str:
+        """What names the vectors this projection gives (their store's version)."""
+        parts = (np.ascontiguousarray(self.mean), np.ascontiguousarray(self.components))
+        return hashlib.sha256(b"".join(part.tobytes() for part in parts)).hexdigest()[:16]
+
+    def apply(self, vectors: np.ndarray) -> np.ndarray:
+        """``vectors`` (one row each) projected, float32 rows of unit length; a film without
+        descriptors (a zero vector) stays zero: similar to nothing."""
+        rows = np.asarray(vectors, np.float32)
+        with threadpool_limits(limits=1):
+            projected = (rows - self.mean) @ self.components
+        norms = np.linalg.norm(projected, axis=1, keepdims=True)
+        projected /= np.maximum(norms, 1e-12)
+        projected[~rows.any(axis=1)] = 0
+        return np.ascontiguousarray(projected, np.float32)
+
+
+def train_projection(
+    sample: np.ndarray, width: int = PROJECTED_WIDTH, whitening: float = WHITENING
+) -> VectorProjection:
+    """The projection on the ``width`` principal directions of ``sample``'s rows (vectors).
+    Computed from the centred rows' Gram matrix (numpy's ``eigh``, on one thread: the same
+    sums on every machine), as the sample has fewer rows than the vectors have components;
+    a direction of no weight is dropped, so a small set projects narrower."""
+    rows = np.asarray(sample, np.float32)
+    mean = rows.mean(axis=0, dtype=np.float64) if len(rows) else np.zeros(rows.shape[1])
+    rows = rows - mean.astype(np.float32)  # float32: the sample is held twice at most
+    gram = np.zeros((len(rows), len(rows)))
+    with threadpool_limits(limits=1):
+        for start in range(0, rows.shape[1], GRAM_COLUMNS):  # float64 sums, a slice at a time
+            part = rows[:, start : start + GRAM_COLUMNS].astype(np.float64)
+            gram += part @ part.T
+        values, directions = np.linalg.eigh(gram)
+    del gram
+    order = np.argsort(values, kind="stable")[::-1][:width]
+    order = order[values[order] > max(float(values.max(initial=0.0)), 1.0) * 1e-9]
+    if not len(order):  # every film alike: one direction, every similarity nought
+        return VectorProjection(mean.astype(np.float32), np.zeros((rows.shape[1], 1), np.float32))
+    deviation = np.sqrt(values[order] / len(rows))
+    scaled = (directions[:, order] / np.sqrt(values[order]) / deviation**whitening).astype(
+        np.float32
+    )
+    with threadpool_limits(limits=1):
+        components = rows.T @ scaled
+    return VectorProjection(mean.astype(np.float32), np.ascontiguousarray(components, np.float32))
+
+
 # The search: each film's PARTNERS + 1 most similar films (itself among them), exactly as one
 # faiss flat search over every film chooses them, computed in tiles (a block of query films
 # against a block of indexed films) that hold only their two blocks' vectors. Two things make
@@ -172,12 +249,27 @@ def tile_best(
     tile: Tile, queries: np.ndarray, indexed: np.ndarray, keep: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``keep`` best indexed films of each query of a tile (``queries`` and ``indexed``:
-    the two blocks' vectors): similarities and film indexes, by similarity then index."""
+    the two blocks' vectors): similarities and film indexes, by similarity then index.
+
+    faiss is asked for one more than ``keep``: where that one is strictly less similar than
+    the last kept, the ``keep`` are the best whatever the order of equals. Only a query
+    whose boundary is tied is searched again in full (the same products: the whole tile
+    again, so that BLAS sums as before); ordering every indexed film of every query cost
+    more than the products themselves (docs/scale.md, "The visits' search at scale")."""
     index = faiss.IndexFlatIP(indexed.shape[1])
     index.add(np.ascontiguousarray(indexed, np.float32))
+    count = len(indexed)
     with blas_products() if tile.blas else nullcontext():
-        similarity, found = one_thread(index, queries, len(indexed))
-    return _best(similarity, found + tile.indexed.start, keep)
+        similarity, found = one_thread(index, queries, min(count, keep + 1))
+        if count <= keep:
+            return _best(similarity, found + tile.indexed.start, keep)
+        tied = similarity[:, keep] == similarity[:, keep - 1]
+        best = _best(similarity[:, :keep], found[:, :keep] + tile.indexed.start, keep)
+        if tied.any():
+            every, films = one_thread(index, queries, count)
+            again = _best(every[tied], films[tied] + tile.indexed.start, keep)
+            best[0][tied], best[1][tied] = again
+    return best
 
 
 def _best(similarity: np.ndarray, films: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:

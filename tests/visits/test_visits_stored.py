@@ -23,7 +23,13 @@ from curation.core.store import ArrayStore
 from curation.drawing.revisits import revisit
 from curation.visits import retrieval
 from curation.visits.descriptors import VisitFeatures, visit_features
-from curation.visits.find import find_visits, stored_nearest
+from curation.visits.find import (
+    VectorBlocks,
+    find_visits,
+    stored_nearest,
+    stored_vectors,
+    stored_vocabulary,
+)
 from curation.visits.retrieval import (
     PAIR_INDEX,
     PARTNERS,
@@ -38,7 +44,7 @@ from curation.visits.retrieval import (
     tiled_pairs,
 )
 from curation.visits.step import DESCRIPTORS_STORE, kept_film_visits
-from curation.visits.stored import MissingDescriptors, descriptor_store
+from curation.visits.stored import MissingDescriptors, descriptor_store, temporary_stores
 from support.film_kit import film
 
 SIZE = (640, 330)
@@ -271,16 +277,49 @@ def test_the_vocabulary_s_sample_is_bounded_whatever_the_number_of_films(monkeyp
 
 
 def test_a_vector_gone_from_the_store_is_one_sentence_naming_its_file(tmp_path):
-    """A vector that vanished between the vectors' jobs and the search (the folder removed,
-    or a node that does not see it) stops the run with the project's one-sentence error
-    naming the file, not a bare lookup error's traceback."""
-    count, width = 12, 64
-    vectors = ArrayStore(tmp_path / "vectors", "test")
-    keys = [f"{n:064x}" for n in range(count)]
-    for key, vector in zip(keys, tied_vectors(count, width, 5), strict=True):
-        vectors.put(key, {"vector": vector})
-    vectors.path(keys[7]).unlink()
-    with pytest.raises(MissingDescriptors, match=r"a film's vector is missing") as raised:
-        stored_nearest(vectors, keys, width, lambda f, jobs, chunksize=1: map(f, jobs))
-    assert str(vectors.path(keys[7])) in str(raised.value)
+    """A block of vectors that vanished between the vectors' jobs and the search (the folder
+    removed, or a node that does not see it) stops the run with the project's one-sentence
+    error naming the file, not a bare lookup error's traceback."""
+    count, width, size = 12, 64, 4
+    store = ArrayStore(tmp_path / "vectors", "test")
+    names = [f"{n:064x}" for n in range(count // size)]
+    vectors = tied_vectors(count, width, 5)
+    for n, name in enumerate(names):
+        store.put(name, {"vectors": vectors[n * size : (n + 1) * size]})
+    store.path(names[1]).unlink()
+    blocks = VectorBlocks(store, names, size, count, width)
+    missing = r"a block of the films' vectors is missing"
+    with pytest.raises(MissingDescriptors, match=missing) as raised:
+        stored_nearest(blocks, lambda f, jobs, chunksize=1: map(f, jobs))
+    assert str(store.path(names[1])) in str(raised.value)
     assert isinstance(raised.value, PericurateError)
+
+
+def test_a_tile_reads_a_few_blocks_of_vectors_not_a_file_per_film(small_blocks, tmp_path):
+    """Reading 5,120 files a tile cost more than the tile's products at the projected width:
+    the vectors are stored a block of films per file, and the search finds what the flat
+    search finds from them."""
+    rng = np.random.default_rng(8)
+    features = [
+        VisitFeatures(
+            rng.random((40, 2), dtype=np.float32),
+            (rng.random((40, 128)) * 40).astype(np.uint8),
+            (400, 200),
+        )
+        for _ in range(30)
+    ]
+    with temporary_stores(features) as (stores, keys):
+        blocks = stored_vectors(stores, keys, stored_vocabulary(stores, keys, serial), serial)
+        assert blocks.size == 8 and len(blocks.names) == 4  # 30 films in blocks of 8
+        files = list(blocks.store.folder.rglob("*.arrays"))
+        assert len(files) == len(blocks.names) + 1  # the blocks and the projection
+        vectors = np.concatenate(
+            [blocks.store.get(name)["vectors"] for name in blocks.names]  # type: ignore[index]
+        )
+        assert [tuple(p) for p in stored_nearest(blocks, serial).tolist()] == flat_pairs(
+            vectors, PARTNERS
+        )
+
+
+def serial(function, jobs, chunksize=1):
+    return map(function, jobs)
