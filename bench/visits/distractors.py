@@ -29,16 +29,17 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import time
 from pathlib import Path
 
 import faiss
 import numpy as np
+from PIL import Image
 
 from bench.common.corpus import CORPUS_DIR
 from bench.common.real_films import REAL_FILMS, absent
-from bench.same_picture.alterations import jpeg
 from bench.visits.real import NATIVE_FILMS, _grey
 from curation.core.atomic import write_json
 from curation.core.parallel import ordered_map
@@ -96,6 +97,15 @@ def _load(path: Path) -> list[np.ndarray]:
     return np.split(descriptors, np.cumsum(counts)[:-1])
 
 
+def _jpeg(grey: np.ndarray, quality: int) -> bytes:
+    """A grey picture as JPEG bytes (Pillow), as a scanner's software would write it."""
+    out = io.BytesIO()
+    Image.fromarray(np.clip(grey, 0, 255).round().astype(np.uint8)).save(
+        out, "JPEG", quality=quality
+    )
+    return out.getvalue()
+
+
 def _distractor_chunk(chunk: int) -> int:
     """Worker side: ``CHUNK`` distractor films' visit descriptors, into the cache."""
     rng = np.random.default_rng([SEED, chunk])
@@ -105,7 +115,7 @@ def _distractor_chunk(chunk: int) -> int:
         patient, shot = draw_patient(rng, looks), single_shot(rng)
         low = expose(patient, shot).astype(np.float32)
         grainy = np.clip(low + LOW_GRAIN * rng.standard_normal(low.shape) + 0.5, 0, 255)
-        films.append(visit_features_of(jpeg(grainy.astype(np.uint8), 90)).descriptors)
+        films.append(visit_features_of(_jpeg(grainy.astype(np.uint8), 90)).descriptors)
     _save(_cache(f"chunk-{SEED}-{chunk}.npz"), films)
     return chunk
 
