@@ -13,8 +13,9 @@ byte-identical, and every planted pair found.
 
 ``python -m bench.scale.audit_cluster --rows 4000,16000`` prints the figures as JSON (one
 line per run on stderr as it goes) and writes them to ``audit_cluster.json`` beside this
-file, in place of that file's figures for the same sizes; ``--executors local`` skips the
-cluster.
+file, in place of that file's figures for the same sizes and executors; ``--executors local``
+skips the cluster. With ``--scratch``, the reports of both executors found there (this run's or
+an earlier one's) are compared.
 """
 
 from __future__ import annotations
@@ -241,9 +242,9 @@ def measure(rows: tuple[int, ...], scratch: Path, executors: tuple[str, ...]) ->
                 print(json.dumps({"rows": n, executor: measured}), file=sys.stderr, flush=True)
     for n in rows:
         planted = json.loads((scratch / f"planted-{n}.json").read_text())
-        reports = {
+        reports = {  # an executor's report from an earlier run in this scratch folder too
             e: (scratch / f"{e}-{n}" / "report.json").read_bytes()
-            for e in executors
+            for e in EXECUTORS
             if (scratch / f"{e}-{n}" / "report.json").is_file()
         }
         if len(reports) == 2:
@@ -277,7 +278,8 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory(prefix="pericurate-audit-cluster-", dir="/tmp") as scratch:
             found = measure(sizes, Path(scratch), executors)
     kept = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    kept.update(found)  # a run of some sizes keeps the figures of the others
+    for size, figures in found.items():  # a run keeps the other sizes' and executors' figures
+        kept.setdefault(size, {}).update(figures)
     write_bytes(RESULTS, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
     print(json.dumps(found, indent=1))
 

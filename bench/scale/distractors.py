@@ -41,13 +41,12 @@ import networkx as nx
 import numpy as np
 
 from bench.common.corpus import CORPUS_DIR
+from bench.common.distractor_films import distractor_jpegs
 from bench.common.real_films import REAL_FILMS
-from bench.same_picture.alterations import ALTERATIONS, jpeg
+from bench.same_picture.alterations import ALTERATIONS
 from bench.same_picture.feature_cost import family
 from curation.core.atomic import write_bytes
 from curation.core.parallel import ordered_map
-from curation.drawing.anatomy import draw_looks, draw_patient, expose, single_shot
-from curation.drawing.render import GRAIN_SIGMA
 from curation.features.features import FEATURES_VERSION, FilmFeatures, decoded_grey, film_features
 from curation.features.shortlist import SHORTLIST_VERSION, feature_shortlist, voting
 from curation.same_picture import frame_check
@@ -60,8 +59,6 @@ KINDS = [f"{kind} {strength}" for kind, strength in ALTERATIONS] + [
     "visit (bench.frames)",
     "visit (bench.visits)",
 ]
-# A film shrunk 4x averages 16 grains: their deviation is a quarter of one grain's.
-LOW_GRAIN = GRAIN_SIGMA / 4
 
 
 def _cache(name: str) -> Path:
@@ -77,14 +74,9 @@ def _voting_only(features: FilmFeatures) -> np.ndarray:
 def _distractor_chunk(chunk: int) -> tuple[np.ndarray, np.ndarray]:
     """Worker side: ``CHUNK`` distractor films' voting descriptors, and each film's count."""
     rng = np.random.default_rng([SEED, chunk])
-    looks = draw_looks(rng)
-    films = []
-    for _ in range(CHUNK):
-        patient, shot = draw_patient(rng, looks), single_shot(rng)
-        low = expose(patient, shot).astype(np.float32)
-        grainy = np.clip(low + LOW_GRAIN * rng.standard_normal(low.shape) + 0.5, 0, 255)
-        data = jpeg(grainy.astype(np.uint8), 90)
-        films.append(_voting_only(film_features(*decoded_grey(data))))
+    films = [
+        _voting_only(film_features(*decoded_grey(data))) for data in distractor_jpegs(rng, CHUNK)
+    ]
     return np.concatenate(films), np.array([len(f) for f in films], np.int64)
 
 

@@ -29,22 +29,19 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import time
 from pathlib import Path
 
 import faiss
 import numpy as np
-from PIL import Image
 
 from bench.common.corpus import CORPUS_DIR
+from bench.common.distractor_films import distractor_jpegs
 from bench.common.real_films import REAL_FILMS, absent
 from bench.visits.real import NATIVE_FILMS, _grey
 from curation.core.atomic import write_json
 from curation.core.parallel import ordered_map
-from curation.drawing.anatomy import draw_looks, draw_patient, expose, single_shot
-from curation.drawing.render import GRAIN_SIGMA
 from curation.drawing.revisits import revisit
 from curation.visits.descriptors import (
     DESCRIPTORS_VERSION,
@@ -68,8 +65,7 @@ from curation.visits.retrieval import (
 RESULTS = Path(__file__).with_name("distractors.json")
 CHUNK = 1000
 SEED = 41
-LOW_GRAIN = GRAIN_SIGMA / 4  # as bench.scale.distractors: the grain of a film shrunk 4x
-WIDTHS = (128, 256, 512, 1024)
+WIDTHS = (256, 512, 1024, 2048)
 WHITENINGS = (0.0, 0.5, 1.0)  # each direction divided by its deviation to this power
 NOWHERE = np.zeros((0, 2), np.float32)
 
@@ -97,25 +93,10 @@ def _load(path: Path) -> list[np.ndarray]:
     return np.split(descriptors, np.cumsum(counts)[:-1])
 
 
-def _jpeg(grey: np.ndarray, quality: int) -> bytes:
-    """A grey picture as JPEG bytes (Pillow), as a scanner's software would write it."""
-    out = io.BytesIO()
-    Image.fromarray(np.clip(grey, 0, 255).round().astype(np.uint8)).save(
-        out, "JPEG", quality=quality
-    )
-    return out.getvalue()
-
-
 def _distractor_chunk(chunk: int) -> int:
     """Worker side: ``CHUNK`` distractor films' visit descriptors, into the cache."""
     rng = np.random.default_rng([SEED, chunk])
-    looks = draw_looks(rng)
-    films = []
-    for _ in range(CHUNK):
-        patient, shot = draw_patient(rng, looks), single_shot(rng)
-        low = expose(patient, shot).astype(np.float32)
-        grainy = np.clip(low + LOW_GRAIN * rng.standard_normal(low.shape) + 0.5, 0, 255)
-        films.append(visit_features_of(_jpeg(grainy.astype(np.uint8), 90)).descriptors)
+    films = [visit_features_of(data).descriptors for data in distractor_jpegs(rng, CHUNK)]
     _save(_cache(f"chunk-{SEED}-{chunk}.npz"), films)
     return chunk
 

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from curation.visits import retrieval
-from curation.visits.descriptors import VisitFeatures
 from curation.visits.find import film_vectors
 from curation.visits.retrieval import (
     PROJECTED_WIDTH,
@@ -82,17 +81,8 @@ def test_a_film_without_descriptors_stays_similar_to_nothing():
     assert not projected[5].any()
 
 
-def test_the_build_s_vectors_are_the_projected_ones():
-    rng = np.random.default_rng(4)
-    features = [
-        VisitFeatures(
-            rng.random((60, 2), dtype=np.float32),
-            (rng.random((60, 128)) * 40).astype(np.uint8),
-            (400, 200),
-        )
-        for _ in range(12)
-    ]
-    vectors = film_vectors(features)
+def test_the_build_s_vectors_are_the_projected_ones(random_features):
+    vectors = film_vectors(random_features(12, 60, 4))
     assert vectors.shape == (12, 11)  # twelve films span eleven directions about their mean
 
 

@@ -295,19 +295,11 @@ def test_a_vector_gone_from_the_store_is_one_sentence_naming_its_file(tmp_path):
     assert isinstance(raised.value, PericurateError)
 
 
-def test_a_tile_reads_a_few_blocks_of_vectors_not_a_file_per_film(small_blocks, tmp_path):
+def test_a_tile_reads_a_few_blocks_of_vectors_not_a_file_per_film(small_blocks, random_features):
     """Reading 5,120 files a tile cost more than the tile's products at the projected width:
     the vectors are stored a block of films per file, and the search finds what the flat
     search finds from them."""
-    rng = np.random.default_rng(8)
-    features = [
-        VisitFeatures(
-            rng.random((40, 2), dtype=np.float32),
-            (rng.random((40, 128)) * 40).astype(np.uint8),
-            (400, 200),
-        )
-        for _ in range(30)
-    ]
+    features = random_features(30, 40, 8)
     with temporary_stores(features) as (stores, keys):
         blocks = stored_vectors(stores, keys, stored_vocabulary(stores, keys, serial), serial)
         assert blocks.size == 8 and len(blocks.names) == 4  # 30 films in blocks of 8
