@@ -94,21 +94,26 @@ class Vocabulary:
         return flat / norm if norm > 0 else flat
 
 
+def evenly_chosen(count: int, most: int) -> np.ndarray:
+    """Indexes of at most ``most`` of ``count`` items: every one, else evenly spread from the
+    first to the last (deterministic: the same items give the same choice)."""
+    if count <= most:
+        return np.arange(count)
+    return np.unique(np.linspace(0, count - 1, most).astype(int))
+
+
 def sampled_films(count: int) -> tuple[np.ndarray, int]:
     """Which of ``count`` films the vocabulary is trained on (indexes, evenly chosen when
     there are more than ``TRAINING_MAX``) and how many descriptors each gives: at most
     ``TRAINING_MAX`` descriptors in all, whatever the number of films."""
     per_film = max(1, min(TRAINING_PER_FILM, TRAINING_MAX // max(1, count)))
-    if count <= TRAINING_MAX:
-        return np.arange(count), per_film
-    return np.unique(np.linspace(0, count - 1, TRAINING_MAX).astype(int)), per_film
+    return evenly_chosen(count, TRAINING_MAX), per_film
 
 
 def film_sample(descriptors: np.ndarray, per_film: int) -> np.ndarray:
     """``per_film`` of one film's descriptors (uint8 rows), evenly chosen: deterministic."""
     count = len(descriptors)
-    chosen = np.unique(np.linspace(0, count - 1, min(per_film, count)).astype(int))
-    return descriptors[chosen] if count else descriptors[:0]
+    return descriptors[evenly_chosen(count, per_film)] if count else descriptors[:0]
 
 
 def train_vocabulary(sample: np.ndarray, words: int = WORDS) -> Vocabulary:
@@ -128,9 +133,7 @@ def train_vocabulary(sample: np.ndarray, words: int = WORDS) -> Vocabulary:
 def projection_films(count: int) -> np.ndarray:
     """Which of ``count`` films the projection is trained on: every film up to
     ``PROJECTION_FILMS``, else that many evenly chosen."""
-    if count <= PROJECTION_FILMS:
-        return np.arange(count)
-    return np.unique(np.linspace(0, count - 1, PROJECTION_FILMS).astype(int))
+    return evenly_chosen(count, PROJECTION_FILMS)
 
 
 @dataclass(frozen=True)
