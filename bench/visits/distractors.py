@@ -1,5 +1,5 @@
 """``python -m bench.visits.distractors``: does the visits step's retrieval find a real revisit
-as well among many films as among few, and what does its search cost a film?
+as well among many films as among few, at each width of the projected vectors?
 
 The real development films (``../shared/realfilms-dev``, read in place; the part says so and
 stops when they are absent), each at 512 px with its realistic revisit
@@ -13,11 +13,10 @@ itself aside) with the vectors as they are and projected on their first principa
 the pair is among the other's nearest, as ``nearest_films`` proposes pairs; its rank is the
 better of the two directions.
 
-The widths are judged on the two halves of the films (every other film by name): the
-narrowest width that keeps every chosen-half revisit at the full vectors' rank or within
-``PARTNERS`` is chosen on one half and reported on both. The search's cost is measured on one
-tile of faiss's own block sizes at each width (``tile_best``): the exact search of N films is
-N / 1,024 such tiles per 4,096 films, so its cost per film grows with N times the width.
+The widths and whitenings are judged on the two halves of the films (every other film by
+name): the narrowest whose chosen half ranks every revisit within half of ``PARTNERS`` at every
+size is chosen on that half and reported on both (docs/margins.md). What the search costs at
+each width is ``bench.scale.audit_search``'s.
 
 Distractors (a patient and one shot of the sample's generator, its grain, JPEG 90) are made in
 chunks of 1,000 films, one seed each, and cached under ``bench/corpus/`` (git-ignored).
@@ -51,13 +50,11 @@ from curation.visits.descriptors import (
 )
 from curation.visits.retrieval import (
     PARTNERS,
-    Tile,
     VectorProjection,
     film_sample,
     one_openmp_thread,
     projection_films,
     sampled_films,
-    tile_best,
     train_projection,
     train_vocabulary,
 )
@@ -169,20 +166,6 @@ def _spread(ranks: np.ndarray, halves: list[np.ndarray]) -> dict:
     }  # fmt: skip
 
 
-def tile_cost(width: int, rounds: int = 3) -> float:
-    """CPU seconds of one tile of the flat search (4,096 x 1,024 films) at ``width``."""
-    rng = np.random.default_rng(0)
-    queries = rng.standard_normal((4096, width)).astype(np.float32)
-    indexed = rng.standard_normal((1024, width)).astype(np.float32)
-    tile = Tile(range(0, 4096), range(0, 1024), True)
-    spent = []
-    for _ in range(rounds):
-        started = time.process_time()
-        tile_best(tile, queries, indexed, 2 * PARTNERS + 1)
-        spent.append(time.process_time() - started)
-    return min(spent)
-
-
 def measure(size: int, names: list[str], real: list[np.ndarray], workers: int) -> dict:
     planted = len(names)
     pool = real + distractors(size, workers)
@@ -223,7 +206,6 @@ def run(sizes: list[int], workers: int = 2) -> dict:
     results["source"] = (
         "real development films at 512 px with realistic revisits, synthetic distractors"
     )
-    results["tile_cpu_s"] = {str(w): round(tile_cost(w), 3) for w in (*WIDTHS, 8192)}
     for size in sizes:
         results[str(size)] = measure(size, names, real, workers)
         write_json(RESULTS, results)
