@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
-from curation.core.atomic_parquet import write_parquet
+from curation.core.atomic_parquet import write_parquet_rows
 from curation.core.vocabulary import Reason, reason_text
 
 
@@ -152,16 +153,16 @@ RECORD_SCHEMA = pa.schema(
 
 def write_records(records: list[SourceRecord], path: Path) -> None:
     """Write records as parquet, sorted by path so equal inputs give equal bytes."""
-    names = RECORD_SCHEMA.names
-    rows = []
-    for record in sorted(records, key=lambda r: r.path):
-        row = {name: getattr(record, name) for name in names}  # shallow: asdict is slow
-        row["kind"] = record.kind.value
-        row["fate"] = record.fate.value
-        row["lesions"] = [les.as_row() for les in record.lesions]
-        rows.append(row)
-    table = pa.Table.from_pylist(rows, schema=RECORD_SCHEMA)
-    write_parquet(path, table)
+    rows = (_record_row(record) for record in sorted(records, key=lambda r: r.path))
+    write_parquet_rows(path, RECORD_SCHEMA, rows)
+
+
+def _record_row(record: SourceRecord) -> dict[str, Any]:
+    row = {name: getattr(record, name) for name in RECORD_SCHEMA.names}  # asdict is slow
+    row["kind"] = record.kind.value
+    row["fate"] = record.fate.value
+    row["lesions"] = [les.as_row() for les in record.lesions]
+    return row
 
 
 def settle_annotations(records: list[SourceRecord]) -> list[SourceRecord]:

@@ -28,7 +28,7 @@ from typing import TypedDict
 import pyarrow as pa
 
 from curation.core.atomic import write_json
-from curation.core.atomic_parquet import parquet_writer, write_parquet
+from curation.core.atomic_parquet import parquet_writer, write_parquet_rows
 from curation.core.errors import PericurateError
 from curation.core.jpeg_publish import UnpublishableJpeg, publishable_jpeg
 from curation.core.records import LESION_STRUCT, Fate, Kind, Lesion, SourceRecord
@@ -171,7 +171,7 @@ MANIFEST_COLUMNS = (
 def write_manifest(path: Path, records: list[SourceRecord], published: dict[str, str]) -> None:
     """Every source file; ``sha256`` is the source file's, ``published_sha256`` that of the
     bytes a kept film is published with (empty for the others)."""
-    rows = [
+    rows = (
         {
             "path": r.path,
             "kind": r.kind.value,
@@ -184,11 +184,11 @@ def write_manifest(path: Path, records: list[SourceRecord], published: dict[str,
             "published_sha256": published.get(r.stem, "") if _is_kept_film(r) else "",
         }
         for r in sorted(records, key=lambda r: r.path)
-    ]
+    )
     schema = pa.schema(
         [(k, pa.int64() if k == "size_bytes" else pa.string()) for k in MANIFEST_COLUMNS]
     )
-    write_parquet(path, pa.Table.from_pylist(rows, schema=schema))
+    write_parquet_rows(path, schema, rows)
 
 
 def _is_kept_film(record: SourceRecord) -> bool:
@@ -198,7 +198,7 @@ def _is_kept_film(record: SourceRecord) -> bool:
 def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]) -> None:
     """Write ``clusters.parquet``: each kept film's look-alike cluster, its size and split."""
     members = sorted(((f, c) for c in clusters for f in c.film_ids), key=lambda fc: fc[0])
-    rows = [
+    rows = (
         {
             "film_id": f,
             "cluster_id": c.cluster_id,
@@ -206,7 +206,7 @@ def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]
             "split": split_of[c.cluster_id],
         }
         for f, c in members
-    ]
+    )
     schema = pa.schema(
         [
             ("film_id", pa.string()),
@@ -215,12 +215,12 @@ def write_clusters(path: Path, clusters: list[Cluster], split_of: dict[str, str]
             ("split", pa.string()),
         ]
     )
-    write_parquet(path, pa.Table.from_pylist(rows, schema=schema))
+    write_parquet_rows(path, schema, rows)
 
 
 def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
     """Write ``agreement.parquet``: each double-annotated film with both annotations' lesions."""
-    rows = [
+    rows = (
         {
             "film_id": p.film_id,
             "other_film_id": p.other_film_id,
@@ -230,7 +230,7 @@ def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
             "other_lesions": _lesion_rows(p.other_lesions),
         }
         for p in pairs
-    ]
+    )
     schema = pa.schema(
         [
             ("film_id", pa.string()),
@@ -241,7 +241,7 @@ def write_agreement(path: Path, pairs: list[AgreementPair]) -> None:
             ("other_lesions", _LESIONS),
         ]
     )
-    write_parquet(path, pa.Table.from_pylist(rows, schema=schema))
+    write_parquet_rows(path, schema, rows)
 
 
 def write_dataset(

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curation.core.errors import PericurateError
+from curation.core.parquet_rows import parquet_rows
 from curation.core.vocabulary import Reason
 from curation.publish.schema import SPLITS, shard_name
 from curation.publish.summary import Summary, SummaryError
@@ -44,8 +44,7 @@ def read_rows(path: Path, columns: list[str] | None) -> Iterator[dict[str, Any]]
     if not path.is_file():
         raise BuildMismatch(f"{path}: missing from the build; run the build again.")
     try:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=BATCH, columns=columns):
-            yield from batch.to_pylist()
+        yield from parquet_rows(path, columns, BATCH)
     except (OSError, pa.ArrowException, KeyError) as error:
         raise BuildMismatch(
             f"{path}: not a readable parquet file with the build's columns "

@@ -116,11 +116,11 @@ def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict[str, A
     if not path.is_file():
         raise PushError(f"{path}: missing from the build; rebuild before pushing.")
     import pyarrow as pa  # here, not at the top: `push --help` stays fast
-    import pyarrow.parquet as pq
+
+    from curation.core.parquet_rows import parquet_rows
 
     try:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=64, columns=columns):
-            yield from batch.to_pylist()
+        yield from parquet_rows(path, columns, 64)
     except (OSError, pa.ArrowException, KeyError) as error:
         raise PushError(
             f"{path}: not a readable parquet file ({type(error).__name__}); rebuild before pushing."

@@ -7,7 +7,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curation.core.atomic_parquet import parquet_writer, write_parquet
+from curation.core.atomic_parquet import (
+    ROWS_AT_ONCE,
+    parquet_writer,
+    write_parquet,
+    write_parquet_rows,
+)
 
 SCHEMA = pa.schema(
     [
@@ -51,3 +56,23 @@ def test_a_write_that_fails_midway_keeps_the_last_complete_file_and_leaves_nothi
     shard = pq.ParquetFile(target)
     assert shard.num_row_groups == 3 and shard.read().equals(_table(10))
     assert shard.metadata.row_group(0).column(0).compression == "UNCOMPRESSED"
+
+
+def _rows(count: int) -> list[dict]:
+    return _table(count).to_pylist()
+
+
+@pytest.mark.parametrize("count", [0, 1, ROWS_AT_ONCE])
+def test_rows_written_in_parts_have_the_bytes_of_one_table_up_to_a_part(tmp_path, count):
+    write_parquet(tmp_path / "table.parquet", _table(count))
+    write_parquet_rows(tmp_path / "rows.parquet", SCHEMA, iter(_rows(count)))
+    assert (tmp_path / "rows.parquet").read_bytes() == (tmp_path / "table.parquet").read_bytes()
+
+
+def test_more_rows_than_a_part_are_written_a_row_group_a_part(tmp_path):
+    count = 2 * ROWS_AT_ONCE + 5
+    write_parquet_rows(tmp_path / "rows.parquet", SCHEMA, iter(_rows(count)))
+    written = pq.ParquetFile(tmp_path / "rows.parquet")
+    sizes = [written.metadata.row_group(g).num_rows for g in range(written.num_row_groups)]
+    assert sizes == [ROWS_AT_ONCE, ROWS_AT_ONCE, 5]
+    assert written.read().equals(_table(count))
