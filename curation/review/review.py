@@ -43,6 +43,7 @@ from curation.review.films import MatchedPoints, full_film, matched_points
 from curation.review.pages import render_page
 from curation.review.view import FilmSizes, PageView, Thumbs, filters, summary
 
+THUMBS_AT_ONCE = 256  # thumbnails read or made, then written, at a time (about 2.6 KB each)
 NEAR_NAMED = 12  # near-limit decisions named at the top; more would push the first film down
 # Ids that are already a harmless file name keep it, so a reviewer can find a film's files.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -55,11 +56,42 @@ def _file_name(film_id: str) -> str:
     return f"_{hashlib.sha256(film_id.encode('utf-8', 'surrogatepass')).hexdigest()[:20]}.jpg"
 
 
-def _write_folder(folder: Path, files: Mapping[str, bytes]) -> None:
-    """``files`` (name -> bytes) into ``folder``, each atomically (``_remove_stale`` clears
-    the others once the page is written)."""
-    for name, data in files.items():
-        write_bytes(folder / name, data)
+def _write_thumbnails(
+    folder: Path,
+    films: list[str],
+    known: Callable[[list[str]], Mapping[str, Thumbnail]],
+    image_path: Callable[[str], Path],
+    workers: int,
+) -> tuple[Thumbs, set[str]]:
+    """Each film's thumbnail into ``folder``, ``THUMBS_AT_ONCE`` films at a time (the stored
+    ones read, the others made over ``workers``), so that the page holds one batch's bytes,
+    not those of every film it shows: each film's thumbnail size (or why it has none), and the
+    names written."""
+    thumbs: Thumbs = {}
+    for start in range(0, len(films), THUMBS_AT_ONCE):
+        batch = films[start : start + THUMBS_AT_ONCE]
+        thumbs |= _write_batch(folder, batch, known, image_path, workers)
+    return thumbs, {_file_name(film) for film, size in thumbs.items() if not isinstance(size, str)}
+
+
+def _write_batch(
+    folder: Path,
+    films: list[str],
+    known: Callable[[list[str]], Mapping[str, Thumbnail]],
+    image_path: Callable[[str], Path],
+    workers: int,
+) -> Thumbs:
+    found = known(films)
+    missing = [film for film in films if film not in found]
+    made = ordered_map(film_thumbnail, [image_path(film) for film in missing], workers)
+    thumbs: Thumbs = {}
+    for film, thumb in [*found.items(), *zip(missing, made, strict=True)]:
+        if isinstance(thumb, str):
+            thumbs[film] = thumb
+        else:
+            write_bytes(folder / _file_name(film), thumb.jpeg)
+            thumbs[film] = thumb.size
+    return thumbs
 
 
 def _write_full_films(
@@ -132,13 +164,7 @@ def write_review_page(
     films = [g.kept for g in groups] + [m.film_id for g in groups for m in g.members]
     films += [film for c, _ in decided for film in c.film_ids]
     shown = list(dict.fromkeys(films))
-    found = known(shown)
-    thumbs: Thumbs = {film: found[film] for film in shown if film in found}
-    missing = [film for film in shown if film not in thumbs]
-    made_here = ordered_map(film_thumbnail, [image_path(film) for film in missing], workers)
-    thumbs |= zip(missing, made_here, strict=True)
-    thumb_files = {_file_name(f): t.jpeg for f, t in thumbs.items() if not isinstance(t, str)}
-    _write_folder(out_dir / "thumbs", thumb_files)
+    thumbs, thumb_files = _write_thumbnails(out_dir / "thumbs", shown, known, image_path, workers)
     sizes, film_files = _write_full_films(out_dir / "films", shown, image_path)
 
     @cache

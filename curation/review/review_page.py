@@ -108,16 +108,15 @@ def write_review(
     the local features of the films it draws matches for are the same-picture step's, read
     from its ``features_store`` (``curation.same_picture.frame_store``) when it holds them;
     ``split_of`` maps each kept film to its split; ``decisions``: the curator's, in words."""
-    films = [r for r in records if r.kind is Kind.image and r.fate in (Fate.kept, Fate.dropped)]
-    paths = {r.film_id: root / r.path for r in films}
-    sha_of = {r.film_id: r.sha256 for r in films}
+    fates = (Fate.kept, Fate.dropped)
+    films = {r.film_id: r for r in records if r.kind is Kind.image and r.fate in fates}
 
-    def known(shown: list[str]) -> dict[str, Thumbnail]:
-        by_sha = read_thumbnails(thumbnails, (sha_of[film] for film in shown))
-        return {film: by_sha[sha_of[film]] for film in shown if sha_of[film] in by_sha}
+    def known(batch: list[str]) -> dict[str, Thumbnail]:
+        by_sha = read_thumbnails(thumbnails, (films[film].sha256 for film in batch))
+        return {film: by_sha[films[film].sha256] for film in batch if films[film].sha256 in by_sha}
 
     def features(film: str) -> FilmFeatures | None:
-        return read_features(features_store, sha_of[film]) if features_store else None
+        return read_features(features_store, films[film].sha256) if features_store else None
 
     kept_as = {d.film_id: g.kept for g in groups for d in g.dropped}
     rejected = [
@@ -127,7 +126,7 @@ def write_review(
         out / "review",
         review_groups(groups),
         review_clusters(clusters, links, kept_as, limit),
-        lambda film_id: paths[film_id],
+        lambda film_id: root / films[film_id].path,
         title="pericurate: same-picture and look-alike decisions",
         synthetic=synthetic,
         split_of=split_of,
@@ -136,6 +135,6 @@ def write_review(
         known=known,
         features=features,
         decisions=decisions or [],
-        lesions_of={r.film_id: r.lesions for r in films},
+        lesions_of={film: r.lesions for film, r in films.items()},
         rejected=rejected,
     )

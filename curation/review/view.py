@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import quote
 
 from curation.core.records import Lesion
-from curation.hashes.thumbnails import Thumbnail
 from curation.review.closeness import (
     CLOSE,
     KIND_ORDER,
@@ -31,7 +30,7 @@ from curation.review.closeness import (
 )
 from curation.review.films import MatchedPoints, view_geometry
 
-Thumbs = dict[str, Thumbnail | str]  # film id -> thumbnail, or why there is none
+Thumbs = dict[str, tuple[int, int] | str]  # film id -> its thumbnail's size, or why it has none
 # film id -> the width and height of the film at full size, or why there is none
 FilmSizes = dict[str, tuple[int, int] | str]
 NOT_IN_DATASET = "not in the dataset"  # the split filter's value for rejected files
@@ -100,7 +99,7 @@ class PageView:
         thumb = self.thumbs[film_id]
         if isinstance(thumb, str):
             return {"film": film_id, "role": role, "missing": thumb, "view": view}
-        width, height = thumb.size
+        width, height = thumb
         src = "thumbs/" + quote(self.file_name(film_id))
         return {
             "film": film_id,

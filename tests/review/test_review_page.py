@@ -4,6 +4,7 @@ build's page and its enlarged views."""
 
 from __future__ import annotations
 
+import random
 import re
 import tracemalloc
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from curation.hashes.thumbnails import film_thumbnail
+from curation.hashes.thumbnails import Thumbnail, film_thumbnail
 from curation.review.closeness import (
     ReviewCluster,
     ReviewError,
@@ -429,3 +430,29 @@ def test_the_page_holds_one_full_size_film_at_a_time_not_every_film_it_shows(tmp
         tracemalloc.stop()
     assert len(list((tmp_path / "out" / "films").iterdir())) == 16
     assert peak < total / 2, (peak, total)
+
+
+def test_the_page_holds_a_batch_of_thumbnails_at_a_time_not_every_film_s(tmp_path):
+    """The stored thumbnails are read, written and let go a batch at a time: holding every
+    shown film's (about 2.6 KB each) grew with the archive. Each call to ``known`` makes new
+    bytes, as reading the store does (traced: allocations of this process)."""
+    film = noisy_jpeg(tmp_path / "film.jpg", (64, 32), 0)
+    count, thumb_bytes = 1000, 16_384
+    groups = [
+        ReviewGroup(f"k{n:04d}", (review_member(f"d{n:04d}", 1.0),)) for n in range(count // 2)
+    ]
+
+    def known(ids: list[str]) -> dict[str, Thumbnail]:
+        return {i: Thumbnail(random.Random(i).randbytes(thumb_bytes), (8, 4)) for i in ids}
+
+    tracemalloc.start()
+    try:
+        write_review_page(
+            tmp_path / "out", groups, [], lambda _: film, title="t", synthetic=False, known=known
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    thumbs = sorted((tmp_path / "out" / "thumbs").iterdir())
+    assert len(thumbs) == count and thumbs[0].read_bytes() == known(["d0000"])["d0000"].jpeg
+    assert peak < count * thumb_bytes / 2, (peak, count * thumb_bytes)
