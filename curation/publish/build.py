@@ -21,7 +21,8 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import TypedDict
 
@@ -100,10 +101,11 @@ def _lesion_rows(lesions: tuple[Lesion, ...]) -> list[dict[str, object]]:
 
 def _shard_rows(
     films: list[SourceRecord], hashes: Hashes, cluster_of: dict[str, str], salt: str
-) -> list[ShardRow]:
-    """The shard's rows with each image named by its sha256 instead of its bytes."""
-    return [
-        {
+) -> Iterator[ShardRow]:
+    """The shard's rows with each image named by its sha256 instead of its bytes, made as
+    they are asked for: a split of a million films is never all rows at once."""
+    for film in films:
+        yield {
             "film_id": film.film_id,
             "image": {"sha256": film.sha256, "path": f"{film.film_id}.jpg"},
             "width": film.width,
@@ -113,39 +115,37 @@ def _shard_rows(
             "cluster_id": cluster_of[film.film_id],
             "ahash": hashes[film.film_id][View.identity].hex(),
         }
-        for film in films
-    ]
 
 
-def _fingerprint(rows: list[ShardRow]) -> str:
+def _fingerprint(rows: Iterable[ShardRow]) -> str:
     """Everything a shard's bytes depend on: its rows, the schema's definition (the source of
     ``curation.publish.schema`` and the ``datasets`` version, so that ``datasets`` need not be
-    imported to tell), the writer and the pyarrow version."""
+    imported to tell), the writer and the pyarrow version; hashed a row at a time."""
     schema_source = Path(schema_module.__file__ or "").read_bytes().decode()
     versions = [importlib.metadata.version(p) for p in ("pyarrow", "datasets")]
-    what = [SHARD_WRITER, versions, ROW_GROUP, schema_source, rows]
-    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+    digest = hashlib.sha256(json.dumps([SHARD_WRITER, versions, ROW_GROUP, schema_source]).encode())
+    for row in rows:
+        digest.update(json.dumps(row, sort_keys=True).encode() + b"\n")
+    return digest.hexdigest()
 
 
 def write_split(
     path: Path,
     root: Path,
     films: list[SourceRecord],
-    rows: list[ShardRow],
+    rows: Iterable[ShardRow],
     on_film: Callable[[int], None] | None = None,
 ) -> dict[str, str]:
-    """One split's shard: ``rows`` (from ``_shard_rows``) with the films' published bytes;
-    returns each film's published sha256."""
+    """One split's shard: ``rows`` (from ``_shard_rows``, one a film) with the films'
+    published bytes, a row group at a time; returns each film's published sha256."""
     schema = features().arrow_schema
     statistics = [c for c in schema.names if c != "image"] + ["image.path"]
     published = {}
+    remaining = zip(films, rows, strict=True)
     with parquet_writer(path, schema, compression="none", write_statistics=statistics) as writer:
-        for start in range(0, max(len(films), 1), ROW_GROUP):
+        for _ in range(0, max(len(films), 1), ROW_GROUP):
             batch = []
-            chunk = zip(
-                films[start : start + ROW_GROUP], rows[start : start + ROW_GROUP], strict=True
-            )
-            for film, row in chunk:
+            for film, row in islice(remaining, ROW_GROUP):
                 data = published_bytes(root / film.path, film.sha256)
                 published[film.film_id] = hashlib.sha256(data).hexdigest()
                 batch.append({**row, "image": {"bytes": data, "path": row["image"]["path"]}})
@@ -271,13 +271,13 @@ def write_dataset(
     published: dict[str, str] = {}
     for split in SPLITS:
         films = sorted(kept.get(split, []), key=lambda r: r.film_id)
-        rows = _shard_rows(films, hashes, cluster_of, salt)
         path = data / shard_name(split)
-        fingerprint = _fingerprint(rows)
+        fingerprint = _fingerprint(_shard_rows(films, hashes, cluster_of, salt))
         stamp = _stamp(path, fingerprint)
         remembered = memo.get(split) if isinstance(memo.get(split), dict) else {}
         was = remembered.get("published")
         if stamp is None or {k: remembered.get(k) for k in stamp} != stamp or was is None:
+            rows = _shard_rows(films, hashes, cluster_of, salt)
             now = write_split(path, root, films, rows, on_film)
             memo[split] = {**(_stamp(path, fingerprint) or {}), "published": now}
         else:
