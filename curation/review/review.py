@@ -64,34 +64,24 @@ def _write_thumbnails(
     workers: int,
 ) -> tuple[Thumbs, set[str]]:
     """Each film's thumbnail into ``folder``, ``THUMBS_AT_ONCE`` films at a time (the stored
-    ones read, the others made over ``workers``), so that the page holds one batch's bytes,
-    not those of every film it shows: each film's thumbnail size (or why it has none), and the
-    names written."""
+    ones read, the others made over ``workers``), each let go once written, so that the page
+    holds one batch's bytes, not those of every film it shows: each film's thumbnail size (or
+    why it has none), and the names written."""
     thumbs: Thumbs = {}
     for start in range(0, len(films), THUMBS_AT_ONCE):
         batch = films[start : start + THUMBS_AT_ONCE]
-        thumbs |= _write_batch(folder, batch, known, image_path, workers)
+        found: dict[str, Thumbnail | str] = dict(known(batch))
+        missing = [film for film in batch if film not in found]
+        made = ordered_map(film_thumbnail, [image_path(film) for film in missing], workers)
+        found.update(zip(missing, made, strict=True))
+        for film in batch:
+            thumb = found.pop(film)
+            if isinstance(thumb, str):
+                thumbs[film] = thumb
+            else:
+                write_bytes(folder / _file_name(film), thumb.jpeg)
+                thumbs[film] = thumb.size
     return thumbs, {_file_name(film) for film, size in thumbs.items() if not isinstance(size, str)}
-
-
-def _write_batch(
-    folder: Path,
-    films: list[str],
-    known: Callable[[list[str]], Mapping[str, Thumbnail]],
-    image_path: Callable[[str], Path],
-    workers: int,
-) -> Thumbs:
-    found = known(films)
-    missing = [film for film in films if film not in found]
-    made = ordered_map(film_thumbnail, [image_path(film) for film in missing], workers)
-    thumbs: Thumbs = {}
-    for film, thumb in [*found.items(), *zip(missing, made, strict=True)]:
-        if isinstance(thumb, str):
-            thumbs[film] = thumb
-        else:
-            write_bytes(folder / _file_name(film), thumb.jpeg)
-            thumbs[film] = thumb.size
-    return thumbs
 
 
 def _write_full_films(
