@@ -112,8 +112,10 @@ def stored_vocabulary(stores: VisitStores, keys: Sequence[str], map: Mapper) -> 
 def _projection(job: tuple[ArrayStore, Vocabulary, list[str]]) -> VectorProjection:
     """Worker side: the projection trained on the full vectors of the films ``keys``."""
     descriptors, vocabulary, keys = job
-    full = [vocabulary.vector(stored_features(descriptors, key)) for key in keys]
-    return train_projection(np.stack(full) if full else np.zeros((0, vocabulary.centroids.size)))
+    sample = np.zeros((len(keys), vocabulary.centroids.size), np.float32)  # filled, not stacked
+    for row, key in enumerate(keys):
+        sample[row] = vocabulary.vector(stored_features(descriptors, key))
+    return train_projection(sample)
 
 
 def vector_store(
