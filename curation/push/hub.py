@@ -26,10 +26,9 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -100,31 +99,15 @@ def check_fresh(build: Path, lock: Path) -> SourceFacts:
 def check_files(build: Path) -> None:
     """Refuse a build whose audit files are missing or unreadable, or whose shards, manifest,
     clusters and summary disagree (``curation.publish.build_check.verify_build``)."""
-    from curation.publish.build_check import BuildMismatch, verify_build  # numpy and pyarrow
+    from curation.publish.build_check import BuildMismatch, read_rows, verify_build  # pyarrow
 
-    for name in AUDIT_FILES:
-        for _ in _read_parquet(build / name, None):
-            pass
     try:
+        for name in AUDIT_FILES:
+            for _ in read_rows(build / name, None):
+                pass
         verify_build(build)
     except BuildMismatch as error:
         raise PushError(str(error)) from None
-
-
-def _read_parquet(path: Path, columns: list[str] | None) -> Iterator[dict[str, Any]]:
-    """The rows of a parquet file, a batch at a time (a shard holds gigabytes of films)."""
-    if not path.is_file():
-        raise PushError(f"{path}: missing from the build; rebuild before pushing.")
-    import pyarrow as pa  # here, not at the top: `push --help` stays fast
-
-    from curation.core.parquet_rows import parquet_rows
-
-    try:
-        yield from parquet_rows(path, columns, 64)
-    except (OSError, pa.ArrowException, KeyError) as error:
-        raise PushError(
-            f"{path}: not a readable parquet file ({type(error).__name__}); rebuild before pushing."
-        ) from None
 
 
 def uploads(build: Path) -> list[Upload]:
