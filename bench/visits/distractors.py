@@ -13,6 +13,11 @@ itself aside) with the vectors as they are and projected on their first principa
 the pair is among the other's nearest, as ``nearest_films`` proposes pairs; its rank is the
 better of the two directions.
 
+The vectors in use (``PROJECTED_WIDTH``, ``WHITENING``) are also searched through an inverted
+file (``inverted_file``: faiss's ``IndexIVFFlat``, about 4 x sqrt(films) lists, ``PROBES``
+of them searched), the exact search's quadratic cost against a share of the films: how many
+lists a query must search to rank the revisits as the exact search does, at each size.
+
 The widths and whitenings are judged on the two halves of the films (every other film by
 name): the narrowest whose chosen half ranks every revisit within half of ``PARTNERS`` at every
 size is chosen on that half and reported on both (docs/margins.md). What the search costs at
@@ -49,8 +54,12 @@ from curation.visits.descriptors import (
     visit_features_of,
 )
 from curation.visits.retrieval import (
+    KMEANS_SEED,
     PARTNERS,
+    PROJECTED_WIDTH,
+    WHITENING,
     VectorProjection,
+    evenly_chosen,
     film_sample,
     one_openmp_thread,
     projection_films,
@@ -65,6 +74,9 @@ SEED = 41
 WIDTHS = (256, 512, 1024, 2048)
 WHITENINGS = (0.0, 0.5, 1.0)  # each direction divided by its deviation to this power
 NOWHERE = np.zeros((0, 2), np.float32)
+LISTS_PER_ROOT = 4  # an inverted file's lists: about 4 x sqrt(films), a power of two
+TRAINING_PER_LIST = 64  # films its lists are trained on, per list (evenly chosen)
+PROBES = (4, 8, 16, 32, 64)  # lists a query searches
 
 
 def _cache(name: str) -> Path:
@@ -131,11 +143,13 @@ def _vectors(pool: list[np.ndarray]) -> np.ndarray:
     return np.stack([vocabulary.vector(VisitFeatures(NOWHERE, d, (0, 0))) for d in pool])
 
 
-def _ranks(vectors: np.ndarray, planted: int) -> np.ndarray:
+def _ranks(vectors: np.ndarray, planted: int, index: faiss.Index | None = None) -> np.ndarray:
     """Each planted pair's rank: where the revisit stands among its film's nearest films, or
-    the film among its revisit's, whichever is better (1: the nearest, itself aside)."""
-    index = faiss.IndexFlatIP(vectors.shape[1])
-    index.add(np.ascontiguousarray(vectors, np.float32))
+    the film among its revisit's, whichever is better (1: the nearest, itself aside); the
+    films searched exactly unless ``index`` (holding ``vectors``) is given."""
+    if index is None:
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(np.ascontiguousarray(vectors, np.float32))
     deep = min(len(vectors), 200)
     with one_openmp_thread():
         found = index.search(np.ascontiguousarray(vectors[: 2 * planted]), deep)[1]
@@ -166,6 +180,44 @@ def _spread(ranks: np.ndarray, halves: list[np.ndarray]) -> dict:
     }  # fmt: skip
 
 
+def inverted_lists(films: int) -> int:
+    """The inverted file's number of lists for ``films``: a power of two near 4 x sqrt."""
+    return 2 ** round(np.log2(LISTS_PER_ROOT * np.sqrt(films)))
+
+
+def inverted_file(projected: np.ndarray, planted: int, halves: list[np.ndarray]) -> dict:
+    """The in-use vectors searched through an inverted file (faiss ``IndexIVFFlat``, inner
+    product) instead of every film: each planted pair's rank at each number of lists
+    searched, the share of the films a query compared, and its CPU. An exact search costs
+    every film a query (quadratic in the archive); this costs the probed lists' films."""
+    width, lists = projected.shape[1], inverted_lists(len(projected))
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(width), width, lists, faiss.METRIC_INNER_PRODUCT)
+    index.cp.seed = KMEANS_SEED
+    started = time.process_time()
+    with one_openmp_thread():
+        index.train(projected[evenly_chosen(len(projected), TRAINING_PER_LIST * lists)])
+        index.add(projected)
+    record: dict = {"lists": lists, "training_cpu_s": round(time.process_time() - started, 1)}
+    started = time.process_time()
+    _ranks(projected, planted)
+    exact = 1000 * (time.process_time() - started) / (2 * planted)
+    record["exact_search_ms_a_film"] = round(exact, 2)  # the same queries against every film
+    for probes in PROBES:
+        index.nprobe = probes
+        faiss.cvar.indexIVF_stats.reset()
+        started = time.process_time()
+        ranks = _ranks(projected, planted, index)
+        cpu = time.process_time() - started
+        compared = faiss.cvar.indexIVF_stats.ndis / (2 * planted)
+        record[f"probe{probes}"] = {
+            **_spread(ranks, halves),
+            "compared_share": round(compared / len(projected), 4),
+            "search_ms_a_film": round(1000 * cpu / (2 * planted), 2),
+        }
+        print(len(projected), lists, probes, record[f"probe{probes}"], flush=True)
+    return record
+
+
 def measure(size: int, names: list[str], real: list[np.ndarray], workers: int) -> dict:
     planted = len(names)
     pool = real + distractors(size, workers)
@@ -193,6 +245,9 @@ def measure(size: int, names: list[str], real: list[np.ndarray], workers: int) -
                 "worse_than_full": int((ranks > np.maximum(full, PARTNERS)).sum()),
             }
             print(size, width, power, record[f"pca{width}-w{power}"], flush=True)
+    in_use = directions.components[:, :PROJECTED_WIDTH] / deviation[:PROJECTED_WIDTH] ** WHITENING
+    projected = VectorProjection(directions.mean, in_use.astype(np.float32)).apply(vectors)
+    record["inverted_file"] = inverted_file(projected, planted, halves)
     return record
 
 
