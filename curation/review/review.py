@@ -15,6 +15,7 @@ inputs give the same bytes.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
 from collections import Counter
@@ -33,6 +34,7 @@ from curation.review.closeness import (
     RejectedFile,
     ReviewCluster,
     ReviewGroup,
+    ReviewLink,
     RuleCounts,
     cluster_ratio,
     deciding_link,
@@ -163,6 +165,29 @@ def write_review_page(
         return matched_points(image_path(first), image_path(second), held)
 
     view = PageView(thumbs, sizes, split_of, lesions_of or {}, matched, _file_name)
+    page = _page_html(view, groups, decided, rejected, title, synthetic, rules, decisions or [])
+    # Jinja's macros and the context they render in refer to each other, so what the page
+    # was rendered from is let go only by the cyclic collector, which a process holding a
+    # build's records runs seldom: let it go now, before the build's next step.
+    gc.collect()
+    index = out_dir / "index.html"
+    write_bytes(index, page.encode("utf-8"))
+    _remove_stale(out_dir / "thumbs", set(thumb_files))
+    _remove_stale(out_dir / "films", film_files)
+    return index
+
+
+def _page_html(
+    view: PageView,
+    groups: list[ReviewGroup],
+    decided: list[tuple[ReviewCluster, list[ReviewLink]]],
+    rejected: Sequence[RejectedFile],
+    title: str,
+    synthetic: bool,
+    rules: RuleCounts | None,
+    decisions: list[str],
+) -> str:
+    """The page's HTML: its groups, clusters and rejected files as the template's values."""
     group_views = [view.group(i, g) for i, g in enumerate(groups, 1)]
     cluster_views = [view.cluster(i, c, needed) for i, (c, needed) in enumerate(decided, 1)]
     near = sorted(
@@ -173,25 +198,20 @@ def write_review_page(
     rows: list[dict[str, Any]] = [m for g in group_views for m in g["members"]]
     rows += [{**c, "kind": "look-alike cluster"} for c in cluster_views]
     rows += [{**r, "reason": r["reason_class"]} for r in rejected_rows]
-    unavailable = sum(isinstance(thumb, str) for thumb in thumbs.values())
-    page = render_page(
+    unavailable = sum(isinstance(thumb, str) for thumb in view.thumbs.values())
+    return render_page(
         "review.html",
         title=title,
         synthetic=synthetic,
         close=CLOSE,
-        summary=summary(group_views, cluster_views, groups, split_of, rules, unavailable),
+        summary=summary(group_views, cluster_views, groups, view.split_of, rules, unavailable),
         near=near,
         near_named=NEAR_NAMED,
         groups=group_views,
         clusters=cluster_views,
-        decisions=decisions or [],
+        decisions=decisions,
         rejected=rejected_rows,
         rejected_kinds=sorted(Counter(r["kind"] for r in rejected_rows).items(), key=_images_first),
         filters=filters(rows),
         views=list(view.views.values()),
     )
-    index = out_dir / "index.html"
-    write_bytes(index, page.encode("utf-8"))
-    _remove_stale(out_dir / "thumbs", set(thumb_files))
-    _remove_stale(out_dir / "films", film_files)
-    return index
