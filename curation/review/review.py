@@ -168,7 +168,7 @@ def write_review_page(
     page = _page_html(view, groups, decided, rejected, title, synthetic, rules, decisions or [])
     # Jinja's macros and the context they render in refer to each other, so what the page
     # was rendered from is let go only by the cyclic collector, which a process holding a
-    # build's records runs seldom: let it go now, before the build's next step.
+    # build's records runs seldom: let it go now, not after the build has checked its files.
     gc.collect()
     index = out_dir / "index.html"
     write_bytes(index, page.encode("utf-8"))
