@@ -42,7 +42,7 @@ from curation.review.closeness import (
     needed_links,
 )
 from curation.review.films import MatchedPoints, full_film, matched_points
-from curation.review.pages import render_page
+from curation.review.pages import write_page
 from curation.review.view import FilmSizes, PageView, Thumbs, filters, summary
 
 THUMBS_AT_ONCE = 256  # thumbnails read or made, then written, at a time (about 2.6 KB each)
@@ -165,19 +165,19 @@ def write_review_page(
         return matched_points(image_path(first), image_path(second), held)
 
     view = PageView(thumbs, sizes, split_of, lesions_of or {}, matched, _file_name)
-    page = _page_html(view, groups, decided, rejected, title, synthetic, rules, decisions or [])
+    index = out_dir / "index.html"
+    _write_page(index, view, groups, decided, rejected, title, synthetic, rules, decisions or [])
     # Jinja's macros and the context they render in refer to each other, so what the page
     # was rendered from is let go only by the cyclic collector, which a process holding a
     # build's records runs seldom: let it go now, not after the build has checked its files.
     gc.collect()
-    index = out_dir / "index.html"
-    write_bytes(index, page.encode("utf-8"))
     _remove_stale(out_dir / "thumbs", set(thumb_files))
     _remove_stale(out_dir / "films", film_files)
     return index
 
 
-def _page_html(
+def _write_page(
+    index: Path,
     view: PageView,
     groups: list[ReviewGroup],
     decided: list[tuple[ReviewCluster, list[ReviewLink]]],
@@ -186,8 +186,9 @@ def _page_html(
     synthetic: bool,
     rules: RuleCounts | None,
     decisions: list[str],
-) -> str:
-    """The page's HTML: its groups, clusters and rejected files as the template's values."""
+) -> None:
+    """The page's HTML into ``index``: its groups, clusters and rejected files as the
+    template's values."""
     group_views = [view.group(i, g) for i, g in enumerate(groups, 1)]
     cluster_views = [view.cluster(i, c, needed) for i, (c, needed) in enumerate(decided, 1)]
     near = sorted(
@@ -199,7 +200,8 @@ def _page_html(
     rows += [{**c, "kind": "look-alike cluster"} for c in cluster_views]
     rows += [{**r, "reason": r["reason_class"]} for r in rejected_rows]
     unavailable = sum(isinstance(thumb, str) for thumb in view.thumbs.values())
-    return render_page(
+    write_page(
+        index,
         "review.html",
         title=title,
         synthetic=synthetic,
