@@ -18,6 +18,7 @@ copied in from another build fail here, in one sentence naming the file.
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,87 +53,121 @@ def read_rows(path: Path, columns: list[str] | None) -> Iterator[dict[str, Any]]
         ) from None
 
 
+class _KeptFilms:
+    """The manifest's kept films, a few dozen bytes each beside its id (a build check holds
+    every kept film of the archive): each film's split as its place in ``SPLITS``, its
+    published sha256 as 32 bytes, its cluster as a number."""
+
+    def __init__(self) -> None:
+        self.place: dict[str, int] = {}  # film_id -> its place in the arrays below
+        self.splits = bytearray()
+        self.digests = bytearray()
+        self.clusters = array("q")  # each film's cluster (a number of ``cluster_ids``); -1: none
+        self.cluster_ids: dict[str, int] = {}
+
+    def add(self, film: str, split: str, sha256: str) -> bool:
+        """Add a kept film; False for a film already kept or a split or digest not well-formed."""
+        try:
+            digest = bytes.fromhex(sha256)
+        except ValueError:
+            return False
+        if film in self.place or split not in SPLITS or digest.hex() != sha256 or len(digest) != 32:
+            return False
+        self.place[film] = len(self.splits)
+        self.splits.append(SPLITS.index(split))
+        self.digests += digest
+        self.clusters.append(-1)
+        return True
+
+    def split(self, film: str) -> str | None:
+        """The film's split, None for a film the manifest does not keep."""
+        place = self.place.get(film)
+        return None if place is None else SPLITS[self.splits[place]]
+
+    def digest(self, film: str) -> bytes:
+        place = self.place[film]
+        return bytes(self.digests[32 * place : 32 * place + 32])
+
+    def films_in(self, split: str) -> int:
+        return self.splits.count(SPLITS.index(split))
+
+
 def verify_build(build: Path) -> None:
     """Refuse (``BuildMismatch``) a build whose outputs disagree (module docstring)."""
     manifest = build / "manifest.parquet"
     columns = ["kind", "film_id", "fate", "reason", "published_sha256"]
     rows = 0
-    kept: dict[str, tuple[str, str]] = {}  # film_id -> (split, published sha256)
+    kept = _KeptFilms()
     for row in read_rows(manifest, columns):
         rows += 1
         if row["kind"] == "image" and row["fate"] == "kept":
             split = str(row["reason"]).removeprefix(f"{Reason.kept}: ")
-            if split not in SPLITS or not row["published_sha256"] or row["film_id"] in kept:
+            if not kept.add(row["film_id"], split, str(row["published_sha256"] or "")):
                 raise BuildMismatch(f"{manifest}: kept film {row['film_id']} is {REBUILD}.")
-            kept[row["film_id"]] = (split, row["published_sha256"])
-    clusters = _clusters(build / "clusters.parquet", kept)
-    in_shards = {split: _check_shard(build, split, kept, clusters) for split in SPLITS}
+    _check_clusters(build / "clusters.parquet", kept)
+    in_shards = {split: _check_shard(build, split, kept) for split in SPLITS}
     pairs = sum(1 for _ in read_rows(build / "agreement.parquet", ["film_id"]))
-    _check_summary(build / "curation.json", rows, kept, clusters, in_shards, pairs)
+    _check_summary(build / "curation.json", rows, kept, in_shards, pairs)
 
 
-def _clusters(path: Path, kept: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """film_id -> cluster_id, checked against the manifest's kept films and their splits."""
-    cluster_of: dict[str, str] = {}
-    sizes: dict[str, int] = {}
+def _check_clusters(path: Path, kept: _KeptFilms) -> None:
+    """Each kept film's cluster, checked against the manifest's kept films and their splits."""
+    sizes: list[object] = [None] * len(kept.splits)  # each film's cluster size, as the file says
     for row in read_rows(path, ["film_id", "cluster_id", "cluster_size", "split"]):
         film = row["film_id"]
-        if film not in kept or film in cluster_of or kept[film][0] != row["split"]:
+        place = kept.place.get(film, -1)
+        if place < 0 or kept.clusters[place] >= 0 or kept.split(film) != row["split"]:
             raise BuildMismatch(
                 f"{path}: film {film} in {row['split']} is not a film the manifest keeps "
                 f"there; {REBUILD}."
             )
-        cluster_of[film] = row["cluster_id"]
-        sizes[film] = row["cluster_size"]
-    members = Counter(cluster_of.values())
-    if cluster_of.keys() != kept.keys() or any(
-        members[cluster_of[f]] != n for f, n in sizes.items()
-    ):
+        kept.clusters[place] = kept.cluster_ids.setdefault(row["cluster_id"], len(kept.cluster_ids))
+        sizes[place] = row["cluster_size"]
+    members = Counter(kept.clusters)
+    if -1 in members or any(members[c] != n for c, n in zip(kept.clusters, sizes, strict=True)):
         raise BuildMismatch(
             f"{path}: its films or cluster sizes differ from the manifest's kept films; {REBUILD}."
         )
-    return cluster_of
 
 
-def _check_shard(
-    build: Path, split: str, kept: dict[str, tuple[str, str]], cluster_of: dict[str, str]
-) -> int:
+def _check_shard(build: Path, split: str, kept: _KeptFilms) -> int:
     """The shard's film count, after checking every row (bytes hashed a batch at a time)."""
     shard = build / "dataset" / "data" / shard_name(split)
-    seen: set[str] = set()
+    seen = bytearray(len(kept.splits))
     for row in read_rows(shard, ["film_id", "image", "cluster_id"]):
         film = row["film_id"]
         data = (row["image"] or {}).get("bytes") or b""
-        if film in seen or kept.get(film, ("", ""))[0] != split:
+        if kept.split(film) != split or seen[kept.place[film]]:
             raise BuildMismatch(
                 f"{shard}: does not match the manifest (it holds film {film}, which the "
                 f"manifest does not keep in {split}); {REBUILD}."
             )
-        if hashlib.sha256(data).hexdigest() != kept[film][1]:
+        if hashlib.sha256(data).digest() != kept.digest(film):
             raise BuildMismatch(
                 f"{shard}: does not match the manifest (the image bytes of film {film} are "
                 f"not the ones it records); {REBUILD}."
             )
-        if row["cluster_id"] != cluster_of[film]:
+        cluster = kept.clusters[kept.place[film]]
+        if kept.cluster_ids.get(row["cluster_id"]) != cluster:
+            named = next(c for c, number in kept.cluster_ids.items() if number == cluster)
             raise BuildMismatch(
                 f"{shard}: film {film} names cluster {row['cluster_id']}, clusters.parquet "
-                f"{cluster_of[film]}; {REBUILD}."
+                f"{named}; {REBUILD}."
             )
-        seen.add(film)
-    wanted = sum(1 for s, _ in kept.values() if s == split)
-    if len(seen) != wanted:
+        seen[kept.place[film]] = 1
+    held, wanted = seen.count(1), kept.films_in(split)
+    if held != wanted:
         raise BuildMismatch(
-            f"{shard}: does not match the manifest (it holds {len(seen)} films, the manifest "
+            f"{shard}: does not match the manifest (it holds {held} films, the manifest "
             f"keeps {wanted} in {split}); {REBUILD}."
         )
-    return len(seen)
+    return held
 
 
 def _check_summary(
     path: Path,
     source_files: int,
-    kept: dict[str, tuple[str, str]],
-    cluster_of: dict[str, str],
+    kept: _KeptFilms,
     in_shards: dict[str, int],
     agreement_pairs: int,
 ) -> None:
@@ -145,8 +180,8 @@ def _check_summary(
     counts = summary.counts
     told = {
         "source files": (counts.source_files, source_files),
-        "kept films": (counts.by_kind_and_fate.get("image/kept", 0), len(kept)),
-        "clusters": (counts.clusters, len(set(cluster_of.values()))),
+        "kept films": (counts.by_kind_and_fate.get("image/kept", 0), len(kept.splits)),
+        "clusters": (counts.clusters, len(kept.cluster_ids)),
         "agreement pairs": (counts.agreement_pairs, agreement_pairs),
         **{f"{split} films": (summary.splits[split].films, in_shards[split]) for split in SPLITS},
     }

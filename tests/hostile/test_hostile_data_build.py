@@ -167,6 +167,14 @@ def _shard_of_another_run(copy: Path) -> None:
     shutil.copy(data / "validation-00000-of-00001.parquet", data / "test-00000-of-00001.parquet")
 
 
+def _first_row(path: Path, **changed: object) -> None:
+    rewrite_rows(path, lambda rows: rows[0].update(changed))
+
+
+def _train_shard(copy: Path) -> Path:
+    return copy / "dataset" / "data" / "train-00000-of-00001.parquet"
+
+
 MIXED = {
     "clusters of another run": (
         lambda c: rewrite_rows(c / "clusters.parquet", move_first_film),
@@ -179,6 +187,42 @@ MIXED = {
             c / "manifest.parquet", lambda rows: [r.update(published_sha256="") for r in rows]
         ),
         "manifest.parquet",
+    ),
+    "manifest's digests in capitals": (
+        lambda c: rewrite_rows(
+            c / "manifest.parquet",
+            lambda rows: [
+                r.update(published_sha256=(r["published_sha256"] or "").upper()) for r in rows
+            ],
+        ),
+        "manifest.parquet",
+    ),
+    "cluster sizes of another run": (
+        lambda c: rewrite_rows(
+            c / "clusters.parquet",
+            lambda rows: rows[0].update(cluster_size=rows[0]["cluster_size"] + 1),
+        ),
+        "clusters.parquet",
+    ),
+    "image bytes of another film": (
+        lambda c: _first_row(_train_shard(c), image={"bytes": b"another film", "path": "x.jpg"}),
+        "train-00000-of-00001.parquet",
+    ),
+    "a film twice in clusters.parquet": (
+        lambda c: rewrite_rows(c / "clusters.parquet", lambda rows: rows.append(rows[0])),
+        "clusters.parquet",
+    ),
+    "a film twice in a shard": (
+        lambda c: rewrite_rows(_train_shard(c), lambda rows: rows.append(rows[0])),
+        "train-00000-of-00001.parquet",
+    ),
+    "a film missing from a shard": (
+        lambda c: rewrite_rows(_train_shard(c), lambda rows: rows.pop()),
+        "train-00000-of-00001.parquet",
+    ),
+    "cluster of another run in a shard": (
+        lambda c: _first_row(_train_shard(c), cluster_id="another cluster"),
+        "train-00000-of-00001.parquet",
     ),
 }
 
