@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -187,18 +188,28 @@ def _write_page(
     rules: RuleCounts | None,
     decisions: list[str],
 ) -> None:
-    """The page's HTML into ``index``: its groups, clusters and rejected files as the
-    template's values."""
-    group_views = [view.group(i, g) for i, g in enumerate(groups, 1)]
-    cluster_views = [view.cluster(i, c, needed) for i, (c, needed) in enumerate(decided, 1)]
-    near = sorted(
-        (d for d in [*group_views, *cluster_views] if d["close"]),
-        key=lambda d: (-d["ratio"], d["anchor"]),
-    )
+    """The page's HTML into ``index``. Each group's, cluster's and enlarged view's values are
+    made as the page writes it and let go once written: held all at once, for every film an
+    archive shows, they took about three times the page's own size."""
+    near: list[dict[str, Any]] = [
+        {"anchor": f"group-{number}", "number": number, "kept": group.kept, "ratio": ratio}
+        for number, group in enumerate(groups, 1)
+        if (ratio := group_ratio(group)) >= CLOSE
+    ]
+    near += [
+        {
+            "anchor": f"cluster-{number}",
+            "number": number,
+            "cluster_id": c.cluster_id,
+            "ratio": ratio,
+        }
+        for number, (c, needed) in enumerate(decided, 1)
+        if (ratio := cluster_ratio(needed)) >= CLOSE
+    ]
+    near.sort(key=lambda d: (-d["ratio"], d["anchor"]))
     rejected_rows = view.rejected(sorted(rejected, key=lambda f: (f.kind != "image", f.path)))
-    rows: list[dict[str, Any]] = [m for g in group_views for m in g["members"]]
-    rows += [{**c, "kind": "look-alike cluster"} for c in cluster_views]
-    rows += [{**r, "reason": r["reason_class"]} for r in rejected_rows]
+    rejected_values = ((r["split"], r["kind"], r["reason_class"]) for r in rejected_rows)
+    rows = chain(view.rows(groups, decided), rejected_values)
     unavailable = sum(isinstance(thumb, str) for thumb in view.thumbs.values())
     write_page(
         index,
@@ -206,14 +217,19 @@ def _write_page(
         title=title,
         synthetic=synthetic,
         close=CLOSE,
-        summary=summary(group_views, cluster_views, groups, view.split_of, rules, unavailable),
-        near=near,
-        near_named=NEAR_NAMED,
-        groups=group_views,
-        clusters=cluster_views,
+        summary=summary(groups, decided, view.split_of, rules, unavailable),
+        near=near[:NEAR_NAMED],
+        near_count=len(near),
+        groups=(view.group(number, group) for number, group in enumerate(groups, 1)),
+        group_count=len(groups),
+        clusters=(
+            view.cluster(number, cluster, needed)
+            for number, (cluster, needed) in enumerate(decided, 1)
+        ),
+        cluster_count=len(decided),
         decisions=decisions,
         rejected=rejected_rows,
         rejected_kinds=sorted(Counter(r["kind"] for r in rejected_rows).items(), key=_images_first),
         filters=filters(rows),
-        views=list(view.views.values()),
+        views=view.made_views(),
     )

@@ -5,7 +5,7 @@ offers the page's filters (split, kind, reason)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -35,6 +35,12 @@ Thumbs = dict[str, tuple[int, int] | str]  # film id -> its thumbnail's size, or
 FilmSizes = dict[str, tuple[int, int] | str]
 NOT_IN_DATASET = "not in the dataset"  # the split filter's value for rejected files
 SAME_PICTURE = "same picture as a kept film"
+LOOKALIKE_CLUSTER = "look-alike cluster"  # the kind filter's value for a cluster
+
+
+def cluster_reason(deciding: ReviewLink | None) -> str:
+    """What joined a cluster, as the reason filter offers it."""
+    return "patient links only" if deciding is None else "look-alike by hash"
 
 
 def _ordered(values: set[str], first: Sequence[str]) -> list[str]:
@@ -59,40 +65,51 @@ class PageView:
         self.lesions_of = lesions_of
         self.matched = matched
         self.file_name = file_name
-        self.views: dict[tuple[str, ...], dict[str, Any]] = {}
+        # films -> the view's id, caption, and whether it draws their matched features
+        self.views: dict[tuple[str, ...], tuple[str, str, bool]] = {}
 
     def split(self, films: tuple[str, ...] | list[str]) -> str:
         """The splits of ``films``, comma-separated (``no split`` for a film without one)."""
         return ", ".join(sorted({self.split_of.get(film, NO_SPLIT) for film in films}))
 
     def view(self, films: tuple[str, ...], caption: str, features: bool = False) -> str:
-        """The id of the enlarged view of ``films`` side by side (made once per set of films):
-        each at full size with its lesion boxes, and the matched features when asked for."""
-        if films in self.views:
-            return str(self.views[films]["id"])
+        """The id of the enlarged view of ``films`` side by side (one per set of films): each
+        at full size with its lesion boxes, and the matched features when asked for. Only
+        what names it is kept here; ``made_views`` makes each when the page writes it."""
+        if films not in self.views:
+            self.views[films] = (f"view-{len(self.views) + 1}", caption, features)
+        return self.views[films][0]
+
+    def made_views(self) -> Iterator[dict[str, Any]]:
+        """Every view asked for so far, in that order, each made as it is taken."""
+        for films, (view_id, caption, features) in self.views.items():
+            yield self._made_view(view_id, films, caption, features)
+
+    def _made_view(
+        self, view_id: str, films: tuple[str, ...], caption: str, features: bool
+    ) -> dict[str, Any]:
         missing = [f"{f}: {self.sizes[f]}" for f in films if isinstance(self.sizes[f], str)]
-        entry: dict[str, Any] = {"id": f"view-{len(self.views) + 1}", "caption": caption}
+        entry: dict[str, Any] = {"id": view_id, "caption": caption}
         if missing:
             entry["missing"] = "full-size film unavailable: " + "; ".join(missing)
-        else:
-            placed = []
-            for film in films:
-                size = self.sizes[film]
-                assert not isinstance(size, str)
-                src = "films/" + quote(self.file_name(film))
-                placed.append((src, size, self.lesions_of.get(film, ())))
-            matched = self.matched(*films) if features and len(films) == 2 else None
-            entry["svg"] = view_geometry(placed, matched)
-            boxes = sum(len(lesions) for _, _, lesions in placed)
-            facts = [f"{boxes} lesion box" if boxes == 1 else f"{boxes} lesion boxes"]
-            if matched is not None:
-                drawn = len(entry["svg"]["lines"])
-                facts.append(f"{len(matched[0])} matched features ({drawn} drawn)")
-            elif features:
-                facts.append("no matched features to draw (the two films' features disagree)")
-            entry["facts"] = ", ".join(facts)
-        self.views[films] = entry
-        return str(entry["id"])
+            return entry
+        placed = []
+        for film in films:
+            size = self.sizes[film]
+            assert not isinstance(size, str)
+            src = "films/" + quote(self.file_name(film))
+            placed.append((src, size, self.lesions_of.get(film, ())))
+        matched = self.matched(*films) if features and len(films) == 2 else None
+        entry["svg"] = view_geometry(placed, matched)
+        boxes = sum(len(lesions) for _, _, lesions in placed)
+        facts = [f"{boxes} lesion box" if boxes == 1 else f"{boxes} lesion boxes"]
+        if matched is not None:
+            drawn = len(entry["svg"]["lines"])
+            facts.append(f"{len(matched[0])} matched features ({drawn} drawn)")
+        elif features:
+            facts.append("no matched features to draw (the two films' features disagree)")
+        entry["facts"] = ", ".join(facts)
+        return entry
 
     def figure(self, film_id: str, role: str, view: str) -> dict[str, Any]:
         """A film's thumbnail and full-size file as the template draws them, or why it has none."""
@@ -174,7 +191,7 @@ class PageView:
             "close": ratio >= CLOSE,
             "held": held,
             "deciding": deciding is not None,
-            "reason": "patient links only" if deciding is None else "look-alike by hash",
+            "reason": cluster_reason(deciding),
             "figures": figures,
             "links": [
                 self.link(link, deciding, link in needed)
@@ -209,6 +226,19 @@ class PageView:
             "view": view,
         }
 
+    def rows(
+        self, groups: list[ReviewGroup], clusters: list[tuple[ReviewCluster, list[ReviewLink]]]
+    ) -> Iterator[tuple[str, str, str]]:
+        """Each dropped film's and multi-film cluster's split, kind and reason, as its row on
+        the page offers them to the filters."""
+        for group in groups:
+            split = self.split([group.kept])
+            for member in group.members:
+                yield split, member.kind, SAME_PICTURE
+        for cluster, needed in clusters:
+            reason = cluster_reason(deciding_link(needed))
+            yield self.split(cluster.film_ids), LOOKALIKE_CLUSTER, reason
+
     @staticmethod
     def rejected(files: list[RejectedFile]) -> list[dict[str, str]]:
         """The rejected files as rows of the page's table."""
@@ -224,11 +254,16 @@ class PageView:
         ]
 
 
-def filters(rows: list[dict[str, Any]]) -> list[tuple[str, str, list[str]]]:
-    """Each filter (name, label, values present on the page, in a reader's order)."""
-    splits = {str(row["split"]) for row in rows}
-    kinds = {str(row["kind"]) for row in rows}
-    reasons = {str(row["reason"]) for row in rows}
+def filters(rows: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, list[str]]]:
+    """Each filter (name, label, values present on the page, in a reader's order); ``rows``:
+    each row's split, kind and reason."""
+    splits: set[str] = set()
+    kinds: set[str] = set()
+    reasons: set[str] = set()
+    for split, kind, reason in rows:
+        splits.add(split)
+        kinds.add(kind)
+        reasons.add(reason)
     return [
         ("split", "split", _ordered(splits, (*SPLIT_ORDER, NOT_IN_DATASET))),
         ("kind", "kind", _ordered(kinds, KIND_ORDER)),
@@ -237,15 +272,15 @@ def filters(rows: list[dict[str, Any]]) -> list[tuple[str, str, list[str]]]:
 
 
 def summary(
-    groups: list[dict[str, Any]],
-    clusters: list[dict[str, Any]],
-    raw_groups: list[ReviewGroup],
+    groups: list[ReviewGroup],
+    clusters: list[tuple[ReviewCluster, list[ReviewLink]]],
     split_of: Mapping[str, str],
     rules: RuleCounts | None,
     missing: int,
 ) -> list[tuple[str, str]]:
-    """The counts a reviewer checks first against the build's own summary."""
-    kinds = Counter(m.kind for g in raw_groups for m in g.members)
+    """The counts a reviewer checks first against the build's own summary; ``clusters``: the
+    multi-film clusters, each with the links it needs."""
+    kinds = Counter(m.kind for g in groups for m in g.members)
     ordered = _ordered(set(kinds), KIND_ORDER)
     by_kind = ", ".join(f"{kind} {kinds[kind]}" for kind in ordered) or "none"
     splits = Counter(split_of.values())
@@ -265,7 +300,10 @@ def summary(
         *rows,
         ("same-picture groups", str(len(groups))),
         ("multi-film look-alike clusters", str(len(clusters))),
-        ("films in those clusters", str(sum(c["films"] for c in clusters))),
-        ("clusters held by patient links only", str(sum(not c["deciding"] for c in clusters))),
+        ("films in those clusters", str(sum(len(c.film_ids) for c, _ in clusters))),
+        (
+            "clusters held by patient links only",
+            str(sum(deciding_link(needed) is None for _, needed in clusters)),
+        ),
         ("thumbnails unavailable", str(missing)),
     ]
