@@ -20,7 +20,6 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -160,8 +159,7 @@ def write_review_page(
     thumbs, thumb_files = _write_thumbnails(out_dir / "thumbs", shown, known, image_path, workers)
     sizes, film_files = _write_full_films(out_dir / "films", shown, image_path)
 
-    @cache
-    def matched(first: str, second: str) -> MatchedPoints | None:
+    def matched(first: str, second: str) -> MatchedPoints | None:  # asked once per view
         held = (features(first), features(second))
         return matched_points(image_path(first), image_path(second), held)
 

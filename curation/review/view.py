@@ -38,7 +38,7 @@ SAME_PICTURE = "same picture as a kept film"
 LOOKALIKE_CLUSTER = "look-alike cluster"  # the kind filter's value for a cluster
 
 
-def cluster_reason(deciding: ReviewLink | None) -> str:
+def _cluster_reason(deciding: ReviewLink | None) -> str:
     """What joined a cluster, as the reason filter offers it."""
     return "patient links only" if deciding is None else "look-alike by hash"
 
@@ -191,7 +191,7 @@ class PageView:
             "close": ratio >= CLOSE,
             "held": held,
             "deciding": deciding is not None,
-            "reason": cluster_reason(deciding),
+            "reason": _cluster_reason(deciding),
             "figures": figures,
             "links": [
                 self.link(link, deciding, link in needed)
@@ -236,7 +236,7 @@ class PageView:
             for member in group.members:
                 yield split, member.kind, SAME_PICTURE
         for cluster, needed in clusters:
-            reason = cluster_reason(deciding_link(needed))
+            reason = _cluster_reason(deciding_link(needed))
             yield self.split(cluster.film_ids), LOOKALIKE_CLUSTER, reason
 
     @staticmethod
