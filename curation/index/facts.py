@@ -21,8 +21,8 @@ from curation.core.cache import read_cache, write_cache
 from curation.index.voc import RawBox
 
 FACTS_VERSION = "facts-v6"  # bump when what is read from one file changes
-# Rows turned into arrow at a time when the cache is written: the Python values of a few
-# hundred files, never a column of the whole archive's.
+# Rows turned into arrow at a time when the cache is written, and into Python values when it
+# is read: the values of a few hundred files, never a column of the whole archive's.
 CACHE_BATCH_ROWS = 256
 
 
@@ -73,15 +73,15 @@ def read_facts_cache(path: Path | None) -> dict[StatKey, FileFacts]:
     table = read_cache(path, FACTS_VERSION, FACTS_SCHEMA)
     if table is None:
         return {}
-    columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    return {
-        (p, size, mtime): FileFacts(
-            sha, size, problem, width, height, tuple(RawBox(**b) for b in boxes), encoder
-        )
+    facts: dict[StatKey, FileFacts] = {}
+    for batch in table.to_batches(max_chunksize=CACHE_BATCH_ROWS):
+        columns = [batch.column(name).to_pylist() for name in FACTS_SCHEMA.names]
         for p, size, mtime, sha, problem, width, height, boxes, encoder in zip(
-            *(columns[name] for name in FACTS_SCHEMA.names), strict=True
-        )
-    }
+            *columns, strict=True
+        ):
+            boxed = tuple(RawBox(**b) for b in boxes)
+            facts[p, size, mtime] = FileFacts(sha, size, problem, width, height, boxed, encoder)
+    return facts
 
 
 @dataclass(frozen=True)
