@@ -1,7 +1,9 @@
-"""``python -m bench.scale.driver_slope [--originals 4000,8000] [--top 6]``: the build's driver
-memory per source file, the content checks included, as the slope between two corpus sizes.
+"""``python -m bench.scale.driver_slope [--originals 4000,8000] [--top 6] [--scratch S [--warm]]``:
+the build's driver memory per source file, the content checks included, as the slope between
+two corpus sizes.
 
-A whole cold build (``curate``, local executor, two worker processes) of the corpus in the
+A whole cold build (``curate``, local executor, two worker processes; with ``--warm``, a
+second build into the builds kept in ``--scratch``, their caches read) of the corpus in the
 archive's own layout (``corpus_zip(N, all_copies_among_originals=False)``) at each size, each
 in its own process with the driver under ``tracemalloc`` (one frame a block; the worker
 processes stop tracing when they are forked). For each step: what the driver held when the
@@ -34,6 +36,7 @@ import dataclasses
 import gc
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -231,14 +234,20 @@ def measure(
     top: int = 0,
     corpus_dir: Path = CORPUS_DIR,
     mapped: bool = False,
+    warm: bool = False,
 ) -> dict[str, Any]:
-    """Each size built once in its own traced process; the slope between the first two."""
+    """Each size built once in its own traced process; the slope between the first two. A
+    build left in ``scratch`` by an earlier run is removed first, unless ``warm``: then it is
+    built again, its caches read, as a curator's next build is."""
     builds = {}
     for n in originals:
         archive = corpus_zip(n, folder=corpus_dir, all_copies_among_originals=False)
         corpus_source(archive)  # the extraction, outside the measured child
+        build = scratch / f"build-{n}"
+        if not warm:
+            shutil.rmtree(build, ignore_errors=True)
         child = python_child(
-            "bench.scale.driver_slope", "--one", str(archive), str(scratch / f"build-{n}"),
+            "bench.scale.driver_slope", "--one", str(archive), str(build),
             "--top", str(top), *(["--mapped"] if mapped else []),
         )  # fmt: skip
         builds[str(n)] = {"originals": n, **child_json(run_measured(child))}
@@ -267,6 +276,9 @@ def main(argv: list[str] | None = None) -> None:
         "--mapped", action="store_true", help="the shortlist's jobs in the workers at every size"
     )
     parser.add_argument(
+        "--warm", action="store_true", help="build again into the builds kept in --scratch"
+    )
+    parser.add_argument(
         "--one", nargs=2, type=Path, metavar=("ARCHIVE", "BUILD"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
@@ -274,9 +286,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(traced_build(args.one[0], args.one[1], args.top, args.mapped)))
         return
     sizes = [int(n) for n in args.originals.split(",")]
+    if args.warm and not args.scratch:
+        parser.error("--warm builds again into the builds of --scratch; name that folder")
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)
-        found = measure(sizes, args.scratch, args.top, mapped=args.mapped)
+        found = measure(sizes, args.scratch, args.top, mapped=args.mapped, warm=args.warm)
     else:
         with tempfile.TemporaryDirectory(prefix="pericurate-driver-", dir="/tmp") as scratch:
             found = measure(sizes, Path(scratch), args.top, mapped=args.mapped)
