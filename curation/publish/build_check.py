@@ -54,9 +54,10 @@ def read_rows(path: Path, columns: list[str] | None) -> Iterator[dict[str, Any]]
 
 
 class _KeptFilms:
-    """The manifest's kept films, a few dozen bytes each beside its id (a build check holds
-    every kept film of the archive): each film's split as its place in ``SPLITS``, its
-    published sha256 as 32 bytes, its cluster as a number."""
+    """The manifest's kept films, held by a build check for every kept film of the archive at
+    once: each film's id once, and beside it its split as its place in ``SPLITS``, its
+    published sha256 as 32 bytes and its cluster as a number (about 160 bytes a film beside
+    its id, against over 400 as texts)."""
 
     def __init__(self) -> None:
         self.place: dict[str, int] = {}  # film_id -> its place in the arrays below
@@ -85,10 +86,12 @@ class _KeptFilms:
         return None if place is None else SPLITS[self.splits[place]]
 
     def digest(self, film: str) -> bytes:
+        """The kept film's published sha256."""
         place = self.place[film]
         return bytes(self.digests[32 * place : 32 * place + 32])
 
     def films_in(self, split: str) -> int:
+        """How many films the manifest keeps in ``split``."""
         return self.splits.count(SPLITS.index(split))
 
 
