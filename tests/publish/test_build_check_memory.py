@@ -28,9 +28,8 @@ def _build(folder: Path, films: int) -> Path:
     """Manifest, clusters, shards and agreement of ``films`` kept films (pairs in a cluster),
     written with pyarrow alone: the check is stopped before it reads ``curation.json``."""
     ids = [f"film-{n:07d}" for n in range(films)]
-    split_of = [SPLITS[n % len(SPLITS)] for n in range(films)]
-    cluster_of = [f"cluster-{n // 2:07d}" for n in range(films)]  # pairs share a split below
-    split_of = [split_of[n - n % 2] for n in range(films)]
+    cluster_of = [f"cluster-{n // 2:07d}" for n in range(films)]  # pairs, each in one split
+    split_of = [SPLITS[n // 2 % len(SPLITS)] for n in range(films)]
     sha = hashlib.sha256(IMAGE).hexdigest()
     data = folder / "dataset" / "data"
     data.mkdir(parents=True)
