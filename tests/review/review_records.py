@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from curation.review.closeness import ReviewLink, ReviewMember
+from curation.review.closeness import ReviewCluster, ReviewGroup, ReviewLink, ReviewMember
 
 # A script that would not block the browser if it ran (an alert would hang headless Chromium).
 HOSTILE = "<script>document.title='owned'</script>../../escape"
@@ -89,3 +89,13 @@ def review_member(
 def review_link(a: str, b: str, distance: int | None) -> ReviewLink:
     reason = "same patient number" if distance is None else f"hash distance {distance}"
     return ReviewLink(a, b, reason, distance, 30)
+
+
+def groups_and_clusters(count: int) -> tuple[list[ReviewGroup], list[ReviewCluster]]:
+    """``count`` same-picture groups of one dropped film and ``count`` two-film clusters."""
+    groups = [ReviewGroup(f"k{n:04d}", (review_member(f"d{n:04d}", 1.0),)) for n in range(count)]
+    clusters = [
+        ReviewCluster(f"c{n}", (f"a{n}", f"b{n}"), (review_link(f"a{n}", f"b{n}", 20),))
+        for n in range(count)
+    ]
+    return groups, clusters

@@ -12,18 +12,8 @@ import pytest
 
 import curation.review.review as review
 from curation.hashes.thumbnails import Thumbnail, film_thumbnail
-from curation.review.closeness import ReviewCluster, ReviewGroup
 from curation.review.pages import render_page, write_page
-from tests.review.review_records import noisy_jpeg, review_link, review_member
-
-
-def _groups_and_clusters(count: int) -> tuple[list[ReviewGroup], list[ReviewCluster]]:
-    groups = [ReviewGroup(f"k{n:04d}", (review_member(f"d{n:04d}", 1.0),)) for n in range(count)]
-    clusters = [
-        ReviewCluster(f"c{n}", (f"a{n}", f"b{n}"), (review_link(f"a{n}", f"b{n}", 20),))
-        for n in range(count)
-    ]
-    return groups, clusters
+from tests.review.review_records import groups_and_clusters, noisy_jpeg
 
 
 @pytest.fixture
@@ -38,7 +28,7 @@ def page_values(tmp_path, monkeypatch) -> dict[str, Any]:
             taken[name] = list(value) if isinstance(value, Iterator) else value
 
     monkeypatch.setattr(review, "write_page", take)
-    groups, clusters = _groups_and_clusters(300)
+    groups, clusters = groups_and_clusters(300)
     review.write_review_page(
         tmp_path / "out", groups, clusters, lambda _: film, title="t", synthetic=False, workers=1
     )
@@ -64,7 +54,7 @@ def test_a_page_is_written_as_it_is_rendered_not_held_whole(tmp_path, page_value
 
 def _peak_and_size(out: Path, film: Path, count: int) -> tuple[int, int]:
     """The traced peak of writing a page of ``count`` groups and clusters, and its size."""
-    groups, clusters = _groups_and_clusters(count)
+    groups, clusters = groups_and_clusters(count)
     thumb = film_thumbnail(film)
     assert isinstance(thumb, Thumbnail)
     tracemalloc.start()

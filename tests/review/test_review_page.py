@@ -26,6 +26,7 @@ from curation.review.review import write_review_page
 from tests.review.review_records import (
     HOSTILE,
     Page,
+    groups_and_clusters,
     noisy_jpeg,
     review_link,
     review_member,
@@ -466,11 +467,7 @@ def test_what_the_page_was_rendered_from_is_let_go_once_it_is_rendered(tmp_path)
     they were still held while the build checked its shards. Nothing the page made is left
     for the cyclic collector once it returns."""
     film = noisy_jpeg(tmp_path / "film.jpg", (64, 32), 0)
-    groups = [ReviewGroup(f"k{n:03d}", (review_member(f"d{n:03d}", 1.0),)) for n in range(100)]
-    clusters = [
-        ReviewCluster(f"c{n}", (f"a{n}", f"b{n}"), (review_link(f"a{n}", f"b{n}", 20),))
-        for n in range(100)
-    ]
+    groups, clusters = groups_and_clusters(100)
     gc.collect()
     gc.disable()
     try:
