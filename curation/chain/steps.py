@@ -274,8 +274,11 @@ def assign_splits(
     split_of = assign_groups(groups, config.fractions, config.seed)
     if problem := assignment_problem(groups, split_of, config.fractions):
         raise SplitsError(problem)  # before anything is written, naming the cause
+    # One decision a split, shared by its films: a tuple and a text each cost more than the
+    # dict's entry that points at them (docs/scale.md, "The driver's memory per source file").
+    kept_in = {split: (Fate.kept, reason_text(Reason.kept, split), "") for split in SPLITS}
     decisions = {
-        films[f].path: (Fate.kept, reason_text(Reason.kept, split_of[c.cluster_id]), "")
+        films[f].path: kept_in[split_of[c.cluster_id]]
         for c in lookalikes.clusters
         for f in c.film_ids
     }

@@ -167,20 +167,25 @@ def _record_row(record: SourceRecord) -> dict[str, Any]:
 
 def settle_annotations(records: list[SourceRecord]) -> list[SourceRecord]:
     """An annotation shares its film's fate (by stem); the last step before the manifest."""
-    images: dict[str, list[SourceRecord]] = {}
+    # The image by stem, and a count only for the rare stems that name more than one: a list
+    # for every stem cost more than the record it pointed at (docs/scale.md).
+    film_of: dict[str, SourceRecord] = {}
+    more_named: Counter[str] = Counter()  # a stem -> its images beyond the first
     for r in records:
         if r.kind is Kind.image:
-            images.setdefault(r.stem, []).append(r)
+            if r.stem in film_of:
+                more_named[r.stem] += 1
+            film_of[r.stem] = r
     out = []
     for r in records:
-        films = images.get(r.stem, [])
         if r.kind is Kind.annotation and r.fate is Fate.pending:
-            if len(films) == 1:
-                film = films[0]
+            named = (r.stem in film_of) + more_named[r.stem]
+            if named == 1:
+                film = film_of[r.stem]
                 reason = reason_text(ANNOTATION_OF[film.fate], film.film_id)
                 r = r.settle(film.fate, reason, film.path)
             else:
-                detail = f"its stem names {len(films)} images"
+                detail = f"its stem names {named} images"
                 r = r.settle(Fate.rejected, reason_text(Reason.ambiguous_annotation, detail))
         out.append(r)
     return out
