@@ -149,7 +149,7 @@ def write_review_page(
     features when the same-picture step has them (the others are computed for the matched
     features a view draws). ``decisions``: the curator's (``BUILD/decisions.toml``), one
     sentence each, listed after the summary."""
-    split_of = dict(split_of or {})
+    split_of = split_of or {}
     groups = sorted(groups, key=lambda g: (-group_ratio(g), g.kept))
     decided = [(c, needed_links(c)) for c in clusters if len(c.film_ids) > 1]
     decided.sort(key=lambda c: (-cluster_ratio(c[1]), deciding_link(c[1]) is None, c[0].cluster_id))
