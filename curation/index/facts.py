@@ -2,8 +2,9 @@
 file's path, size and modification time, so that a rerun over an unchanged source reads no
 file (``curation.index.index``).
 
-The driver holds the facts of every file of the archive until the index's checks end, and
-the cache's key of each: both are kept compact (slots, interned texts, stat columns).
+The driver holds the facts of every file of the archive until the index's checks end: they
+are kept compact (slots, interned texts), the files' stat is held as columns, and the cache
+is searched in Arrow, never through a Python key a file.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from curation.core.cache import read_cache, write_cache
 from curation.index.voc import RawBox
@@ -47,8 +49,6 @@ class FileFacts:
         object.__setattr__(self, "encoder", sys.intern(self.encoder))
 
 
-StatKey = tuple[str, int, int]  # absolute path, size, modification time (ns)
-
 _BOX = pa.struct(
     [(f, pa.float64()) for f in ("xmin", "ymin", "xmax", "ymax")] + [("grade", pa.string())]
 )
@@ -65,23 +65,37 @@ FACTS_SCHEMA = pa.schema(
         ("encoder", pa.string()),
     ]
 )
+_FACT_COLUMNS = ("sha256", "size", "problem", "width", "height", "boxes", "encoder")
 
 
-def read_facts_cache(path: Path | None) -> dict[StatKey, FileFacts]:
-    """The facts of each file read before, by path, size and modification time; empty
-    without a usable cache."""
+def read_facts_cache(path: Path | None, listing: Listing) -> tuple[list[FileFacts | None], int]:
+    """Each listed file's facts remembered in the cache, or None where its path, size or
+    modification time changed (or no usable cache), and how many files the cache remembers.
+
+    Arrow finds each file's row (``pyarrow.compute.index_in``): a dict keyed by path, size and
+    time held a key of three Python objects a file, more than the facts themselves."""
+    found: list[FileFacts | None] = [None] * len(listing.files)
     table = read_cache(path, FACTS_VERSION, FACTS_SCHEMA)
     if table is None:
-        return {}
-    facts: dict[StatKey, FileFacts] = {}
-    for batch in table.to_batches(max_chunksize=CACHE_BATCH_ROWS):
-        columns = [batch.column(name).to_pylist() for name in FACTS_SCHEMA.names]
-        for p, size, mtime, sha, problem, width, height, boxes, encoder in zip(
-            *columns, strict=True
+        return found, 0
+    paths = pa.array(map(listing.path, range(len(found))), pa.string(), size=len(found))
+    row = pc.fill_null(pc.index_in(paths, value_set=table["path"]), -1).to_numpy()
+    del paths
+    listed = np.flatnonzero(row >= 0)
+    rows = row[listed]
+    same = (table["size"].to_numpy()[rows] == listing.sizes[listed]) & (
+        table["mtime_ns"].to_numpy()[rows] == listing.mtimes_ns[listed]
+    )
+    listed, rows = listed[same], rows[same]
+    for start in range(0, len(rows), CACHE_BATCH_ROWS):
+        batch = table.take(rows[start : start + CACHE_BATCH_ROWS])
+        values = zip(*(batch.column(name).to_pylist() for name in _FACT_COLUMNS), strict=True)
+        for at, (sha, size, problem, width, height, boxes, encoder) in zip(
+            listed[start : start + CACHE_BATCH_ROWS].tolist(), values, strict=True
         ):
             boxed = tuple(RawBox(**b) for b in boxes)
-            facts[p, size, mtime] = FileFacts(sha, size, problem, width, height, boxed, encoder)
-    return facts
+            found[at] = FileFacts(sha, size, problem, width, height, boxed, encoder)
+    return found, table.num_rows
 
 
 @dataclass(frozen=True)
@@ -106,10 +120,6 @@ class Listing:
     def path(self, at: int) -> str:
         """The absolute path of the ``at``-th file."""
         return f"{self.root}/{self.files[at]}"
-
-    def key(self, at: int) -> StatKey:
-        """The cache's key of the ``at``-th file."""
-        return self.path(at), int(self.sizes[at]), int(self.mtimes_ns[at])
 
 
 def write_facts_cache(

@@ -251,8 +251,7 @@ def read_facts(
     modified just before the reading (``curation.core.atomic.settled``)."""
     started = time.time_ns()
     listing = Listing.stat(root, files)
-    cached = read_facts_cache(cache_path)
-    found = [cached.get(listing.key(at)) for at in range(len(files))]
+    found, cached_files = read_facts_cache(cache_path, listing)
     todo = np.flatnonzero([known is None for known in found])
     jobs = [(root, files[at], kinds[at]) for at in todo.tolist()]
     for at, read in zip(
@@ -271,9 +270,7 @@ def read_facts(
             for at, f in enumerate(facts)
         ]
     )
-    unchanged = len(remembered) == len(cached) and all(
-        listing.key(at) in cached for at in remembered.tolist()
-    )
+    unchanged = len(remembered) == cached_files and not np.isin(remembered, todo).any()
     if cache_path is not None and not unchanged:
         write_facts_cache(cache_path, listing, facts, remembered)
     return facts
