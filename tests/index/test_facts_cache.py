@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.core.parallel import LocalMap
 from curation.core.records import Kind
 from curation.index.facts import FileFacts, Listing, read_facts_cache, write_facts_cache
 from curation.index.index import read_facts
@@ -81,12 +82,6 @@ def _no_reading(
     return iter(())
 
 
-def _in_process(
-    function: Callable[[object], object], jobs: Sequence[object], chunksize: int = 1
-) -> Iterator[object]:
-    return map(function, jobs)
-
-
 def _old_files(root: Path, names: list[str], content: bytes = b"x") -> None:
     """Files last modified an hour ago: the cache remembers only files settled before it."""
     an_hour_ago = time.time_ns() - 3_600 * 10**9
@@ -118,10 +113,10 @@ def test_a_file_changed_since_is_read_again_and_remembered(tmp_path: Path) -> No
     names = ["000001.jpg", "000002.jpg", "000003.jpg"]
     _old_files(root, names)
     kinds = [Kind.image] * len(names)
-    read_facts(str(root), names, kinds, cache, _in_process)
+    read_facts(str(root), names, kinds, cache, LocalMap(1))
     read_facts(str(root), names, kinds, cache, _no_reading)
     _old_files(root, names[1:2], b"xy")
-    read_facts(str(root), names, kinds, cache, _in_process)
+    read_facts(str(root), names, kinds, cache, LocalMap(1))
     facts = read_facts(str(root), names, kinds, cache, _no_reading)
     assert [f.size for f in facts] == [1, 2, 1]
 
