@@ -88,10 +88,11 @@ def read_facts_cache(path: Path | None, listing: Listing) -> tuple[list[FileFact
     )
     listed, rows = listed[same], rows[same]
     for start in range(0, len(rows), CACHE_BATCH_ROWS):
-        batch = table.take(rows[start : start + CACHE_BATCH_ROWS])
-        values = zip(*(batch.column(name).to_pylist() for name in _FACT_COLUMNS), strict=True)
+        batch = slice(start, start + CACHE_BATCH_ROWS)
+        taken = table.take(rows[batch])
+        values = zip(*(taken.column(name).to_pylist() for name in _FACT_COLUMNS), strict=True)
         for at, (sha, size, problem, width, height, boxes, encoder) in zip(
-            listed[start : start + CACHE_BATCH_ROWS].tolist(), values, strict=True
+            listed[batch].tolist(), values, strict=True
         ):
             boxed = tuple(RawBox(**b) for b in boxes)
             found[at] = FileFacts(sha, size, problem, width, height, boxed, encoder)
