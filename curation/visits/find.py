@@ -6,7 +6,8 @@ never descriptors or vectors (``curation.visits.stored``): the vocabulary's samp
 by jobs over batches of films, the vectors' projection is trained by one job on a sample of
 films, the projected vectors are computed by jobs into a store of their own (one file per
 block of films the search reads at once, versioned by the vocabulary and the projection), the
-search runs in tiles that read two blocks of vectors and return each query's few best, and
+search runs in tiles that read two blocks of vectors and return each query's few best (from
+``INVERTED_FROM`` films on, through the inverted file of ``curation.visits.inverted``), and
 each pair is verified by a job that reads the two films' descriptors. The driver holds the
 keys, the vocabulary, the projection while it stores it, a query block's best and the pairs.
 
@@ -26,7 +27,9 @@ import numpy as np
 
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.store import ArrayStore
+from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures
+from curation.visits.inverted import INVERTED_FROM, stored_inverted_pairs
 from curation.visits.retrieval import (
     PAIR_INDEX,
     PARTNERS,
@@ -132,25 +135,6 @@ def projection_key(projection: VectorProjection) -> str:
     return hashlib.sha256(f"projection {projection.digest}".encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class VectorBlocks:
-    """The films' projected vectors, stored one block of ``size`` films per file (the search's
-    indexed block, in the films' order): a tile reads a few files, not one per film; reading
-    5,120 files cost a tile more than its products (docs/scale.md, "The visits' search at
-    scale")."""
-
-    store: ArrayStore
-    names: list[str]  # block n holds films n * size up to (n + 1) * size
-    size: int
-    count: int
-    width: int
-
-    def covering(self, films: range) -> tuple[list[str], int]:
-        """The blocks that hold ``films``, and where the first of them starts in the first."""
-        first, last = films.start // self.size, (films.stop - 1) // self.size
-        return self.names[first : last + 1], films.start - first * self.size
-
-
 def _block_name(keys: Sequence[str]) -> str:
     """A block's key in the store: its films' keys, in order (no film's sha256)."""
     return hashlib.sha256(("block\n" + "\n".join(keys)).encode()).hexdigest()
@@ -194,13 +178,6 @@ def stored_vectors(
     return VectorBlocks(vectors, names, size, len(keys), projection.components.shape[1])
 
 
-def _rows(store: ArrayStore, names: list[str], offset: int, films: int) -> np.ndarray:
-    """``films`` vectors from the blocks ``names``, from ``offset`` in the first."""
-    what = "a block of the films' vectors is"
-    read = [stored_arrays(store, name, what)["vectors"] for name in names]
-    return np.concatenate(read)[offset : offset + films]
-
-
 def _tile(
     job: tuple[ArrayStore, Tile, tuple[list[str], int], tuple[list[str], int], int],
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -208,8 +185,8 @@ def _tile(
     store, tile, (queries, query_offset), (indexed, indexed_offset), keep = job
     return tile_best(
         tile,
-        _rows(store, queries, query_offset, len(tile.queries)),
-        _rows(store, indexed, indexed_offset, len(tile.indexed)),
+        range_rows(store, queries, query_offset, len(tile.queries)),
+        range_rows(store, indexed, indexed_offset, len(tile.indexed)),
         keep,
     )
 
@@ -220,6 +197,8 @@ def stored_nearest(blocks: VectorBlocks, map: Mapper, partners: int = PARTNERS) 
     count = blocks.count
     if count < 2:
         return np.zeros((0, 2), PAIR_INDEX)
+    if count >= INVERTED_FROM:
+        return stored_inverted_pairs(blocks, map, partners)
     keep = search_width(partners, count)[1]
     tiles = search_tiles(count, blocks.width)
     jobs = [
@@ -284,7 +263,7 @@ def film_vectors(features: Sequence[VisitFeatures], map: Mapper | None = None) -
         blocks = stored_vectors(stores, keys, vocabulary, mapped)
         if not keys:
             return np.zeros((0, blocks.width), np.float32)
-        return _rows(blocks.store, blocks.names, 0, blocks.count)
+        return range_rows(blocks.store, blocks.names, 0, blocks.count)
 
 
 def candidates(

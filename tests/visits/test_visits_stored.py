@@ -22,9 +22,9 @@ from curation.core.records import Kind, SourceRecord
 from curation.core.store import ArrayStore
 from curation.drawing.revisits import revisit
 from curation.visits import retrieval
+from curation.visits.blocks import VectorBlocks
 from curation.visits.descriptors import VisitFeatures, visit_features
 from curation.visits.find import (
-    VectorBlocks,
     find_visits,
     stored_nearest,
     stored_vectors,

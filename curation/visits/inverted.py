@@ -1,0 +1,291 @@
+"""Each film's nearest films through an inverted file, once the films are many.
+
+The exact search compares every film with every film: its cost a film grows with the archive
+(3.6 ms at 64,000 films, about 70 ms projected at 1,000,000: docs/scale.md, "The visits'
+search at scale"). An inverted file files each film in the nearest of about 4 x sqrt(films)
+lists and compares a film only with the films of its ``PROBES`` nearest lists.
+
+The lists are drawn by k-means (faiss's ``IndexIVFFlat`` training) on the first ``LIST_WIDTH``
+components of the training films' projected vectors, then each list's centre is the mean
+direction of its training films at the full width: at the full width the training would hold
+8 KB a film in one job; drawn on 64 components alone the lists lost real revisits. On real
+revisits among synthetic distractors (``bench.visits.distractors``, docs/scale.md) these lists,
+8 searched, retrieved every revisit at 4,000, 16,000 and 64,000 distractors.
+
+Distributed as shards: consecutive lists holding at most ``SHARD_FILMS`` films between them.
+A shard's job reads its films and the films that probe any of its lists (``VectorBlocks.films``)
+and keeps each such query's best among the probed lists it holds; the driver merges a query's
+best over the shards. Each film is filed in exactly one list, decided once (``_file_block``),
+so no film is met twice and no list is searched by a film that did not probe it. The products
+of a list are hand-written (numpy) rather than faiss's inverted file: faiss files each vector
+again by its own search of the centres, which in a near tie can name another list than the one
+the shards were cut by.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+
+import faiss
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from curation.core.parallel import Mapper
+from curation.visits.blocks import VectorBlocks, range_rows
+from curation.visits.retrieval import (
+    KMEANS_SEED,
+    PAIR_INDEX,
+    evenly_chosen,
+    one_openmp_thread,
+    one_thread,
+)
+from curation.visits.stored import stored_arrays
+
+INVERTED_FROM = 4096  # films from which the search goes through lists
+LISTS_PER_ROOT = 4  # lists: about 4 x sqrt(films), a power of two
+TRAINING_PER_LIST = 64  # films the lists are trained on, per list (evenly chosen)
+PROBES = 8  # lists a film searches
+LIST_WIDTH = 64  # the vectors' first (strongest) components the lists are drawn on
+REFINED_AT_ONCE = 1024  # training films read at the full width at a time
+SHARD_FILMS = 8192  # films filed in one shard's lists at most (unless one list holds more)
+QUERIES_AT_ONCE = 4096  # a shard's queries read and searched at a time
+INVERTED_VERSION = (
+    f"ivf{LISTS_PER_ROOT}-train{TRAINING_PER_LIST}-seed{KMEANS_SEED}-probe{PROBES}-w{LIST_WIDTH}"
+)
+
+Best = tuple[np.ndarray, np.ndarray]  # per query, the best similarities and films (-1: none)
+Read = Callable[[np.ndarray, int | None], np.ndarray]  # films' vectors: films, leading columns
+
+
+def list_count(films: int) -> int:
+    """The number of lists for ``films``: the power of two nearest 4 x sqrt(films)."""
+    return int(2 ** round(np.log2(LISTS_PER_ROOT * np.sqrt(max(films, 1)))))
+
+
+def training_films(count: int, lists: int) -> np.ndarray:
+    """Which of ``count`` films the lists are trained on: ``TRAINING_PER_LIST`` a list, evenly
+    chosen (every film while there are fewer)."""
+    return evenly_chosen(count, TRAINING_PER_LIST * lists)
+
+
+def draw_lists(leading: np.ndarray, lists: int) -> np.ndarray:
+    """``lists`` centres drawn on ``leading``, the training films' first ``LIST_WIDTH``
+    components (faiss's ``IndexIVFFlat`` training: k-means, inner product, the vocabulary's
+    seed, one thread: the same films give the same centres). At the full width the training
+    films would cost 8 KB each in the job (every film up to 65,536)."""
+    width = leading.shape[1]
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(width), width, lists, faiss.METRIC_INNER_PRODUCT)
+    index.cp.seed = KMEANS_SEED
+    index.cp.min_points_per_centroid = 1  # fewer than faiss advises below 39 x lists: measured
+    with one_openmp_thread():
+        index.train(np.ascontiguousarray(leading, np.float32))
+    return np.ascontiguousarray(index.quantizer.reconstruct_n(0, lists), np.float32)
+
+
+def list_centres(drawn: np.ndarray, width: int, chunks: Iterable[np.ndarray]) -> np.ndarray:
+    """The lists' centres at the vectors' full ``width``: the training films (``chunks`` of their
+    full vectors, in order) each put in the nearest list ``drawn`` on their leading components,
+    and each list's sum made of unit length (an empty list: a zero centre). One step of k-means
+    at the full width: lists drawn on 64 leading components alone lost real revisits, refined
+    so they lost none (docs/scale.md)."""
+    sums = np.zeros((len(drawn), width), np.float64)
+    for chunk in chunks:
+        nearest = _nearest(drawn, chunk[:, : drawn.shape[1]], 1)[:, 0]
+        order = np.argsort(nearest, kind="stable")
+        starts = np.flatnonzero(np.diff(nearest[order], prepend=-1))
+        sums[nearest[order][starts]] += np.add.reduceat(chunk[order], starts, axis=0)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return np.ascontiguousarray(sums / np.maximum(norms, 1e-12), np.float32)
+
+
+def _nearest(centres: np.ndarray, vectors: np.ndarray, count: int) -> np.ndarray:
+    index = faiss.IndexFlatIP(centres.shape[1])
+    index.add(centres)
+    return one_thread(index, vectors, min(count, len(centres)))[1].astype(np.int32)
+
+
+def nearest_lists(centres: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Each vector's ``PROBES`` nearest lists, nearest first (the first: where it is filed)."""
+    return _nearest(centres, vectors, PROBES)
+
+
+def train_lists(count: int, width: int, read: Read) -> np.ndarray:
+    """The centres of ``list_count(count)`` lists for ``count`` films whose vectors (``width``
+    components) ``read`` gives (films, and how many leading components, or all): drawn on the
+    training films' leading components, then refined at the full width ``REFINED_AT_ONCE``
+    films at a time."""
+    lists = list_count(count)
+    chosen = training_films(count, lists)
+    drawn = draw_lists(read(chosen, LIST_WIDTH), lists)
+    parts = (chosen[at : at + REFINED_AT_ONCE] for at in range(0, len(chosen), REFINED_AT_ONCE))
+    return list_centres(drawn, width, (read(part, None) for part in parts))
+
+
+def shard_lists(sizes: np.ndarray, most: int = SHARD_FILMS) -> list[range]:
+    """Consecutive lists holding at most ``most`` films between them (a larger list alone)."""
+    shards: list[range] = []
+    start, held = 0, 0
+    for number, size in enumerate(sizes.tolist()):
+        if held and held + size > most:
+            shards.append(range(start, number))
+            start, held = number, 0
+        held += size
+    return [*shards, range(start, len(sizes))] if len(sizes) else shards
+
+
+def shard_members(probes: np.ndarray, shard: range) -> tuple[np.ndarray, np.ndarray]:
+    """The films filed in the lists of ``shard`` (their first probed list), and the films that
+    probe any of them (indexes, ascending)."""
+    inside = (probes >= shard.start) & (probes < shard.stop)
+    return np.flatnonzero(inside[:, 0]), np.flatnonzero(inside.any(axis=1))
+
+
+def best_of(similarity: np.ndarray, films: np.ndarray, keep: int) -> Best:
+    """Per row, the ``keep`` best (similarity, then smallest film; no film, -1 at -inf, last)."""
+    order = np.lexsort((films, -similarity), axis=1)[:, :keep]
+    return np.take_along_axis(similarity, order, 1), np.take_along_axis(films, order, 1)
+
+
+def shard_best(
+    filed: np.ndarray,
+    films: np.ndarray,
+    lists: np.ndarray,
+    queries: np.ndarray,
+    probes: np.ndarray,
+    keep: int,
+) -> Best:
+    """The ``keep`` best of each query among the filed films of the lists it probes:
+    ``filed`` vectors of ``films`` (indexes) filed in ``lists``, ``queries`` vectors probing
+    ``probes`` (one row of lists each)."""
+    best = (
+        np.full((len(queries), keep), -np.inf, np.float32),
+        np.full((len(queries), keep), -1, PAIR_INDEX),
+    )
+    for number in np.unique(lists):
+        asking = np.flatnonzero((probes == number).any(axis=1))
+        filed_here = np.flatnonzero(lists == number)
+        for start in range(0, len(filed_here) if len(asking) else 0, SHARD_FILMS):
+            members = filed_here[start : start + SHARD_FILMS]  # a crowded list, a part at a time
+            with threadpool_limits(limits=1):
+                similarity = queries[asking] @ filed[members].T
+            found = np.broadcast_to(films[members], similarity.shape)
+            merged = best_of(
+                np.hstack([best[0][asking], similarity]), np.hstack([best[1][asking], found]), keep
+            )
+            best[0][asking], best[1][asking] = merged
+    return best
+
+
+def search_shard(
+    probes: np.ndarray, shard: range, read: Read, keep: int
+) -> tuple[np.ndarray, Best]:
+    """Each query of one shard (a film probing any of its lists) and its ``keep`` best among
+    the shard's films, the films' vectors given by ``read``, ``QUERIES_AT_ONCE`` queries at a
+    time; ``probes``: every film's probed lists."""
+    films, queries = shard_members(probes, shard)
+    filed = read(films, None)
+    parts = [
+        shard_best(
+            filed, films.astype(PAIR_INDEX), probes[films, 0], read(at, None), probes[at], keep
+        )
+        for at in np.array_split(queries, max(1, -(-len(queries) // QUERIES_AT_ONCE)))
+    ]
+    similarity, found = (np.concatenate([part[n] for part in parts]) for n in (0, 1))
+    return queries.astype(PAIR_INDEX), (similarity, found)
+
+
+def merged_pairs(count: int, found: Iterable[tuple[np.ndarray, Best]], keep: int) -> np.ndarray:
+    """The pairs ``(i, j)``, ``i < j``, of each film ``i`` and the ``keep`` best films it found
+    over the shards (itself aside), each once, sorted: an ``(n, 2)`` array."""
+    best = (np.full((count, keep), -np.inf, np.float32), np.full((count, keep), -1, PAIR_INDEX))
+    for queries, (similarity, films) in found:
+        merged = best_of(
+            np.hstack([best[0][queries], similarity]), np.hstack([best[1][queries], films]), keep
+        )
+        best[0][queries], best[1][queries] = merged
+    firsts = np.broadcast_to(np.arange(count, dtype=PAIR_INDEX)[:, None], best[1].shape)
+    chosen = (best[1] >= 0) & (best[1] != firsts)
+    pairs = np.sort(np.column_stack([firsts[chosen], best[1][chosen]]), axis=1)
+    return np.unique(pairs, axis=0) if len(pairs) else np.zeros((0, 2), PAIR_INDEX)
+
+
+# The same search over the stored vectors, as jobs: the lists trained by one job on evenly
+# chosen films, each block of films filed by a job (its films' probed lists stored beside its
+# vectors), each shard searched by a job; the driver holds the lists' sizes and the merge.
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\n".join([INVERTED_VERSION, *parts]).encode()).hexdigest()
+
+
+def _train(job: tuple[VectorBlocks, str]) -> str:
+    """Worker side: the lists trained on the stored vectors, stored under ``key``."""
+    blocks, key = job
+    if blocks.store.get(key) is None:
+        blocks.store.put(key, {"centres": train_lists(blocks.count, blocks.width, blocks.films)})
+    return key
+
+
+def _file_block(job: tuple[VectorBlocks, str, int]) -> np.ndarray:
+    """Worker side: each film of block ``number``'s probed lists, stored beside the block; the
+    number of films filed in each list."""
+    blocks, centres_key, number = job
+    centres = stored_arrays(blocks.store, centres_key, "the visits' lists are")["centres"]
+    key = _key(centres_key, blocks.names[number])
+    stored = blocks.store.get(key)
+    if stored is None:
+        films = min(blocks.size, blocks.count - number * blocks.size)
+        vectors = range_rows(blocks.store, [blocks.names[number]], 0, films)
+        stored = {"probes": nearest_lists(centres, vectors)}
+        blocks.store.put(key, stored)
+    return np.bincount(stored["probes"][:, 0], minlength=len(centres))
+
+
+def _search(job: tuple[VectorBlocks, str, range, int]) -> tuple[np.ndarray, Best]:
+    """Worker side: ``search_shard`` over the stored vectors, read by film."""
+    blocks, centres_key, shard, keep = job
+    what = "the films' probed lists are"
+    probes = np.concatenate(
+        [
+            stored_arrays(blocks.store, _key(centres_key, name), what)["probes"]
+            for name in blocks.names
+        ]
+    )
+    return search_shard(probes, shard, blocks.films, keep)
+
+
+def stored_inverted_pairs(
+    blocks: VectorBlocks, map: Mapper, partners: int, shard_films: int = SHARD_FILMS
+) -> np.ndarray:
+    """Each film's ``partners`` nearest films among those of its probed lists, as an ``(n, 2)``
+    array of pairs ``i < j``, sorted: the lists trained, the blocks filed and the shards
+    searched as jobs through ``map``."""
+    lists = list_count(blocks.count)
+    centres_key = _key("centres", str(lists), *blocks.names)
+    for _ in map(_train, [(blocks, centres_key)], chunksize=1):
+        pass
+    jobs = [(blocks, centres_key, number) for number in range(len(blocks.names))]
+    sizes = np.zeros(lists, np.int64)
+    for filed in map(_file_block, jobs, chunksize=1):
+        sizes += filed
+    keep = min(blocks.count, partners + 1)
+    shards = [(blocks, centres_key, shard, keep) for shard in shard_lists(sizes, shard_films)]
+    return merged_pairs(blocks.count, map(_search, shards, chunksize=1), keep)
+
+
+def rows_of(vectors: np.ndarray) -> Read:
+    """What ``train_lists`` and ``search_shard`` read, from vectors in memory."""
+    return lambda films, columns: vectors[films, :columns]
+
+
+def inverted_nearest(
+    vectors: np.ndarray, partners: int, shard_films: int = SHARD_FILMS
+) -> np.ndarray:
+    """``stored_inverted_pairs`` over vectors in memory, in this process (the benches')."""
+    count, read = len(vectors), rows_of(vectors)
+    lists = list_count(count)
+    probes = nearest_lists(train_lists(count, vectors.shape[1], read), vectors)
+    keep = min(count, partners + 1)
+    shards = shard_lists(np.bincount(probes[:, 0], minlength=lists), shard_films)
+    return merged_pairs(count, (search_shard(probes, s, read, keep) for s in shards), keep)
