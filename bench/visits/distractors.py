@@ -14,9 +14,11 @@ the pair is among the other's nearest, as ``nearest_films`` proposes pairs; its 
 better of the two directions.
 
 The vectors in use (``PROJECTED_WIDTH``, ``WHITENING``) are also searched through an inverted
-file (``inverted_file``: faiss's ``IndexIVFFlat``, about 4 x sqrt(films) lists, ``PROBES``
-of them searched), the exact search's quadratic cost against a share of the films: how many
-lists a query must search to rank the revisits as the exact search does, at each size.
+file (``inverted_file``: faiss's ``IndexIVFFlat`` on the lists the build trains, about 4 x
+sqrt(films), ``PROBES_TRIED`` of them searched), the exact search's quadratic cost against a
+share of the films: how many lists a query must search to rank the revisits as the exact
+search does, at each size; and through the build's own search of those lists
+(``curation.visits.inverted``, ``as_built``): which revisits it pairs.
 
 The widths and whitenings are judged on the two halves of the films (every other film by
 name): the narrowest whose chosen half ranks every revisit within half of ``PARTNERS`` at every
@@ -47,19 +49,19 @@ from bench.visits.real import NATIVE_FILMS, _grey
 from curation.core.atomic import write_json
 from curation.core.parallel import ordered_map
 from curation.drawing.revisits import revisit
+from curation.visits import inverted
 from curation.visits.descriptors import (
     DESCRIPTORS_VERSION,
     VisitFeatures,
     visit_features,
     visit_features_of,
 )
+from curation.visits.inverted import inverted_nearest, list_count, rows_of, train_lists
 from curation.visits.retrieval import (
-    KMEANS_SEED,
     PARTNERS,
     PROJECTED_WIDTH,
     WHITENING,
     VectorProjection,
-    evenly_chosen,
     film_sample,
     one_openmp_thread,
     projection_films,
@@ -74,9 +76,7 @@ SEED = 41
 WIDTHS = (256, 512, 1024, 2048)
 WHITENINGS = (0.0, 0.5, 1.0)  # each direction divided by its deviation to this power
 NOWHERE = np.zeros((0, 2), np.float32)
-LISTS_PER_ROOT = 4  # an inverted file's lists: about 4 x sqrt(films), a power of two
-TRAINING_PER_LIST = 64  # films its lists are trained on, per list (evenly chosen)
-PROBES = (4, 8, 16, 32, 64)  # lists a query searches
+PROBES_TRIED = (4, 8, 16, 32, 64)  # lists a query searches
 
 
 def _cache(name: str) -> Path:
@@ -180,25 +180,20 @@ def _spread(ranks: np.ndarray, halves: list[np.ndarray]) -> dict:
     }  # fmt: skip
 
 
-def inverted_lists(films: int) -> int:
-    """The inverted file's number of lists for ``films``: a power of two near 4 x sqrt."""
-    return 2 ** round(np.log2(LISTS_PER_ROOT * np.sqrt(films)))
-
-
 def inverted_file(projected: np.ndarray, planted: int, halves: list[np.ndarray]) -> dict:
     """The in-use vectors searched through an inverted file (faiss ``IndexIVFFlat``, inner
     product) instead of every film: each planted pair's rank at each number of lists
     searched, the share of the films a query compared, and its CPU. An exact search costs
     every film a query (quadratic in the archive); this costs the probed lists' films."""
-    width, lists = projected.shape[1], inverted_lists(len(projected))
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(width), width, lists, faiss.METRIC_INNER_PRODUCT)
-    index.cp.seed = KMEANS_SEED
+    width, lists = projected.shape[1], list_count(len(projected))
     started = time.process_time()
+    quantizer = faiss.IndexFlatIP(width)
+    quantizer.add(train_lists(len(projected), width, rows_of(projected)))
+    index = faiss.IndexIVFFlat(quantizer, width, lists, faiss.METRIC_INNER_PRODUCT)
     with one_openmp_thread():
-        index.train(projected[evenly_chosen(len(projected), TRAINING_PER_LIST * lists)])
         index.add(projected)
     record: dict = {"lists": lists, "training_cpu_s": round(time.process_time() - started, 1)}
-    for probes in PROBES:
+    for probes in PROBES_TRIED:
         index.nprobe = probes
         faiss.cvar.indexIVF_stats.reset()
         started = time.process_time()
@@ -211,6 +206,19 @@ def inverted_file(projected: np.ndarray, planted: int, halves: list[np.ndarray])
             "search_ms_a_film": round(1000 * cpu / (2 * planted), 2),
         }
         print(len(projected), lists, probes, record[f"probe{probes}"], flush=True)
+    started = time.process_time()
+    pairs = {(int(i), int(j)) for i, j in inverted_nearest(projected, PARTNERS)}
+    cpu = time.process_time() - started
+    found = np.array([(2 * n, 2 * n + 1) in pairs for n in range(planted)])
+    record["as_built"] = {
+        "probes": inverted.PROBES,
+        "retrieved": int(found.sum()),
+        "of": planted,
+        "halves": [{"retrieved": int(found[h].sum()), "of": len(h)} for h in halves],
+        "cpu_s": round(cpu, 1),
+        "ms_a_film": round(1000 * cpu / len(projected), 2),
+    }
+    print(len(projected), "as built", record["as_built"], flush=True)
     return record
 
 
