@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from curation.core.store import ArrayStore
-from curation.visits.stored import MissingDescriptors, stored_arrays
+from curation.visits.stored import missing, stored_arrays
 
 WHAT = "a block of the films' vectors is"
 
@@ -40,9 +40,8 @@ class VectorBlocks:
             at = np.flatnonzero(block_of == block)
             name = self.names[int(block)]
             read = self.store.rows(name, "vectors", films[at] - int(block) * self.size)
-            if read is None:
-                stored_arrays(self.store, name, WHAT)  # raises, naming the file
-                raise MissingDescriptors(f"{self.store.path(name)}: {WHAT} unreadable.")
+            if read is None or read.shape[1:] != (self.width,):
+                raise missing(self.store, name, WHAT)
             rows[at] = read[:, : rows.shape[1]]
         return rows
 

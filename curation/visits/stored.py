@@ -65,12 +65,16 @@ def stored_arrays(store: ArrayStore, key: str, what: str) -> Arrays:
     raised when they are gone."""
     arrays = store.get(key)
     if arrays is None:
-        raise MissingDescriptors(
-            f"{store.path(key)}: {what} missing or unreadable here (the folder removed while "
-            "the run went on, or, on a cluster, not visible at the same path on every node); "
-            "run again."
-        )
+        raise missing(store, key, what)
     return arrays
+
+
+def missing(store: ArrayStore, key: str, what: str) -> MissingDescriptors:
+    """The one sentence that names the file of ``key`` when ``what`` it holds is gone."""
+    return MissingDescriptors(
+        f"{store.path(key)}: {what} missing or unreadable here (the folder removed while the "
+        "run went on, or, on a cluster, not visible at the same path on every node); run again."
+    )
 
 
 def stored_features(store: ArrayStore, key: str) -> VisitFeatures:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import faiss
 import numpy as np
+import pytest
 
 from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
@@ -24,6 +25,7 @@ from curation.visits.inverted import (
     training_films,
 )
 from curation.visits.retrieval import PARTNERS, nearest_films
+from curation.visits.stored import MissingDescriptors
 
 BLOCK = 256  # films a stored block of vectors holds here
 # Measured (docs/scale.md, "The visits' search through an inverted file"): on real revisits
@@ -175,3 +177,22 @@ def test_a_block_s_rows_are_read_alone_and_a_damaged_block_is_absent(tmp_path):
     path = store.path("a" * 64)
     path.write_bytes(path.read_bytes()[:-4])
     assert store.rows("a" * 64, "vectors", wanted) is None
+
+
+def test_a_block_gone_before_the_shards_read_it_is_one_sentence_naming_its_file(tmp_path):
+    """The shards read the films by row: a block removed after filing (the folder removed, a
+    node that does not see it) stops the run with the project's one-sentence error."""
+    vectors = clustered(1200, 16, 8)
+    blocks = stored(vectors, tmp_path / "vectors")
+
+    class RemovingMap:
+        def __call__(self, function, jobs, chunksize=1):
+            if function.__name__ == "_search":
+                blocks.store.path(blocks.names[2]).unlink()
+            return map(function, jobs)
+
+    with pytest.raises(
+        MissingDescriptors, match="a block of the films' vectors is missing"
+    ) as raised:
+        stored_inverted_pairs(blocks, RemovingMap(), PARTNERS)
+    assert str(blocks.store.path(blocks.names[2])) in str(raised.value)
