@@ -48,7 +48,10 @@ TRAINING_PER_LIST = 64  # films the lists are trained on, per list (evenly chose
 PROBES = 8  # lists a film searches
 LIST_WIDTH = 64  # the vectors' first (strongest) components the lists are drawn on
 REFINED_AT_ONCE = 1024  # training films read at the full width at a time
-SHARD_FILMS = 8192  # films filed in one shard's lists at most (unless one list holds more)
+# Films filed in one shard's lists at most (unless one list holds more): half of
+# INVERTED_FROM, so that the search is always two jobs at least; the local executor runs a
+# lone job in the driver's process, which would then hold every film's vector.
+SHARD_FILMS = 2048
 QUERIES_AT_ONCE = 4096  # a shard's queries read and searched at a time
 INVERTED_VERSION = (
     f"ivf{LISTS_PER_ROOT}-train{TRAINING_PER_LIST}-seed{KMEANS_SEED}-probe{PROBES}-w{LIST_WIDTH}"

@@ -196,3 +196,18 @@ def test_a_block_gone_before_the_shards_read_it_is_one_sentence_naming_its_file(
     ) as raised:
         stored_inverted_pairs(blocks, RemovingMap(), PARTNERS)
     assert str(blocks.store.path(blocks.names[2])) in str(raised.value)
+
+
+def test_from_4096_films_the_shards_are_two_jobs_at_least(tmp_path):
+    """The local executor runs a lone job in the driver's process: one shard would hold every
+    film's vector there."""
+    vectors = clustered(MEASURED_FROM, 4, 9)
+    searched = []
+
+    def recording(function, jobs, chunksize=1):
+        if function.__name__ == "_search":
+            searched.extend(jobs)
+        return map(function, jobs)
+
+    stored_nearest(stored(vectors, tmp_path / "vectors"), recording)
+    assert len(searched) >= 2
