@@ -1,7 +1,8 @@
 """``bench.visits.distractors.inverted_file`` reads the recall of an inverted-file search beside
 the exact one: searching every list must rank every planted pair as the exact search does and
 compare every film, and searching fewer lists must compare fewer films, or its figures would
-say nothing about what an inverted file trades for its cost."""
+say nothing about what an inverted file trades for its cost; and the build's own search of
+those lists is read beside them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from unittest import mock
 import numpy as np
 
 from bench.visits import distractors
+from curation.visits.inverted import list_count
 
 
 def _planted_pool(films: int, planted: int, width: int = 32) -> np.ndarray:
@@ -25,9 +27,9 @@ def _planted_pool(films: int, planted: int, width: int = 32) -> np.ndarray:
 def test_every_list_searched_ranks_as_the_exact_search_and_fewer_compare_fewer_films():
     pool, planted = _planted_pool(1200, 20), 20
     halves = [np.arange(planted)[0::2], np.arange(planted)[1::2]]
-    lists = distractors.inverted_lists(len(pool))
+    lists = list_count(len(pool))
     assert lists == 128  # 4 x sqrt(1200) = 139: the nearest power of two
-    with mock.patch.object(distractors, "PROBES", (2, lists)):
+    with mock.patch.object(distractors, "PROBES_TRIED", (2, lists)):
         found = distractors.inverted_file(pool, planted, halves)
     exact = distractors._spread(distractors._ranks(pool, planted), halves)
     every = found[f"probe{lists}"]
@@ -35,3 +37,4 @@ def test_every_list_searched_ranks_as_the_exact_search_and_fewer_compare_fewer_f
     assert {k: every[k] for k in exact} == exact
     assert found["probe2"]["compared_share"] < 0.1
     assert found["lists"] == lists
+    assert found["as_built"]["retrieved"] == planted  # the build's own search of the lists
