@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-from rich import get_console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -108,13 +107,9 @@ class _Bar:
 
 @contextmanager
 def _progress() -> Iterator[Progress]:
-    """The run's bars, repainted by rich's thread on a terminal only: elsewhere nothing shows
-    the repaints, and a thread that wakes ten times a second is one more that can hold an
-    allocator's lock at the instant a worker is forked (the traced bench's child hung so)."""
     columns = (TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn())
-    terminal = get_console().is_terminal
-    with Progress(*columns, TimeElapsedColumn(), transient=False, auto_refresh=terminal) as bars:
-        yield bars
+    with Progress(*columns, TimeElapsedColumn(), transient=False) as progress:
+        yield progress
 
 
 def curate(
