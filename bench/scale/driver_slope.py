@@ -5,9 +5,13 @@ two corpus sizes.
 A whole cold build (``curate``, local executor, two worker processes; with ``--warm``, a
 second build into the builds kept in ``--scratch``, their caches read) of the corpus in the
 archive's own layout (``corpus_zip(N, all_copies_among_originals=False)``) at each size, each
-in its own process with the driver under ``tracemalloc`` (one frame a block; the worker
-processes stop tracing when they are forked). For each step: what the driver held when the
-step began, the step's peak above that, and what it held once the step's products replaced
+in its own process with the driver under ``tracemalloc`` (one frame a block). The workers
+are spawned, not forked: a fork while another thread held tracemalloc's lock (a thread that
+ends, for one, frees its state under that lock without the interpreter's) left a worker
+waiting for that lock for ever (CPython 3.11, a traced process only). A spawned worker is a
+new, untraced interpreter; a traced build that forked all the same is refused
+(``TracedFork``). For each step: what the driver held when the step began, the step's peak
+above that, and what it held once the step's products replaced
 the earlier ones (the next step's start); the driver's traced peak over the whole build, and
 its peak RSS (``VmHWM``, reset per step through ``/proc/self/clear_refs``; tracing's own
 tables are in it and reported beside it). With ``--top N``, the N source lines holding the
@@ -35,6 +39,7 @@ import contextlib
 import dataclasses
 import gc
 import json
+import multiprocessing
 import os
 import shutil
 import sys
@@ -92,6 +97,10 @@ def _top_lines(
             {"line": f"{name}:{frame.lineno}", "grew_b": stat.size_diff, "blocks": stat.count_diff}
         )
     return lines
+
+
+class TracedFork(RuntimeError):
+    """A traced driver forked: such a build can hang, so its figures are not reported."""
 
 
 class _PeakSnapshots:
@@ -169,12 +178,9 @@ def traced_build(archive: Path, build: Path, top: int, mapped: bool = False) -> 
             wrapped = [dataclasses.replace(s, function=traced(s.name, s.function)) for s in chain]
             return super().run(wrapped, run)
 
-    if watcher:  # no snapshot is half taken when a worker is forked
-        lock = watcher.lock
-        os.register_at_fork(
-            before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release
-        )
-    os.register_at_fork(after_in_child=tracemalloc.stop)  # workers run untraced
+    multiprocessing.set_start_method("spawn", force=True)  # the pools' workers
+    forks: list[int] = []
+    os.register_at_fork(before=lambda: forks.append(1))
     tracemalloc.start(1)
     if watcher:
         watcher.thread.start()
@@ -200,6 +206,7 @@ def traced_build(archive: Path, build: Path, top: int, mapped: bool = False) -> 
         "traced_peak_b": max(s["start_b"] + s["peak_above_start_b"] for s in steps),
         "peak_rss_kib": max(s["peak_rss_kib"] for s in steps),
         "tracing_tables_b": tracemalloc.get_tracemalloc_memory(),
+        "driver_forks": len(forks),
         "steps": steps,
     }
 
@@ -251,6 +258,11 @@ def measure(
             "--top", str(top), *(["--mapped"] if mapped else []),
         )  # fmt: skip
         builds[str(n)] = {"originals": n, **child_json(run_measured(child))}
+        if builds[str(n)]["driver_forks"]:
+            raise TracedFork(
+                f"The traced build of {archive} forked its driver, which can hang under "
+                "tracemalloc: its workers must be spawned."
+            )
         print(json.dumps({"originals": n, **builds[str(n)]}), file=sys.stderr, flush=True)
     sizes = [str(n) for n in originals]
     found: dict[str, Any] = {"builds": builds, "load_at_end": os.getloadavg()[0]}
