@@ -64,11 +64,11 @@ def _write_thumbnails(
     known: Callable[[list[str]], Mapping[str, Thumbnail]],
     image_path: Callable[[str], Path],
     workers: int,
-) -> tuple[Thumbs, set[str]]:
+) -> Thumbs:
     """Each film's thumbnail into ``folder``, ``THUMBS_AT_ONCE`` films at a time (the stored
     ones read, the others made over ``workers``), each let go once written, so that the page
     holds one batch's bytes, not those of every film it shows: each film's thumbnail size (or
-    why it has none), and the names written."""
+    why it has none)."""
     thumbs: Thumbs = {}
     for start in range(0, len(films), THUMBS_AT_ONCE):
         batch = films[start : start + THUMBS_AT_ONCE]
@@ -83,27 +83,30 @@ def _write_thumbnails(
             else:
                 write_bytes(folder / _file_name(film), thumb.jpeg)
                 thumbs[film] = thumb.size
-    return thumbs, {_file_name(film) for film, size in thumbs.items() if not isinstance(size, str)}
+    return thumbs
 
 
 def _write_full_films(
     folder: Path, films: list[str], image_path: Callable[[str], Path]
-) -> tuple[FilmSizes, set[str]]:
+) -> FilmSizes:
     """Each film's published JPEG into ``folder`` as soon as it is made, so that the page
     holds one film's bytes at a time, not those of every film it shows: each film's size (or
-    why it has none), and the names written."""
+    why it has none)."""
     sizes: FilmSizes = {}
-    written: set[str] = set()
     for film in films:
         made = full_film(image_path(film))
         if isinstance(made, str):
             sizes[film] = made
             continue
-        name = _file_name(film)
-        write_bytes(folder / name, made.jpeg)
+        write_bytes(folder / _file_name(film), made.jpeg)
         sizes[film] = made.size
-        written.add(name)
-    return sizes, written
+    return sizes
+
+
+def _written(sizes: Thumbs | FilmSizes) -> set[str]:
+    """The names of the files written for the films that have a size (the others have why
+    not): named once the page is written, not held beside it."""
+    return {_file_name(film) for film, size in sizes.items() if not isinstance(size, str)}
 
 
 def _remove_stale(folder: Path, kept: set[str]) -> None:
@@ -131,14 +134,14 @@ def write_review_page(
     workers: int = 0,
     known: Callable[[list[str]], Mapping[str, Thumbnail]] = lambda films: {},
     features: Callable[[str], FilmFeatures | None] = lambda film: None,
-    lesions_of: Mapping[str, Sequence[Lesion]] | None = None,
+    lesions: Callable[[str], Sequence[Lesion]] = lambda film: (),
     rejected: Sequence[RejectedFile] = (),
     decisions: list[str] | None = None,
 ) -> Path:
     """Write ``out_dir/index.html``, its thumbnails and full-size films; return the page's path.
 
     ``split_of`` maps each kept film to its split; ``rules`` says how many films each rule
-    dropped; ``lesions_of`` gives each film's lesion boxes; ``rejected`` lists the files the
+    dropped; ``lesions(film id)`` gives a film's lesion boxes; ``rejected`` lists the files the
     build refused. Groups are ordered by their largest difference/limit, clusters by their
     weakest needed link's distance/limit (clusters held by patient links alone last), closest
     call first, ties by id; decisions at ``CLOSE`` of their limit or more are named first of
@@ -156,22 +159,23 @@ def write_review_page(
     films = [g.kept for g in groups] + [m.film_id for g in groups for m in g.members]
     films += [film for c, _ in decided for film in c.film_ids]
     shown = list(dict.fromkeys(films))
-    thumbs, thumb_files = _write_thumbnails(out_dir / "thumbs", shown, known, image_path, workers)
-    sizes, film_files = _write_full_films(out_dir / "films", shown, image_path)
+    thumbs = _write_thumbnails(out_dir / "thumbs", shown, known, image_path, workers)
+    sizes = _write_full_films(out_dir / "films", shown, image_path)
 
     def matched(first: str, second: str) -> MatchedPoints | None:  # asked once per view
         held = (features(first), features(second))
         return matched_points(image_path(first), image_path(second), held)
 
-    view = PageView(thumbs, sizes, split_of, lesions_of or {}, matched, _file_name)
+    view = PageView(thumbs, sizes, split_of, lesions, matched, _file_name)
     index = out_dir / "index.html"
     _write_page(index, view, groups, decided, rejected, title, synthetic, rules, decisions or [])
     # Jinja's macros and the context they render in refer to each other, so what the page
     # was rendered from is let go only by the cyclic collector, which a process holding a
     # build's records runs seldom: let it go now, not after the build has checked its files.
+    del view
     gc.collect()
-    _remove_stale(out_dir / "thumbs", set(thumb_files))
-    _remove_stale(out_dir / "films", film_files)
+    _remove_stale(out_dir / "thumbs", _written(thumbs))
+    _remove_stale(out_dir / "films", _written(sizes))
     return index
 
 

@@ -135,6 +135,6 @@ def write_review(
         known=known,
         features=features,
         decisions=decisions or [],
-        lesions_of={film: r.lesions for film, r in films.items()},
+        lesions=lambda film: films[film].lesions if film in films else (),
         rejected=rejected,
     )

@@ -55,14 +55,14 @@ class PageView:
         thumbs: Thumbs,
         sizes: FilmSizes,
         split_of: Mapping[str, str],
-        lesions_of: Mapping[str, Sequence[Lesion]],
+        lesions: Callable[[str], Sequence[Lesion]],
         matched: Callable[[str, str], MatchedPoints | None],
         file_name: Callable[[str], str],
     ) -> None:
         self.thumbs = thumbs
         self.sizes = sizes
         self.split_of = split_of
-        self.lesions_of = lesions_of
+        self.lesions = lesions
         self.matched = matched
         self.file_name = file_name
         # films -> the view's id, caption, and whether it draws their matched features
@@ -98,7 +98,7 @@ class PageView:
             size = self.sizes[film]
             assert not isinstance(size, str)
             src = "films/" + quote(self.file_name(film))
-            placed.append((src, size, self.lesions_of.get(film, ())))
+            placed.append((src, size, self.lesions(film)))
         matched = self.matched(*films) if features and len(films) == 2 else None
         entry["svg"] = view_geometry(placed, matched)
         boxes = sum(len(lesions) for _, _, lesions in placed)

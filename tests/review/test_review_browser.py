@@ -187,7 +187,7 @@ def test_at_two_widths_a_film_on_the_first_screen_opens_with_its_boxes_and_filte
         synthetic=True,
         split_of=split_of,
         rules=RuleCounts(folder_rule=3, same_picture=3, bad_file=1),
-        lesions_of=lesions,
+        lesions=lambda film: lesions.get(film, ()),
         rejected=rejected,
     )
     screenshot(index, screen, tmp_path / f"review-{screen[0]}.png")
