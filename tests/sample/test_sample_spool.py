@@ -1,6 +1,6 @@
 """The sample writer keeps the drawn films on disk until it writes the zip: it held them all
-in memory, and drawing a corpus of 64,000 originals (``bench.scale``) outgrew a 24 GiB
-machine. The films are drawn in this process here, so no worker is forked while traced."""
+in memory, which a corpus of 64,000 originals (``bench.scale``) cannot be on a 24 GiB machine.
+The films are drawn in this process here, so no worker is forked while traced."""
 
 from __future__ import annotations
 
