@@ -41,6 +41,18 @@ class Kind(StrEnum):
 
 # Fields whose few distinct values most records repeat: one string each, not one per record.
 SHARED_TEXTS = ("folder", "encoder", "reason")
+# Reasons whose detail names the record's own film: no two records share one, so interning
+# them shares nothing and costs an entry in the interpreter's table of interned texts (about
+# 44 B a text; half an archive's files are annotations).
+OWN_REASONS = frozenset(
+    {
+        Reason.annotation_of_kept,
+        Reason.annotation_of_dropped,
+        Reason.annotation_of_rejected,
+        Reason.refiling,
+        Reason.augmented_copy_among_originals,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +97,9 @@ class SourceRecord:
 
     def __post_init__(self) -> None:
         for name in SHARED_TEXTS:
-            object.__setattr__(self, name, sys.intern(getattr(self, name)))
+            text = getattr(self, name)
+            if name != "reason" or reason_class(text) not in OWN_REASONS:
+                object.__setattr__(self, name, sys.intern(text))
 
     @property
     def film_id(self) -> str:
