@@ -205,6 +205,19 @@ def test_an_unreadable_film_is_shown_as_missing_with_the_reason(tmp_path, films)
     assert "gone: gone.jpg does not exist." in text
 
 
+def test_a_film_unreadable_since_the_last_page_loses_its_old_files(tmp_path, films):
+    groups = [ReviewGroup("f1", (review_member("f2", 1.0),))]
+    out = tmp_path / "out"
+    _write(out, films, groups, [])
+    assert (out / "thumbs" / "f2.jpg").is_file() and (out / "films" / "f2.jpg").is_file()
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(b"not a jpeg")
+    text = _write(out, {**films, "f2": broken}, groups, [])
+    assert "thumbnail unavailable: broken.jpg is not a readable image." in text
+    assert sorted(p.name for p in (out / "thumbs").iterdir()) == ["f1.jpg"]
+    assert sorted(p.name for p in (out / "films").iterdir()) == ["f1.jpg"]
+
+
 @pytest.mark.parametrize(
     ("groups", "clusters", "message"),
     [
