@@ -94,10 +94,11 @@ class _Spool:
         return os.pread(self.file.fileno(), size, start)
 
 
-def _zip_entries(files: dict[str, bytes], spool: _Spool) -> Iterator[tuple[zipfile.ZipInfo, bytes]]:
-    """Sorted entries of ``files`` and the films ``spool`` holds (which win on a name they
-    share), folders included, with fixed times and attributes."""
-    names = set(files) | set(spool.at)
+def _zip_entries(
+    names: set[str], read: Callable[[str], bytes]
+) -> Iterator[tuple[zipfile.ZipInfo, bytes]]:
+    """Sorted entries of the files ``names`` (their bytes from ``read``), folders included,
+    with fixed times and attributes."""
     folders = {name.rsplit("/", depth)[0] + "/" for name in names for depth in (1, 2, 3)}
     folders = {f for f in folders if f.count("/") <= 3 and f.startswith("Periapical Dataset")}
     for name in sorted(folders | names):
@@ -110,7 +111,7 @@ def _zip_entries(files: dict[str, bytes], spool: _Spool) -> Iterator[tuple[zipfi
         info.external_attr = 0o644 << 16
         if name.endswith(".xml"):
             info.compress_type = zipfile.ZIP_DEFLATED
-        yield info, spool.read(name) if name in spool.at else files[name]
+        yield info, read(name)
 
 
 def _write_atomically(dest: Path, write: Callable[[Path], object]) -> None:
@@ -195,10 +196,15 @@ def write_sample_archive(
     drawing = bars.add_task("draw films", total=len(jobs))
 
     def write_zip(path: Path, spool: _Spool) -> None:
-        writing = bars.add_task("write zip", total=len(set(files) | set(spool.at)))
+        names = set(files) | set(spool.at)  # the drawn films win on a name they share
+
+        def read(name: str) -> bytes:
+            return spool.read(name) if name in spool.at else files[name]
+
+        writing = bars.add_task("write zip", total=len(names))
         with zipfile.ZipFile(path, "w") as archive:
             archive.comment = SAMPLE_COMMENT.encode()
-            for info, data in _zip_entries(files, spool):
+            for info, data in _zip_entries(names, read):
                 archive.writestr(info, data)
                 if not info.is_dir():
                     bars.advance(writing)
