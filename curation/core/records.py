@@ -39,8 +39,9 @@ class Kind(StrEnum):
     other = "other"
 
 
-# Fields whose few distinct values most records repeat: one string each, not one per record.
-SHARED_TEXTS = ("folder", "encoder", "reason")
+# Fields whose few distinct values most records repeat: one string each, not one per record
+# (the reason too, unless it is one of ``OWN_REASONS``).
+SHARED_TEXTS = ("folder", "encoder")
 # Reasons whose detail names the record's own film: no two records share one, so interning
 # them shares nothing and costs an entry in the interpreter's table of interned texts (about
 # 44 B a text; half an archive's files are annotations).
@@ -97,9 +98,9 @@ class SourceRecord:
 
     def __post_init__(self) -> None:
         for name in SHARED_TEXTS:
-            text = getattr(self, name)
-            if name != "reason" or reason_class(text) not in OWN_REASONS:
-                object.__setattr__(self, name, sys.intern(text))
+            object.__setattr__(self, name, sys.intern(getattr(self, name)))
+        if reason_class(self.reason) not in OWN_REASONS:
+            object.__setattr__(self, "reason", sys.intern(self.reason))
 
     @property
     def film_id(self) -> str:
