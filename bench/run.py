@@ -74,6 +74,7 @@ class Sizes:
     records: int = 1_000_000
     driver_sizes: tuple[int, ...] = driver_slope.SIZES  # whole traced builds (originals)
     scale_sizes: tuple[int, ...] = (1000, 4000, 16000)
+    scale_rounds: int = 2  # builds of every size, in turn (a host's slow spell hits them all)
     executors: tuple[str, ...] = ("local", "ray")
     feature_sizes: tuple[int, ...] = (1000, 2000, 4000, 16000)  # films per cost figure
     distractor_sizes: tuple[int, ...] = (0, 4000, 16000, 64000)  # distractors the real films join
@@ -105,6 +106,7 @@ TINY = Sizes(
     records=2000,
     driver_sizes=(40,),
     scale_sizes=(40,),
+    scale_rounds=1,
     executors=("local",),
     feature_sizes=(40,),
     audit_rows=(20, 40),
@@ -320,7 +322,8 @@ def _scale(s: Sizes) -> dict:
     from bench.scale import curve as scale
 
     with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
-        found = scale.measure(list(s.scale_sizes), Path(scratch), s.executors, s.corpus_dir)
+        sizes = list(s.scale_sizes)
+        found = scale.measure(sizes, Path(scratch), s.executors, s.corpus_dir, s.scale_rounds)
     return {"scale": found}
 
 

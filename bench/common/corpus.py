@@ -24,14 +24,21 @@ def corpus_zip(
     films: int, seed: int = SEED, folder: Path = CORPUS_DIR, all_copies_among_originals: bool = True
 ) -> Path:
     """The corpus archive, written if it (or its truth file) is missing."""
-    suffix = "-allcopies" if all_copies_among_originals else ""
-    dest = folder / f"sample-{films}-seed{seed}{suffix}.zip"
+    dest = corpus_path(films, seed, folder, all_copies_among_originals)
     if not (dest.is_file() and truth_path(dest).is_file()):
         write_sample_archive(
             dest, seed=seed, films=films, all_copies_among_originals=all_copies_among_originals
         )
         _lock(dest).unlink(missing_ok=True)  # a regenerated zip is a new source, not a mismatch
     return dest
+
+
+def corpus_path(
+    films: int, seed: int = SEED, folder: Path = CORPUS_DIR, all_copies_among_originals: bool = True
+) -> Path:
+    """Where the corpus archive of ``films`` originals is (or would be) written."""
+    suffix = "-allcopies" if all_copies_among_originals else ""
+    return folder / f"sample-{films}-seed{seed}{suffix}.zip"
 
 
 def _lock(archive: Path) -> Path:

@@ -1,20 +1,26 @@
-"""``python -m bench.scale.curve [--originals 1000,4000]``: the scale curve (issue 25, item 4).
+"""``python -m bench.scale.curve [--originals 1000,4000] [--rounds R]``: the scale curve.
 
 A cold ``pericurate build`` of the corpus in the archive's own layout
-(``corpus_zip(N, all_copies_among_originals=False)``) at each size, once on this machine
-(``--executor local``) and once on a two-node Ray cluster on this machine
+(``corpus_zip(N, all_copies_among_originals=False)``) at each size, on this machine
+(``--executor local``) and on a two-node Ray cluster on this machine
 (``bench.scale.ray_cluster``, one CPU per node, joined through ``RAY_ADDRESS``): wall time, the
-driver's peak RSS, each step's time (``work/times.json``), the load average before and after,
-and whether the Ray build's outputs are byte-identical to the local one's. Then the cost per
-original, and a projection to 100,000 and 1,000,000 originals on M machines, labelled as such.
+driver's peak RSS, each step's time (``work/times.json``), the machine's CPU seconds and the
+share of its time the host took as steal (``psutil.cpu_times``, before and after), the load
+average before and after, and whether the Ray build's outputs are byte-identical to the local
+one's. With ``--rounds R`` the sizes are built in turn R times (round 1 at every size, then
+round 2, ...), so a slower spell of the host falls on every size alike; each size reports its
+median round. Then whether the cost per original is flat across the sizes, and a projection to
+100,000 and 1,000,000 originals on M machines, labelled as such.
 
-The download (extraction) is not timed: it is the same on both executors. On Ray, the peak
-RSS is the driver's alone (the nodes' workers are not its children).
+The download (extraction) is not timed: it is the same on both executors. On Ray, the steps'
+CPU and the peak RSS are the driver's alone (the nodes' workers are not its children); the
+machine's CPU counts the nodes too, so it is the figure the two executors share.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -22,9 +28,13 @@ import shutil
 import sys
 import tempfile
 import zipfile
+from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common.corpus import CORPUS_DIR, corpus_zip
+import psutil
+
+from bench.common.corpus import CORPUS_DIR, corpus_path, corpus_zip
 from bench.common.measure import run_measured
 from bench.common.splits_bench import pericurate
 from bench.scale.ray_cluster import two_nodes
@@ -38,11 +48,24 @@ MACHINES = (1, 4, 16)
 EXECUTORS = ("local", "ray")
 STORE_MIB = 2048  # each node's object store: the 16k corpus's features are about 0.4 GB
 CORES = 2  # this machine's, and each projected machine's (a projection: scale by cores)
+FLAT = 0.15  # the goal: the highest cost per original at most 15 % over the lowest
+UNPACKED = ".unpacked"  # written in a corpus folder once it is wholly unpacked
 
 
-def _outputs(build: Path) -> dict[str, bytes]:
+def _outputs(build: Path) -> dict[str, str]:
+    """Each output's sha256, read in blocks: at 64,000 originals the dataset's files are
+    several GB, too much to hold for two builds beside a running cluster."""
     files = [build / n for n in OUTPUTS] + sorted((build / "dataset" / "data").iterdir())
-    return {str(f.relative_to(build)): f.read_bytes() for f in files}
+    digests = {}
+    for file in files:
+        with file.open("rb") as read:
+            digests[str(file.relative_to(build))] = hashlib.file_digest(read, "sha256").hexdigest()
+    return digests
+
+
+def unpacked(archive: Path) -> Path:
+    """The folder ``as_source`` unpacks ``archive`` to."""
+    return archive.parent / f"{archive.stem}-folder"
 
 
 def as_source(archive: Path) -> Path:
@@ -52,8 +75,8 @@ def as_source(archive: Path) -> Path:
     with zipfile.ZipFile(archive) as zipped:
         if len(zipped.infolist()) <= MAX_MEMBERS:
             return archive
-        folder = archive.parent / f"{archive.stem}-folder"
-        done = folder / ".unpacked"
+        folder = unpacked(archive)
+        done = folder / UNPACKED
         if not done.is_file():
             shutil.rmtree(folder, ignore_errors=True)
             zipped.extractall(folder)  # the project's own corpus, not an untrusted archive
@@ -61,22 +84,64 @@ def as_source(archive: Path) -> Path:
     return folder
 
 
-def _cold_build(archive: Path, build: Path, executor: str, env: dict[str, str]) -> dict:
+def source_of(originals: int, corpus_dir: Path) -> Path:
+    """The corpus of ``originals`` as ``download`` takes it. A wholly unpacked folder is taken
+    without its zip, which may then be removed: at 64,000 originals each is 22 GB, and
+    writing the zip again takes over an hour."""
+    archive = corpus_path(originals, folder=corpus_dir, all_copies_among_originals=False)
+    if (unpacked(archive) / UNPACKED).is_file():
+        return unpacked(archive)
+    return as_source(corpus_zip(originals, folder=corpus_dir, all_copies_among_originals=False))
+
+
+@dataclass(frozen=True)
+class MachineCpu:
+    """This machine's CPU seconds over all its cores: busy (user, nice, system, interrupts),
+    steal (the host ran something else while a core waited) and all of its time."""
+
+    busy: float
+    steal: float
+    total: float
+
+    @classmethod
+    def now(cls) -> MachineCpu:
+        t = psutil.cpu_times()
+        busy = t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+        steal = getattr(t, "steal", 0.0)  # Linux's; elsewhere none is reported
+        waiting = t.idle + getattr(t, "iowait", 0.0)
+        return cls(busy, steal, busy + steal + waiting)
+
+    def __sub__(self, before: MachineCpu) -> MachineCpu:
+        return MachineCpu(
+            self.busy - before.busy, self.steal - before.steal, self.total - before.total
+        )
+
+
+def _cold_build(
+    source: Path, build: Path, executor: str, env: dict[str, str], originals: int
+) -> dict:
     shutil.rmtree(build, ignore_errors=True)
-    download = ("download", str(as_source(archive)), "--build", str(build))
+    download = ("download", str(source), "--build", str(build))
     run_measured(pericurate(sys.executable, *download, "--lock", str(build / "source.lock")))
     load_before = os.getloadavg()[0]
     command = ("build", "--build", str(build), "--no-fail-on-rejected", "--executor", executor)
+    before = MachineCpu.now()
     with _environment(env):
         built = run_measured(pericurate(sys.executable, *command))
+    spent = MachineCpu.now() - before
     times = json.loads((build / "work" / "times.json").read_text())
+    steps = {s["step"]: {"wall_s": s["wall_s"], "cpu_s": s["cpu_s"]} for s in times["steps"]}
     found = {
         "wall_s": built.wall_s,
         "peak_rss_mib": built.peak_rss_mib,
         "load_before": round(load_before, 2),
         "load_after": round(os.getloadavg()[0], 2),
-        "steps": {s["step"]: {"wall_s": s["wall_s"], "cpu_s": s["cpu_s"]} for s in times["steps"]},
+        "steal_share": round(spent.steal / spent.total, 3) if spent.total > 0 else 0.0,
+        "steps": steps,
         "source_images": times["source_images"],
+        "ms_per_original": round(1000 * built.wall_s / originals, 2),
+        "cpu_ms_per_original": round(1000 * sum(s["cpu_s"] for s in steps.values()) / originals, 2),
+        "machine_cpu_ms_per_original": round(1000 * spent.busy / originals, 2),
     }
     print(json.dumps({"build": build.name, **found}), file=sys.stderr, flush=True)  # as it goes
     return found
@@ -106,35 +171,69 @@ def measure(
     scratch: Path,
     executors: tuple[str, ...] = EXECUTORS,
     corpus_dir: Path = CORPUS_DIR,
+    rounds: int = 1,
 ) -> dict:
-    """Each size built locally, then on the two-node cluster; a Ray build is compared with
-    the local build of its size in ``scratch`` (this run's or an earlier one's). The corpora
-    are written in ``corpus_dir``."""
-    archives = {
-        n: corpus_zip(n, folder=corpus_dir, all_copies_among_originals=False) for n in originals
-    }
-    rows: dict[str, dict] = {str(n): {} for n in originals}
+    """Each size built locally, then on the two-node cluster, ``rounds`` times in turn; a Ray
+    build is compared with the local build of its size in ``scratch`` (this run's or an
+    earlier one's). The corpora are written in ``corpus_dir``."""
+    sources = {n: source_of(n, corpus_dir) for n in originals}
+    runs: dict[tuple[int, str], list[dict]] = defaultdict(list)
     if "local" in executors:
-        for n in originals:
-            rows[str(n)]["local"] = _cold_build(archives[n], scratch / f"local-{n}", "local", {})
+        for _ in range(rounds):
+            for n in originals:
+                built = _cold_build(sources[n], scratch / f"local-{n}", "local", {}, n)
+                runs[n, "local"].append(built)
     if "ray" in executors:
         with two_nodes(store_mib=STORE_MIB) as cluster:
             keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
             ray_env = {k: cluster.env[k] for k in keys}
-            for n in originals:
-                build = scratch / f"ray-{n}"
-                rows[str(n)]["ray"] = _cold_build(archives[n], build, "ray", ray_env)
-                local = scratch / f"local-{n}"
-                same = _outputs(build) == _outputs(local) if local.is_dir() else None
-                rows[str(n)]["ray"]["outputs_identical"] = same
-    for n in originals:
-        for run in rows[str(n)].values():
-            run["ms_per_original"] = round(1000 * run["wall_s"] / n, 2)
-            run["cpu_ms_per_original"] = round(
-                1000 * sum(s["cpu_s"] for s in run["steps"].values()) / n, 2
-            )
+            for _ in range(rounds):
+                for n in originals:
+                    build, local = scratch / f"ray-{n}", scratch / f"local-{n}"
+                    built = _cold_build(sources[n], build, "ray", ray_env, n)
+                    same = _outputs(build) == _outputs(local) if local.is_dir() else None
+                    runs[n, "ray"].append({**built, "outputs_identical": same})
+    rows = {
+        str(n): {e: median_round(runs[n, e]) for e in EXECUTORS if runs[n, e]} for n in originals
+    }
     local_rows = {n: r for n, r in rows.items() if "local" in r}
-    return {"sizes": rows, "projection": projection(local_rows) if local_rows else None}
+    return {
+        "sizes": rows,
+        "flatness": flatness(rows),
+        "projection": projection(local_rows) if local_rows else None,
+    }
+
+
+def median_round(runs: list[dict]) -> dict:
+    """The round with the median machine CPU per original (the lower of the middle two), with
+    every round's cost and steal beside it; a Ray size's outputs are identical only if every
+    round's were."""
+    ranked = sorted(runs, key=lambda run: run["machine_cpu_ms_per_original"])
+    chosen = dict(ranked[(len(ranked) - 1) // 2])
+    keys = ("machine_cpu_ms_per_original", "cpu_ms_per_original", "steal_share", "wall_s")
+    chosen["rounds"] = [{k: run[k] for k in keys} for run in runs]
+    if "outputs_identical" in chosen:
+        seen = [run["outputs_identical"] for run in runs]
+        chosen["outputs_identical"] = None if None in seen else all(seen)
+    return chosen
+
+
+def flatness(rows: dict[str, dict]) -> dict:
+    """Per executor built at more than one size: the machine's CPU per original at each size
+    (its median round), the highest over the lowest, and whether that is within ``FLAT``."""
+    found = {}
+    for executor in EXECUTORS:
+        cost = {
+            n: r[executor]["machine_cpu_ms_per_original"] for n, r in rows.items() if executor in r
+        }
+        if len(cost) > 1 and min(cost.values()) > 0:
+            spread = max(cost.values()) / min(cost.values())
+            found[executor] = {
+                "machine_cpu_ms_per_original": cost,
+                "highest_over_lowest": round(spread, 3),
+                "flat": spread <= 1 + FLAT,
+            }
+    return found
 
 
 def projection(rows: dict[str, dict]) -> dict:
@@ -174,15 +273,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--originals", default="1000,4000", help="corpus sizes (originals)")
     parser.add_argument("--executors", default=",".join(EXECUTORS), help="local, ray or both")
     parser.add_argument("--scratch", type=Path, help="keep the builds here (default: removed)")
+    parser.add_argument("--rounds", type=int, default=1, help="builds of every size, in turn")
     args = parser.parse_args(argv)
     sizes = [int(n) for n in args.originals.split(",")]
     executors = tuple(args.executors.split(","))
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)
-        found = measure(sizes, args.scratch, executors)
+        found = measure(sizes, args.scratch, executors, rounds=args.rounds)
     else:
         with tempfile.TemporaryDirectory(prefix="pericurate-scale-", dir="/tmp") as scratch:
-            found = measure(sizes, Path(scratch), executors)
+            found = measure(sizes, Path(scratch), executors, rounds=args.rounds)
     print(json.dumps(found))
 
 

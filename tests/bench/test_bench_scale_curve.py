@@ -1,0 +1,119 @@
+"""``bench.scale.curve`` decides whether the cost per original is flat across corpus sizes. On a
+shared host, runs of one size spread wider than the sizes differ, so it must build the sizes in
+turn, report each size's median round, read the steal the host took around every build, and
+find a corpus that is wholly unpacked without its zip (at 64,000 originals the zip takes over
+an hour to write again)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from bench.common.measure import Measured
+from bench.scale import curve
+
+
+def _times(user: float, steal: float, idle: float) -> SimpleNamespace:
+    return SimpleNamespace(
+        user=user, nice=0.0, system=0.0, irq=0.0, softirq=0.0, steal=steal, idle=idle, iowait=0.0
+    )
+
+
+def _fake_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pericurate download`` does nothing; ``pericurate build`` writes a times file whose
+    steps took 2 s of CPU in all."""
+
+    def run(command: list[str]) -> Measured:
+        if "build" in command:
+            build = Path(command[command.index("--build") + 1])
+            (build / "work").mkdir(parents=True)
+            steps = [{"step": "index", "wall_s": 1.0, "cpu_s": 0.5}]
+            steps.append({"step": "hash", "wall_s": 2.0, "cpu_s": 1.5})
+            times = {"steps": steps, "source_images": 9}
+            (build / "work" / "times.json").write_text(json.dumps(times))
+        return Measured(wall_s=4.0, peak_rss_mib=100.0, stdout="")
+
+    monkeypatch.setattr(curve, "run_measured", run)
+
+
+def test_a_build_records_the_machines_cpu_and_the_hosts_steal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_build(monkeypatch)
+    # Over the build: 30 s busy, 10 s stolen, 60 s idle, so steal is a tenth of all the time.
+    readings = iter([_times(100.0, 5.0, 1000.0), _times(130.0, 15.0, 1060.0)])
+    monkeypatch.setattr(curve.psutil, "cpu_times", lambda: next(readings))
+    found = curve._cold_build(tmp_path / "corpus", tmp_path / "b", "local", {}, 1000)
+    assert found["steal_share"] == 0.1
+    assert found["machine_cpu_ms_per_original"] == 30.0  # 30 s over 1,000 originals
+    assert found["cpu_ms_per_original"] == 2.0  # the steps' own 2 s
+    assert found["ms_per_original"] == 4.0
+
+
+def test_sizes_are_built_in_turn_and_each_reports_its_median_round(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[int] = []
+    cost = {4: iter([30.0, 10.0, 20.0]), 16: iter([12.0, 50.0, 11.0])}
+
+    def build(source: Path, build: Path, executor: str, env: dict, originals: int) -> dict:
+        order.append(originals)
+        spent = next(cost[originals])
+        keys = ("machine_cpu_ms_per_original", "cpu_ms_per_original")
+        steps = {"index": {"wall_s": spent, "cpu_s": spent}}
+        return {**dict.fromkeys(keys, spent), "steal_share": 0.0, "wall_s": spent, "steps": steps}
+
+    monkeypatch.setattr(curve, "source_of", lambda n, corpus_dir: tmp_path / str(n))
+    monkeypatch.setattr(curve, "_cold_build", build)
+    found = curve.measure([4, 16], tmp_path, ("local",), rounds=3)
+    assert order == [4, 16, 4, 16, 4, 16]
+    assert found["sizes"]["4"]["local"]["machine_cpu_ms_per_original"] == 20.0
+    assert found["sizes"]["16"]["local"]["machine_cpu_ms_per_original"] == 12.0
+    rounds = found["sizes"]["16"]["local"]["rounds"]
+    assert [r["machine_cpu_ms_per_original"] for r in rounds] == [12.0, 50.0, 11.0]
+    assert found["flatness"]["local"]["highest_over_lowest"] == pytest.approx(20 / 12, abs=1e-3)
+    assert found["flatness"]["local"]["flat"] is False
+
+
+@pytest.mark.parametrize(("larger", "flat"), [(11.5, True), (11.6, False)])
+def test_flat_means_the_highest_cost_within_15_percent_of_the_lowest(
+    larger: float, flat: bool
+) -> None:
+    def size(cost: float) -> dict:
+        return {"local": {"machine_cpu_ms_per_original": cost}}
+
+    found = curve.flatness({"4000": size(10.0), "64000": size(larger)})
+    assert found["local"]["flat"] is flat
+
+
+def test_a_size_is_identical_on_ray_only_if_every_round_was() -> None:
+    def run(cost: float, same: bool) -> dict:
+        keys = ("machine_cpu_ms_per_original", "cpu_ms_per_original", "steal_share", "wall_s")
+        return {**dict.fromkeys(keys, cost), "outputs_identical": same}
+
+    assert (
+        curve.median_round([run(1.0, True), run(2.0, False), run(3.0, True)])["outputs_identical"]
+        is False
+    )
+    assert curve.median_round([run(1.0, True), run(2.0, True)])["outputs_identical"] is True
+
+
+def test_a_wholly_unpacked_corpus_is_built_without_its_zip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def write_again(*args: object, **kwargs: object) -> Path:
+        raise AssertionError("the corpus would be written again")
+
+    monkeypatch.setattr(curve, "corpus_zip", write_again)
+    folder = curve.unpacked(
+        curve.corpus_path(64, folder=tmp_path, all_copies_among_originals=False)
+    )
+    folder.mkdir()
+    (folder / curve.UNPACKED).touch()
+    assert curve.source_of(64, tmp_path) == folder
+    (folder / curve.UNPACKED).unlink()  # cut off while unpacking: not taken as the corpus
+    with pytest.raises(AssertionError, match="written again"):
+        curve.source_of(64, tmp_path)
