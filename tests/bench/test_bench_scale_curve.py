@@ -117,3 +117,18 @@ def test_a_wholly_unpacked_corpus_is_built_without_its_zip(
     (folder / curve.UNPACKED).unlink()  # cut off while unpacking: not taken as the corpus
     with pytest.raises(AssertionError, match="written again"):
         curve.source_of(64, tmp_path)
+
+
+def test_the_projection_spreads_the_visits_step_over_the_machines() -> None:
+    """The visits step maps its searches and checks (on two nodes the driver did 6 % of its
+    CPU), so more machines must shorten it in the projection; the build step stays on the
+    driver's machine."""
+
+    def size(visits: float, build: float) -> dict:
+        steps = {"visits": {"cpu_s": visits}, "build": {"cpu_s": build}}
+        return {"local": {"steps": steps}}
+
+    found = curve.projection({"4000": size(3600.0, 360.0), "16000": size(14400.0, 1440.0)})
+    hours = found["projected"]["1000000"]["hours_on_machines"]
+    assert hours["16"] < hours["1"] / 4
+    assert found["projected"]["1000000"]["driver_core_hours"] == 25.0  # the build step alone
