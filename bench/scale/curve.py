@@ -188,11 +188,13 @@ def measure(
         with two_nodes(store_mib=STORE_MIB) as cluster:
             keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
             ray_env = {k: cluster.env[k] for k in keys}
+            local = {n: scratch / f"local-{n}" for n in originals}
+            expected = {n: _outputs(local[n]) for n in originals if local[n].is_dir()}
             for _ in range(rounds):
                 for n in originals:
-                    build, local = scratch / f"ray-{n}", scratch / f"local-{n}"
+                    build = scratch / f"ray-{n}"
                     built = _cold_build(sources[n], build, "ray", ray_env, n)
-                    same = _outputs(build) == _outputs(local) if local.is_dir() else None
+                    same = _outputs(build) == expected[n] if n in expected else None
                     runs[n, "ray"].append({**built, "outputs_identical": same})
     rows = {
         str(n): {e: median_round(runs[n, e]) for e in EXECUTORS if runs[n, e]} for n in originals
