@@ -108,11 +108,10 @@ def scale_rows(found: dict) -> list[list[str]]:
                 ]
             )
     for executor, flat in found.get("flatness", {}).items():
-        cost = flat["machine_cpu_ms_per_original"]
         rows.append(
             [
-                f"issue 39: machine CPU per original across sizes, {executor}",
-                ", ".join(f"{int(n):,}: {cost[n]:.1f} ms" for n in sorted(cost, key=int)),
+                f"issue 39: cost per original across sizes, {executor}",
+                _flat_costs(flat),
                 "",
                 f"{flat['highest_over_lowest']:.2f}x",
                 "flat (highest <= 1.15x lowest)",
@@ -122,6 +121,21 @@ def scale_rows(found: dict) -> list[list[str]]:
     return rows
 
 
+def _flat_costs(flat: dict) -> str:
+    """The costs judged, and the machine's CPU beside them when they are reference units (in
+    results recorded before the reference work, the machine's CPU alone)."""
+    machine = flat["machine_cpu_ms_per_original"]
+    in_ms = ", ".join(f"{int(n):,}: {machine[n]:.1f} ms" for n in sorted(machine, key=int))
+    if flat.get("judged_on") != "reference_units_per_original":
+        return f"machine CPU {in_ms}"
+    cost = flat["cost"]
+    units = ", ".join(f"{int(n):,}: {cost[n]:.3f}" for n in sorted(cost, key=int))
+    return (
+        f"reference units {units} (machine CPU {in_ms}, "
+        f"{flat['machine_cpu_highest_over_lowest']:.2f}x)"
+    )
+
+
 def _cpu(run: dict, executor: str) -> str:
     """The machine's CPU per original with the host's steal, or, in results recorded before
     the bench read them, the steps' own CPU (on Ray, the driver's alone)."""
@@ -129,7 +143,15 @@ def _cpu(run: dict, executor: str) -> str:
         whose = "driver " if executor == "ray" else ""
         return f"{whose}CPU {run['cpu_ms_per_original']:.1f} ms per original"
     rounds = len(run["rounds"])
+    reference = ""
+    if "reference_unit_ms" in run:
+        before, after = run["reference_unit_ms"]
+        reference = (
+            f", {run['reference_units_per_original']:.3f} reference units per original "
+            f"(a unit {before:.0f} ms before, {after:.0f} ms after)"
+        )
     return (
         f"machine CPU {run['machine_cpu_ms_per_original']:.1f} ms per original (median of "
         f"{rounds} round{'s' if rounds > 1 else ''}), steal {100 * run['steal_share']:.1f} %"
+        f"{reference}"
     )

@@ -5,11 +5,14 @@ A cold ``pericurate build`` of the corpus in the archive's own layout
 (``--executor local``) and on a two-node Ray cluster on this machine
 (``bench.scale.ray_cluster``, one CPU per node, joined through ``RAY_ADDRESS``): wall time, the
 driver's peak RSS, each step's time (``work/times.json``), the machine's CPU seconds and the
-share of its time the host took as steal (``psutil.cpu_times``, before and after), the load
-average before and after, and whether the Ray build's outputs are byte-identical to the local
+share of its time the host took as steal (``psutil.cpu_times``, before and after), the CPU a
+fixed unit of the build's own work took just before and just after (``bench.scale.reference``:
+the machine's speed at the time, which steal does not show), the load average before and
+after, and whether the Ray build's outputs are byte-identical to the local
 one's. With ``--rounds R`` the sizes are built in turn R times (round 1 at every size, then
 round 2, ...), so a slower spell of the host falls on every size alike; each size reports its
-median round. Then whether the cost per original is flat across the sizes, and a projection to
+median round. Then whether the cost per original is flat across the sizes, in units of the
+reference work (and, beside it, in the machine's CPU milliseconds), and a projection to
 100,000 and 1,000,000 originals on M machines, labelled as such.
 
 The download (extraction) is not timed: it is the same on both executors. On Ray, the steps'
@@ -38,6 +41,7 @@ from bench.common.corpus import CORPUS_DIR, corpus_path, corpus_zip
 from bench.common.measure import run_measured
 from bench.common.splits_bench import pericurate
 from bench.scale.ray_cluster import two_nodes
+from bench.scale.reference import time_reference
 from curation.source.extract import MAX_MEMBERS
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
@@ -126,10 +130,13 @@ def _cold_build(
     run_measured(pericurate(sys.executable, *download, "--lock", str(build / "source.lock")))
     load_before = os.getloadavg()[0]
     command = ("build", "--build", str(build), "--no-fail-on-rejected", "--executor", executor)
+    reference_before = time_reference(CORES).unit_ms
     before = MachineCpu.now()
     with _environment(env):
         built = run_measured(pericurate(sys.executable, *command))
     spent = MachineCpu.now() - before
+    reference_after = time_reference(CORES).unit_ms
+    reference = (reference_before + reference_after) / 2
     times = json.loads((build / "work" / "times.json").read_text())
     steps = {s["step"]: {"wall_s": s["wall_s"], "cpu_s": s["cpu_s"]} for s in times["steps"]}
     found = {
@@ -143,6 +150,8 @@ def _cold_build(
         "ms_per_original": round(1000 * built.wall_s / originals, 2),
         "cpu_ms_per_original": round(1000 * sum(s["cpu_s"] for s in steps.values()) / originals, 2),
         "machine_cpu_ms_per_original": round(1000 * spent.busy / originals, 2),
+        "reference_unit_ms": [reference_before, reference_after],
+        "reference_units_per_original": round(1000 * spent.busy / originals / reference, 4),
     }
     print(json.dumps({"build": build.name, **found}), file=sys.stderr, flush=True)  # as it goes
     return found
@@ -207,14 +216,23 @@ def measure(
     }
 
 
+def cost_measure(runs: list[dict]) -> str:
+    """What a cost per original is read in: units of the reference work when every build was
+    bracketed by it, else the machine's CPU milliseconds (results recorded before)."""
+    if all("reference_units_per_original" in run for run in runs):
+        return "reference_units_per_original"
+    return "machine_cpu_ms_per_original"
+
+
 def median_round(runs: list[dict]) -> dict:
-    """The round with the median machine CPU per original (the lower of the middle two), with
-    every round's cost and steal beside it; a Ray size's outputs are identical only if every
-    round's were."""
-    ranked = sorted(runs, key=lambda run: run["machine_cpu_ms_per_original"])
+    """The round with the median cost per original (``cost_measure``; the lower of the middle
+    two), with every round's cost, reference and steal beside it; a Ray size's outputs are
+    identical only if every round's were."""
+    ranked = sorted(runs, key=lambda run: run[cost_measure(runs)])
     chosen = dict(ranked[(len(ranked) - 1) // 2])
     keys = ("machine_cpu_ms_per_original", "cpu_ms_per_original", "steal_share", "wall_s")
-    chosen["rounds"] = [{k: run[k] for k in keys} for run in runs]
+    keys += ("reference_unit_ms", "reference_units_per_original")
+    chosen["rounds"] = [{k: run[k] for k in keys if k in run} for run in runs]
     if "outputs_identical" in chosen:
         seen = [run["outputs_identical"] for run in runs]
         chosen["outputs_identical"] = None if None in seen else all(seen)
@@ -222,21 +240,32 @@ def median_round(runs: list[dict]) -> dict:
 
 
 def flatness(rows: dict[str, dict]) -> dict:
-    """Per executor built at more than one size: the machine's CPU per original at each size
-    (its median round), the highest over the lowest, and whether that is within ``FLAT``."""
+    """Per executor built at more than one size: the cost per original at each size (its
+    median round) in the measure judged (``cost_measure``: units of the reference work when
+    every build was bracketed by it), the highest over the lowest, and whether that is within
+    ``FLAT``; beside it the same in the machine's CPU milliseconds."""
     found = {}
     for executor in EXECUTORS:
-        cost = {
-            n: r[executor]["machine_cpu_ms_per_original"] for n, r in rows.items() if executor in r
-        }
-        if len(cost) > 1 and min(cost.values()) > 0:
-            spread = max(cost.values()) / min(cost.values())
+        runs = {n: r[executor] for n, r in rows.items() if executor in r}
+        if len(runs) < 2:
+            continue
+        judged = cost_measure(list(runs.values()))
+        cost = {n: run[judged] for n, run in runs.items()}
+        machine = {n: run["machine_cpu_ms_per_original"] for n, run in runs.items()}
+        if min(cost.values()) > 0 and min(machine.values()) > 0:
             found[executor] = {
-                "machine_cpu_ms_per_original": cost,
-                "highest_over_lowest": round(spread, 3),
-                "flat": spread <= 1 + FLAT,
+                "judged_on": judged,
+                "cost": cost,
+                "highest_over_lowest": _spread(cost),
+                "flat": _spread(cost) <= 1 + FLAT,
+                "machine_cpu_ms_per_original": machine,
+                "machine_cpu_highest_over_lowest": _spread(machine),
             }
     return found
+
+
+def _spread(cost: dict[str, float]) -> float:
+    return round(max(cost.values()) / min(cost.values()), 3)
 
 
 def projection(rows: dict[str, dict]) -> dict:

@@ -1,8 +1,9 @@
 """``bench.scale.curve`` decides whether the cost per original is flat across corpus sizes. On a
 shared host, runs of one size spread wider than the sizes differ, so it must build the sizes in
-turn, report each size's median round, read the steal the host took around every build, and
-find a corpus that is wholly unpacked without its zip (at 64,000 originals the zip takes over
-an hour to write again)."""
+turn, report each size's median round, read the steal the host took around every build, time
+a fixed unit of reference work around every build and judge the cost in those units, and find
+a corpus that is wholly unpacked without its zip (at 64,000 originals the zip takes over an
+hour to write again)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from bench.common.measure import Measured
 from bench.scale import curve
+from bench.scale.reference import ReferenceTiming
 
 
 def _times(user: float, steal: float, idle: float) -> SimpleNamespace:
@@ -22,9 +24,15 @@ def _times(user: float, steal: float, idle: float) -> SimpleNamespace:
     )
 
 
-def _fake_build(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_build(monkeypatch: pytest.MonkeyPatch, reference_ms: tuple[float, ...] = (1.0,)) -> None:
     """``pericurate download`` does nothing; ``pericurate build`` writes a times file whose
-    steps took 2 s of CPU in all."""
+    steps took 2 s of CPU in all; the reference work takes ``reference_ms`` a unit in turn."""
+    units = iter(reference_ms * 2)
+
+    def timing(processes: int) -> ReferenceTiming:
+        return ReferenceTiming((next(units),) * processes)
+
+    monkeypatch.setattr(curve, "time_reference", timing)
 
     def run(command: list[str]) -> Measured:
         if "build" in command:
@@ -53,6 +61,19 @@ def test_a_build_records_the_machines_cpu_and_the_hosts_steal(
     assert found["ms_per_original"] == 4.0
 
 
+def test_a_build_is_read_in_units_of_the_reference_work_timed_around_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A unit of reference work took 100 ms before the build and 140 ms after: the machine's
+    30 ms an original is 0.25 of the mean unit (120 ms)."""
+    _fake_build(monkeypatch, reference_ms=(100.0, 140.0))
+    readings = iter([_times(100.0, 0.0, 1000.0), _times(130.0, 0.0, 1060.0)])
+    monkeypatch.setattr(curve.psutil, "cpu_times", lambda: next(readings))
+    found = curve._cold_build(tmp_path / "corpus", tmp_path / "b", "local", {}, 1000)
+    assert found["reference_unit_ms"] == [100.0, 140.0]
+    assert found["reference_units_per_original"] == 0.25
+
+
 def test_sizes_are_built_in_turn_and_each_reports_its_median_round(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,6 +97,33 @@ def test_sizes_are_built_in_turn_and_each_reports_its_median_round(
     assert [r["machine_cpu_ms_per_original"] for r in rounds] == [12.0, 50.0, 11.0]
     assert found["flatness"]["local"]["highest_over_lowest"] == pytest.approx(20 / 12, abs=1e-3)
     assert found["flatness"]["local"]["flat"] is False
+
+
+def _judged(machine_ms: float, units: float) -> dict:
+    keys = ("cpu_ms_per_original", "steal_share", "wall_s")
+    run = {**dict.fromkeys(keys, 0.0), "machine_cpu_ms_per_original": machine_ms}
+    return {**run, "reference_units_per_original": units, "reference_unit_ms": [1.0, 1.0]}
+
+
+def test_flatness_is_judged_in_reference_units_with_the_machines_cpu_beside() -> None:
+    """The larger size's build cost 30 % more milliseconds while a unit of reference work cost
+    30 % more too: the work an original did not grow, so the cost is flat; the milliseconds'
+    spread is still reported."""
+    rows = {"4000": {"local": _judged(50.0, 0.5)}, "64000": {"local": _judged(65.0, 0.5)}}
+    found = curve.flatness(rows)["local"]
+    assert found["judged_on"] == "reference_units_per_original"
+    assert found["flat"] is True
+    assert found["machine_cpu_highest_over_lowest"] == 1.3
+    # and the other way: the same milliseconds on a faster machine is more work an original
+    rows["64000"]["local"] = _judged(50.0, 0.6)
+    assert curve.flatness(rows)["local"]["flat"] is False
+
+
+def test_the_median_round_is_chosen_in_reference_units() -> None:
+    rounds = [_judged(50.0, 0.7), _judged(60.0, 0.5), _judged(70.0, 0.6)]
+    chosen = curve.median_round(rounds)
+    assert chosen["reference_units_per_original"] == 0.6
+    assert [r["reference_units_per_original"] for r in chosen["rounds"]] == [0.7, 0.5, 0.6]
 
 
 @pytest.mark.parametrize(("larger", "flat"), [(11.5, True), (11.6, False)])
