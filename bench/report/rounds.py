@@ -144,11 +144,12 @@ def _cpu(run: dict, executor: str) -> str:
         return f"{whose}CPU {run['cpu_ms_per_original']:.1f} ms per original"
     rounds = len(run["rounds"])
     reference = ""
-    if "reference_unit_ms" in run:
-        before, after = run["reference_unit_ms"]
+    if "reference_units_per_original" in run:
+        unit = run["reference"]
         reference = (
-            f", {run['reference_units_per_original']:.3f} reference units per original "
-            f"(a unit {before:.0f} ms before, {after:.0f} ms after)"
+            f", {run['reference_units_per_original']:.3f} reference units per original (a unit "
+            f"{unit['unit_ms']:.0f} ms, {unit['lowest_ms']:.0f}-{unit['highest_ms']:.0f} over "
+            f"{unit['samples']} samples)"
         )
     return (
         f"machine CPU {run['machine_cpu_ms_per_original']:.1f} ms per original (median of "

@@ -6,8 +6,9 @@ A cold ``pericurate build`` of the corpus in the archive's own layout
 (``bench.scale.ray_cluster``, one CPU per node, joined through ``RAY_ADDRESS``): wall time, the
 driver's peak RSS, each step's time (``work/times.json``), the machine's CPU seconds and the
 share of its time the host took as steal (``psutil.cpu_times``, before and after), the CPU a
-fixed unit of the build's own work took just before and just after (``bench.scale.reference``:
-the machine's speed at the time, which steal does not show), the load average before and
+fixed unit of the build's own work took, sampled on each core all through the build
+(``bench.scale.reference``: the machine's speed at the time, which steal does not show; the
+samples' own CPU is taken off the machine's), the load average before and
 after, and whether the Ray build's outputs are byte-identical to the local
 one's. With ``--rounds R`` the sizes are built in turn R times (round 1 at every size, then
 round 2, ...), so a slower spell of the host falls on every size alike; each size reports its
@@ -41,7 +42,7 @@ from bench.common.corpus import CORPUS_DIR, corpus_path, corpus_zip
 from bench.common.measure import run_measured
 from bench.common.splits_bench import pericurate
 from bench.scale.ray_cluster import two_nodes
-from bench.scale.reference import time_reference
+from bench.scale.reference import Speedometer
 from curation.source.extract import MAX_MEMBERS
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
@@ -130,13 +131,11 @@ def _cold_build(
     run_measured(pericurate(sys.executable, *download, "--lock", str(build / "source.lock")))
     load_before = os.getloadavg()[0]
     command = ("build", "--build", str(build), "--no-fail-on-rejected", "--executor", executor)
-    reference_before = time_reference(CORES).unit_ms
     before = MachineCpu.now()
-    with _environment(env):
+    with _environment(env), Speedometer() as speed:
         built = run_measured(pericurate(sys.executable, *command))
     spent = MachineCpu.now() - before
-    reference_after = time_reference(CORES).unit_ms
-    reference = (reference_before + reference_after) / 2
+    busy = spent.busy - speed.cpu_s  # the speedometer's samples are not the build's work
     times = json.loads((build / "work" / "times.json").read_text())
     steps = {s["step"]: {"wall_s": s["wall_s"], "cpu_s": s["cpu_s"]} for s in times["steps"]}
     found = {
@@ -149,10 +148,11 @@ def _cold_build(
         "source_images": times["source_images"],
         "ms_per_original": round(1000 * built.wall_s / originals, 2),
         "cpu_ms_per_original": round(1000 * sum(s["cpu_s"] for s in steps.values()) / originals, 2),
-        "machine_cpu_ms_per_original": round(1000 * spent.busy / originals, 2),
-        "reference_unit_ms": [reference_before, reference_after],
-        "reference_units_per_original": round(1000 * spent.busy / originals / reference, 4),
+        "machine_cpu_ms_per_original": round(1000 * busy / originals, 2),
+        "reference": speed.summary(),
     }
+    if speed.unit_ms > 0:
+        found["reference_units_per_original"] = round(1000 * busy / originals / speed.unit_ms, 4)
     print(json.dumps({"build": build.name, **found}), file=sys.stderr, flush=True)  # as it goes
     return found
 
@@ -231,7 +231,7 @@ def median_round(runs: list[dict]) -> dict:
     ranked = sorted(runs, key=lambda run: run[cost_measure(runs)])
     chosen = dict(ranked[(len(ranked) - 1) // 2])
     keys = ("machine_cpu_ms_per_original", "cpu_ms_per_original", "steal_share", "wall_s")
-    keys += ("reference_unit_ms", "reference_units_per_original")
+    keys += ("reference", "reference_units_per_original")
     chosen["rounds"] = [{k: run[k] for k in keys if k in run} for run in runs]
     if "outputs_identical" in chosen:
         seen = [run["outputs_identical"] for run in runs]

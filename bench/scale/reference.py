@@ -1,26 +1,27 @@
-"""A fixed reference workload, timed around each build of the scale curve: how much CPU one
-unit of the build's own per-film work cost on this machine at that time.
+"""A fixed unit of the build's own work, timed on each core in turn all through a build of the
+scale curve: how much CPU that unit cost on this machine while the build ran.
 
 Two builds of the same 4,000 originals here took 48.6 and 58.9 ms of the machine's CPU an
 original, with the host's steal at 0.1 % in both (docs/scale.md): what a unit of work costs
-moves with the host in ways steal does not show. So each build is bracketed by the same unit
-of work, and its cost is also read in those units: if the machine was slower, both move.
+moves with the host in ways steal does not show. Timed once before and once after a build, in
+two processes, the unit itself spread 118 to 159 ms within minutes, one process often half as
+slow again as the other: the host's state changes in seconds, so a build is read against
+samples taken all through it, on each core (``Speedometer``).
 
 The unit is the build's own code on one synthetic film and a cropped, re-encoded copy of it
 (deterministic: the same bytes every run): both decoded at the working scale, both described
 with ORB (the frame checks' features), matched and fitted, compared pixel by pixel after
 alignment (OpenCV's ECC and the tone normalisation: the frame check), and the film described
-with RootSIFT for the visits. It runs in as many processes at once as the build has workers, so
-it meets the same contention for the cores' caches and memory.
+with RootSIFT for the visits.
 """
 
 from __future__ import annotations
 
 import io
-import multiprocessing
+import os
 import statistics
+import threading
 import time
-from dataclasses import dataclass
 from functools import cache
 
 import cv2
@@ -34,8 +35,7 @@ from curation.visits.descriptors import visit_features_of
 FILM_SIZE = (2400, 1200)  # width, height: a panoramic film's shape at the archive's scale
 CROP = 0.06  # the copy loses this share of the film on each side
 SEED = 20261205
-UNITS = 24  # timed units per process (about 3 s)
-WARM_UP = 1  # units run first and not timed (imports, OpenCV's first calls)
+SAMPLE_EVERY_S = 5.0  # a unit on each core, then this long idle: about 4 % of one core
 
 
 @cache
@@ -71,31 +71,55 @@ def reference_unit(film: bytes, copy: bytes) -> float:
     return compared.difference
 
 
-def _timed_units(units: int) -> float:
-    """Child side: CPU seconds of this process for ``units`` units, after the warm-up."""
-    film, copy = reference_pair()
-    for _ in range(WARM_UP):
-        reference_unit(film, copy)
-    start = time.process_time()
-    for _ in range(units):
-        reference_unit(film, copy)
-    return time.process_time() - start
+class Speedometer:
+    """Inside the block, a thread of this process times one unit on each core in turn (the
+    thread alone pinned to it), every ``every_s`` seconds: the CPU milliseconds of each unit,
+    and the CPU the samples took, which is not the build's. The first round is a warm-up
+    (OpenCV's first calls) and is not kept."""
 
+    def __init__(self, every_s: float = SAMPLE_EVERY_S) -> None:
+        self.every_s = every_s
+        self.samples: list[tuple[int, float]] = []  # (core, CPU ms of one unit)
+        self.cpu_s = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, name="speedometer", daemon=True)
 
-@dataclass(frozen=True)
-class ReferenceTiming:
-    """CPU ms a unit took, per process that ran them at once; their mean is the figure."""
+    def __enter__(self) -> Speedometer:
+        self._thread.start()
+        return self
 
-    per_process_ms: tuple[float, ...]
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        film, copy = reference_pair()
+        cores = sorted(os.sched_getaffinity(0))
+        started = time.thread_time()
+        warm = False
+        while True:
+            for core in cores:
+                os.sched_setaffinity(0, {core})  # on Linux, 0 is the calling thread alone
+                start = time.thread_time()
+                reference_unit(film, copy)
+                if warm:
+                    self.samples.append((core, 1000 * (time.thread_time() - start)))
+            warm = True
+            self.cpu_s = time.thread_time() - started
+            if self._stop.wait(self.every_s):
+                return
 
     @property
     def unit_ms(self) -> float:
-        return round(statistics.fmean(self.per_process_ms), 2)
+        """The mean CPU milliseconds of a unit over the samples (0 if none was kept)."""
+        return round(statistics.fmean(ms for _, ms in self.samples), 2) if self.samples else 0.0
 
-
-def time_reference(processes: int, units: int = UNITS) -> ReferenceTiming:
-    """``units`` units in each of ``processes`` fresh processes at once (spawned: nothing of
-    the caller's state comes along)."""
-    with multiprocessing.get_context("spawn").Pool(processes) as pool:
-        seconds = pool.map(_timed_units, [units] * processes)
-    return ReferenceTiming(tuple(round(1000 * s / units, 2) for s in seconds))
+    def summary(self) -> dict[str, float]:
+        found = [ms for _, ms in self.samples]
+        return {
+            "unit_ms": self.unit_ms,
+            "samples": len(found),
+            "lowest_ms": round(min(found), 2) if found else 0.0,
+            "highest_ms": round(max(found), 2) if found else 0.0,
+            "cpu_s": round(self.cpu_s, 2),
+        }

@@ -1,10 +1,13 @@
 """The scale curve's reference work must be the same work every time (the same bytes, so its
-cost can be compared between builds) and must reach the costly part of the build's own checks:
-a copy that the features alone settle would leave ECC and the tone normalisation out."""
+cost can be compared between builds), must reach the costly part of the build's own checks (a
+copy that the features alone settle would leave ECC and the tone normalisation out), and must
+be sampled on every core without pinning the process that starts the build."""
 
 from __future__ import annotations
 
 import math
+import os
+import time
 
 from bench.scale import reference
 from curation.features.features import film_features, match_features, working_grey
@@ -26,8 +29,17 @@ def test_the_reference_unit_reaches_the_aligned_pixel_comparison() -> None:
     assert math.isfinite(reference.reference_unit(film, copy))
 
 
-def test_the_reference_is_timed_in_as_many_processes_as_asked() -> None:
-    timing = reference.time_reference(2, units=1)
-    assert len(timing.per_process_ms) == 2
-    assert all(ms > 0 for ms in timing.per_process_ms)
-    assert timing.unit_ms == round(sum(timing.per_process_ms) / 2, 2)
+def test_the_speedometer_samples_every_core_without_pinning_the_process() -> None:
+    """The build's workers are started from this process while the samples run: only the
+    sampling thread may be pinned to a core, and every core the process may use is sampled."""
+    cores = os.sched_getaffinity(0)
+    with reference.Speedometer(every_s=0.05) as speed:
+        while len(speed.samples) < 2 * len(cores):
+            assert os.sched_getaffinity(0) == cores
+            time.sleep(0.05)
+    assert {core for core, _ in speed.samples} == cores
+    summary = speed.summary()
+    assert summary["samples"] == len(speed.samples)
+    assert summary["lowest_ms"] <= summary["unit_ms"] <= summary["highest_ms"]
+    # the samples' own CPU is at least the units kept (the warm-up round comes on top)
+    assert summary["cpu_s"] * 1000 >= sum(ms for _, ms in speed.samples)

@@ -1,7 +1,7 @@
 """``bench.scale.curve`` decides whether the cost per original is flat across corpus sizes. On a
 shared host, runs of one size spread wider than the sizes differ, so it must build the sizes in
 turn, report each size's median round, read the steal the host took around every build, time
-a fixed unit of reference work around every build and judge the cost in those units, and find
+a fixed unit of reference work all through every build and judge the cost in those units, and find
 a corpus that is wholly unpacked without its zip (at 64,000 originals the zip takes over an
 hour to write again)."""
 
@@ -15,7 +15,6 @@ import pytest
 
 from bench.common.measure import Measured
 from bench.scale import curve
-from bench.scale.reference import ReferenceTiming
 
 
 def _times(user: float, steal: float, idle: float) -> SimpleNamespace:
@@ -24,15 +23,29 @@ def _times(user: float, steal: float, idle: float) -> SimpleNamespace:
     )
 
 
-def _fake_build(monkeypatch: pytest.MonkeyPatch, reference_ms: tuple[float, ...] = (1.0,)) -> None:
+class _FakeSpeedometer:
+    """A unit of reference work took ``unit_ms`` on average; the samples took ``cpu_s``."""
+
+    def __init__(self, unit_ms: float, cpu_s: float) -> None:
+        self.unit_ms, self.cpu_s = unit_ms, cpu_s
+
+    def __enter__(self) -> _FakeSpeedometer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+    def summary(self) -> dict[str, float]:
+        return {"unit_ms": self.unit_ms, "cpu_s": self.cpu_s}
+
+
+def _fake_build(
+    monkeypatch: pytest.MonkeyPatch, unit_ms: float = 1.0, sampled_cpu_s: float = 0.0
+) -> None:
     """``pericurate download`` does nothing; ``pericurate build`` writes a times file whose
-    steps took 2 s of CPU in all; the reference work takes ``reference_ms`` a unit in turn."""
-    units = iter(reference_ms * 2)
-
-    def timing(processes: int) -> ReferenceTiming:
-        return ReferenceTiming((next(units),) * processes)
-
-    monkeypatch.setattr(curve, "time_reference", timing)
+    steps took 2 s of CPU in all; the reference work took ``unit_ms`` a unit."""
+    speedometer = _FakeSpeedometer(unit_ms, sampled_cpu_s)
+    monkeypatch.setattr(curve, "Speedometer", lambda: speedometer)
 
     def run(command: list[str]) -> Measured:
         if "build" in command:
@@ -61,17 +74,18 @@ def test_a_build_records_the_machines_cpu_and_the_hosts_steal(
     assert found["ms_per_original"] == 4.0
 
 
-def test_a_build_is_read_in_units_of_the_reference_work_timed_around_it(
+def test_a_build_is_read_in_units_of_the_reference_work_sampled_through_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A unit of reference work took 100 ms before the build and 140 ms after: the machine's
-    30 ms an original is 0.25 of the mean unit (120 ms)."""
-    _fake_build(monkeypatch, reference_ms=(100.0, 140.0))
+    """The machine was busy 30 s, 3 s of it the samples of the reference work, whose unit
+    took 120 ms: the build's 27 ms an original is 0.225 of a unit."""
+    _fake_build(monkeypatch, unit_ms=120.0, sampled_cpu_s=3.0)
     readings = iter([_times(100.0, 0.0, 1000.0), _times(130.0, 0.0, 1060.0)])
     monkeypatch.setattr(curve.psutil, "cpu_times", lambda: next(readings))
     found = curve._cold_build(tmp_path / "corpus", tmp_path / "b", "local", {}, 1000)
-    assert found["reference_unit_ms"] == [100.0, 140.0]
-    assert found["reference_units_per_original"] == 0.25
+    assert found["machine_cpu_ms_per_original"] == 27.0
+    assert found["reference"]["unit_ms"] == 120.0
+    assert found["reference_units_per_original"] == 0.225
 
 
 def test_sizes_are_built_in_turn_and_each_reports_its_median_round(
@@ -102,7 +116,7 @@ def test_sizes_are_built_in_turn_and_each_reports_its_median_round(
 def _judged(machine_ms: float, units: float) -> dict:
     keys = ("cpu_ms_per_original", "steal_share", "wall_s")
     run = {**dict.fromkeys(keys, 0.0), "machine_cpu_ms_per_original": machine_ms}
-    return {**run, "reference_units_per_original": units, "reference_unit_ms": [1.0, 1.0]}
+    return {**run, "reference_units_per_original": units, "reference": {"unit_ms": 1.0}}
 
 
 def test_flatness_is_judged_in_reference_units_with_the_machines_cpu_beside() -> None:
