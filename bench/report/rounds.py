@@ -143,6 +143,9 @@ def _cpu(run: dict, executor: str) -> str:
         whose = "driver " if executor == "ray" else ""
         return f"{whose}CPU {run['cpu_ms_per_original']:.1f} ms per original"
     rounds = len(run["rounds"])
+    outside = ""
+    if "outside_share" in run:
+        outside = f", {100 * run['outside_share']:.1f} % of it outside the build"
     reference = ""
     if "reference_units_per_original" in run:
         unit = run["reference"]
@@ -154,5 +157,5 @@ def _cpu(run: dict, executor: str) -> str:
     return (
         f"machine CPU {run['machine_cpu_ms_per_original']:.1f} ms per original (median of "
         f"{rounds} round{'s' if rounds > 1 else ''}), steal {100 * run['steal_share']:.1f} %"
-        f"{reference}"
+        f"{reference}{outside}"
     )

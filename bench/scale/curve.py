@@ -8,13 +8,14 @@ driver's peak RSS, each step's time (``work/times.json``), the machine's CPU sec
 share of its time the host took as steal (``psutil.cpu_times``, before and after), the CPU a
 fixed unit of the build's own work took, sampled on each core all through the build
 (``bench.scale.reference``: the machine's speed at the time, which steal does not show; the
-samples' own CPU is taken off the machine's), the load average before and
-after, and whether the Ray build's outputs are byte-identical to the local
-one's. With ``--rounds R`` the sizes are built in turn R times (round 1 at every size, then
-round 2, ...), so a slower spell of the host falls on every size alike; each size reports its
-median round. Then whether the cost per original is flat across the sizes, in units of the
-reference work (and, beside it, in the machine's CPU milliseconds), and a projection to
-100,000 and 1,000,000 originals on M machines, labelled as such.
+samples' own CPU is taken off the machine's), locally the share of the machine's CPU spent
+outside the build's processes (anything else running spoils the figures), the load average
+before and after, and whether the Ray build's outputs are byte-identical to the local one's.
+With ``--rounds R`` the sizes are built in turn R times (round 1 at every size, then round 2,
+...), so a slower spell of the host falls on every size alike; each size reports its median
+round. Then whether the cost per original is flat across the sizes, in units of the reference
+work (and, beside it, in the machine's CPU milliseconds), and a projection to 100,000 and
+1,000,000 originals on M machines, labelled as such.
 
 The download (extraction) is not timed: it is the same on both executors. On Ray, the steps'
 CPU and the peak RSS are the driver's alone (the nodes' workers are not its children); the
@@ -43,6 +44,7 @@ from bench.common.measure import run_measured
 from bench.common.splits_bench import pericurate
 from bench.scale.ray_cluster import two_nodes
 from bench.scale.reference import Speedometer
+from curation.core.build_lock import holding_build_folder
 from curation.source.extract import MAX_MEMBERS
 
 OUTPUTS = ("manifest.parquet", "clusters.parquet", "agreement.parquet", "curation.json")
@@ -126,7 +128,9 @@ class MachineCpu:
 def _cold_build(
     source: Path, build: Path, executor: str, env: dict[str, str], originals: int
 ) -> dict:
-    shutil.rmtree(build, ignore_errors=True)
+    if build.is_dir():  # an earlier build; refused while another run still uses the folder
+        with holding_build_folder(build, "the scale curve's cold build"):
+            shutil.rmtree(build)
     download = ("download", str(source), "--build", str(build))
     run_measured(pericurate(sys.executable, *download, "--lock", str(build / "source.lock")))
     load_before = os.getloadavg()[0]
@@ -151,6 +155,8 @@ def _cold_build(
         "machine_cpu_ms_per_original": round(1000 * busy / originals, 2),
         "reference": speed.summary(),
     }
+    if executor == "local" and busy > 0:  # the build's own processes are the relay's children
+        found["outside_share"] = round(max(0.0, busy - built.cpu_s) / busy, 3)
     if speed.unit_ms > 0:
         found["reference_units_per_original"] = round(1000 * busy / originals / speed.unit_ms, 4)
     print(json.dumps({"build": build.name, **found}), file=sys.stderr, flush=True)  # as it goes
@@ -231,7 +237,7 @@ def median_round(runs: list[dict]) -> dict:
     ranked = sorted(runs, key=lambda run: run[cost_measure(runs)])
     chosen = dict(ranked[(len(ranked) - 1) // 2])
     keys = ("machine_cpu_ms_per_original", "cpu_ms_per_original", "steal_share", "wall_s")
-    keys += ("reference", "reference_units_per_original")
+    keys += ("reference", "reference_units_per_original", "outside_share")
     chosen["rounds"] = [{k: run[k] for k in keys if k in run} for run in runs]
     if "outputs_identical" in chosen:
         seen = [run["outputs_identical"] for run in runs]

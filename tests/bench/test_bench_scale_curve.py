@@ -15,6 +15,7 @@ import pytest
 
 from bench.common.measure import Measured
 from bench.scale import curve
+from curation.core.build_lock import BuildFolderBusy, holding_build_folder
 
 
 def _times(user: float, steal: float, idle: float) -> SimpleNamespace:
@@ -55,7 +56,7 @@ def _fake_build(
             steps.append({"step": "hash", "wall_s": 2.0, "cpu_s": 1.5})
             times = {"steps": steps, "source_images": 9}
             (build / "work" / "times.json").write_text(json.dumps(times))
-        return Measured(wall_s=4.0, peak_rss_mib=100.0, stdout="")
+        return Measured(wall_s=4.0, peak_rss_mib=100.0, stdout="", cpu_s=24.0)
 
     monkeypatch.setattr(curve, "run_measured", run)
 
@@ -72,6 +73,21 @@ def test_a_build_records_the_machines_cpu_and_the_hosts_steal(
     assert found["machine_cpu_ms_per_original"] == 30.0  # 30 s over 1,000 originals
     assert found["cpu_ms_per_original"] == 2.0  # the steps' own 2 s
     assert found["ms_per_original"] == 4.0
+    assert found["outside_share"] == 0.2  # the build's processes took 24 of the 30 s
+
+
+def test_a_build_folder_another_run_still_uses_is_not_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bench stopped midway can leave its build running: the next one must not delete the
+    folder under it, and its CPU would spoil every figure."""
+    _fake_build(monkeypatch)
+    build = tmp_path / "b"
+    (build / "work").mkdir(parents=True)
+    with holding_build_folder(build, "an earlier build"):
+        with pytest.raises(BuildFolderBusy):
+            curve._cold_build(tmp_path / "corpus", build, "local", {}, 1000)
+        assert (build / "work").is_dir()
 
 
 def test_a_build_is_read_in_units_of_the_reference_work_sampled_through_it(
