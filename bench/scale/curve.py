@@ -223,8 +223,8 @@ def measure(
 
 
 def cost_measure(runs: list[dict]) -> str:
-    """What a cost per original is read in: units of the reference work when every build was
-    bracketed by it, else the machine's CPU milliseconds (results recorded before)."""
+    """What a cost per original is read in: units of the reference work when it was sampled
+    through every build, else the machine's CPU milliseconds (results recorded before)."""
     if all("reference_units_per_original" in run for run in runs):
         return "reference_units_per_original"
     return "machine_cpu_ms_per_original"
@@ -248,7 +248,7 @@ def median_round(runs: list[dict]) -> dict:
 def flatness(rows: dict[str, dict]) -> dict:
     """Per executor built at more than one size: the cost per original at each size (its
     median round) in the measure judged (``cost_measure``: units of the reference work when
-    every build was bracketed by it), the highest over the lowest, and whether that is within
+    it was sampled through every build), the highest over the lowest, and whether that is within
     ``FLAT``; beside it the same in the machine's CPU milliseconds."""
     found = {}
     for executor in EXECUTORS:
