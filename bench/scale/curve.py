@@ -234,7 +234,8 @@ def median_round(runs: list[dict]) -> dict:
     """The round with the median cost per original (``cost_measure``; the lower of the middle
     two), with every round's cost, reference and steal beside it; a Ray size's outputs are
     identical only if every round's were."""
-    ranked = sorted(runs, key=lambda run: run[cost_measure(runs)])
+    measure = cost_measure(runs)
+    ranked = sorted(runs, key=lambda run: run[measure])
     chosen = dict(ranked[(len(ranked) - 1) // 2])
     keys = ("machine_cpu_ms_per_original", "cpu_ms_per_original", "steal_share", "wall_s")
     keys += ("reference", "reference_units_per_original", "outside_share")
