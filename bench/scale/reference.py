@@ -11,8 +11,9 @@ samples taken all through it, on each core (``Speedometer``).
 The unit is the build's own code on one synthetic film and a cropped, re-encoded copy of it
 (deterministic: the same bytes every run): both decoded at the working scale, both described
 with ORB (the frame checks' features), matched and fitted, compared pixel by pixel after
-alignment (OpenCV's ECC and the tone normalisation: the frame check), and the film described
-with RootSIFT for the visits.
+alignment (the tiles' phase correlation and the tone normalisation: the frame check), and the
+film described with RootSIFT for the visits. The unit follows the code: results recorded before
+the frame check's refinement changed (from ECC) were read against a costlier unit.
 """
 
 from __future__ import annotations

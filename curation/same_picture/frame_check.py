@@ -12,10 +12,11 @@ its dataclass (``FeatureGate``, ``FrameGate``, ``AlignedGate``), measured on rea
    degrees at most; rigid (a crop, a pad, a turn) or unturned (a resize); unturned, one frame
    holds the other. These rules are how scripts reframe, not a measure of content.
 3. **Pixels agree once aligned**: film B is warped onto film A's frame at ``compare_side``
-   pixels by the fitted transform, refined by OpenCV's ECC, and compared on the overlap
-   (``min_overlap``) after *local* tone normalisation (windows of ``tone_sigma``): re-tonings
-   are near-affine within a small window, so they vanish. Measures: the normalised
-   difference, 3 x 3 averaged, in the ``tile_percentile`` worst tile (``aligned_limit``);
+   pixels by the fitted transform, refined by the phase correlation of its tiles
+   (``refined``), and compared on the overlap (``min_overlap``) after *local* tone
+   normalisation (windows of ``tone_sigma``): re-tonings are near-affine within a small
+   window, so they vanish. Measures: the normalised difference, 3 x 3 averaged, in the
+   ``tile_percentile`` worst tile (``aligned_limit``);
    the median shift left between tiles (``shift_limit``: an arch bent otherwise); the
    correlation at the anatomy's scale (``min_anatomy_correlation``: a shared noise pattern
    can match between distinct films; the anatomy cannot).
@@ -33,6 +34,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from curation.features.features import FeatureMatch
+from curation.same_picture.alignment import refined, tile_cover, unclipped
 from curation.same_picture.film_memo import per_film
 from curation.same_picture.frame_limits import (
     ALIGNED,
@@ -44,7 +46,6 @@ from curation.same_picture.frame_limits import (
 
 FRAME_CHECK_VERSION = frame_check_version(FEATURES, FRAMING, ALIGNED)
 SHORTLIST_PER_FILM = 4  # feature-shortlist partners per film verified (frames and visits)
-CLIPPED = 8  # grey levels from black or white: padding and burnt-out areas say nothing
 
 
 @dataclass(frozen=True)
@@ -160,38 +161,6 @@ def locally_normalised(
     return normalised
 
 
-def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.ndarray:
-    """The affine map B -> A refined to sub-pixel accuracy by OpenCV's ECC (enhanced
-    correlation coefficient, invariant to gain and offset), started from the features' fit:
-    ORB corners sit on a coarse pyramid, so their fit is off by up to a pixel or two, which a
-    copy should not be charged for. The features' fit stays when ECC does not converge."""
-    inverse = cv2.invertAffineTransform(warp).astype(np.float32)
-    criteria = (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, ALIGNED.ecc_steps, 1e-5)
-    try:
-        # OpenCV's stub lacks the documented call with no mask and a filter size
-        _, found = cv2.findTransformECC(  # type: ignore[call-overload]
-            small_a, small_b, inverse, cv2.MOTION_AFFINE, criteria, None, 3
-        )
-    except cv2.error:
-        return warp
-    back: np.ndarray = cv2.invertAffineTransform(found).astype(np.float64)
-    return back
-
-
-def tile_cover(mask: np.ndarray) -> np.ndarray:
-    """The share of each tile of ``mask`` (0 or 1 per pixel) that is 1, over the tiles every
-    measure walks (``tile`` pixels, every half tile, rows by columns), counted at once from
-    one integral image: exactly the mean of each tile's pixels, as float32."""
-    height, width = mask.shape
-    tile = ALIGNED.tile
-    sums = cv2.integral(mask.astype(np.uint8))
-    ys = np.arange(0, height - tile + 1, tile // 2)[:, None]
-    xs = np.arange(0, width - tile + 1, tile // 2)[None, :]
-    counts = sums[ys + tile, xs + tile] - sums[ys + tile, xs] - sums[ys, xs + tile] + sums[ys, xs]
-    cover: np.ndarray = (counts / (tile * tile)).astype(np.float32)
-    return cover
-
-
 def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
     """The ``tile_percentile`` percentile, over whole tiles of the overlap, of the tiles' mean
     difference: a copy agrees everywhere, while two films that share only a texture (or a
@@ -288,8 +257,7 @@ def aligned_difference(
     overlap_b = min(float(covered.sum()) / max(area_b, 1.0), 1.0)
     kernel = np.ones((2 * ALIGNED.edge + 1, 2 * ALIGNED.edge + 1), np.uint8)
     inside = cv2.erode(covered, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0)
-    valid = inside * (small_a > CLIPPED) * (small_a < 255 - CLIPPED)
-    valid = (valid * (warped > CLIPPED) * (warped < 255 - CLIPPED)).astype(np.float32)
+    valid = (inside * unclipped(small_a) * unclipped(warped)).astype(np.float32)
     if valid.sum() < ALIGNED.min_compared_share * valid.size:
         return overlap_a, overlap_b, math.inf, math.inf, 0.0
     toned_a, toned_b = locally_normalised((small_a, warped), valid, ALIGNED.tone_sigma)

@@ -57,17 +57,18 @@ class AlignedGate:
     compare_side: int = 512  # longest side of film A at which the aligned films are compared
     tone_sigma: float = 8.0  # pixels at compare_side: the local tone normalisation's window
     edge: int = 4  # pixels left out along the overlap's edge (interpolation, borders)
-    ecc_steps: int = 60  # iterations of the ECC refinement
-    tile: int = 64  # pixels at compare_side: the tiles whose remaining shift is measured
+    # pixels at compare_side: the tiles whose shifts refine the alignment (every tile) and
+    # whose remaining shift is then measured (every half tile)
+    tile: int = 64
     shift_percentile: int = 50  # the median tile's shift
     tile_percentile: int = 95  # the worst tiles' difference, but for a few (a label, a blemish)
     anatomy_blur: float = 2.0  # pixels at compare_side: grain and fine texture blurred away
     # pixels at compare_side: the anatomy's local normalisation window (applied at half
     # compare_side, as anatomy_sigma / 2: ``anatomy_correlation``)
     anatomy_sigma: float = 24.0
-    aligned_limit: float = 0.5  # worst-tile difference of the normalised films (copies <= 0.372)
-    shift_limit: float = 0.9  # pixels at compare_side, median tile's shift (copies <= 0.692)
-    # At the anatomy's scale (real copies >= 0.8956: CLAHE clip 4 on archive-sized films; no
+    aligned_limit: float = 0.5  # worst-tile difference of the normalised films (copies <= 0.297)
+    shift_limit: float = 0.9  # pixels at compare_side, median tile's shift (copies <= 0.449)
+    # At the anatomy's scale (real copies >= 0.8924: CLAHE clip 4 on archive-sized films; no
     # distinct real pair reaches the pixels: docs/design.md).
     min_anatomy_correlation: float = 0.8
     min_compared_share: float = 0.1  # of the frame, else the pixels say nothing

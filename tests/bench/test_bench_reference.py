@@ -1,7 +1,7 @@
 """The scale curve's reference work must be the same work every time (the same bytes, so its
 cost can be compared between builds), must reach the costly part of the build's own checks (a
-copy that the features alone settle would leave ECC and the tone normalisation out), and must
-be sampled on every core without pinning the process that starts the build."""
+copy that the features alone settle would leave the alignment and the tone normalisation out),
+and must be sampled on every core without pinning the process that starts the build."""
 
 from __future__ import annotations
 
