@@ -20,10 +20,9 @@ def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.nd
     compared area, every ``tile`` pixels, gives its remaining shift by OpenCV's phase
     correlation (each tile less its mean, or its level, shared by both films at no shift,
     pulls the reading towards no move), and one correction is fitted to all of them by least
-    squares (``_fitted``), global like OpenCV's ECC, which it replaced: ECC cost more than the
-    rest of the check's measures together and left copies further off (docs/margins.md,
-    "Frame check"). The features' fit stays when fewer than ``min_shifted_tiles`` tiles read
-    a shift."""
+    squares (``_fitted``), global like OpenCV's ECC, which it replaced: ECC took 44 % of the
+    check's time and left copies further off (docs/margins.md, "Frame check"). The features'
+    fit stays when fewer than ``min_shifted_tiles`` tiles read a shift."""
     height, width = small_a.shape
     tile = ALIGNED.tile
     warped = cv2.warpAffine(small_b, warp, (width, height), flags=cv2.INTER_LINEAR)
