@@ -55,7 +55,9 @@ class AlignedGate:
     Margins: docs/margins.md, "Frame check"."""
 
     compare_side: int = 512  # longest side of film A at which the aligned films are compared
-    tone_sigma: float = 8.0  # pixels at compare_side: the local tone normalisation's window
+    # pixels at compare_side: the spread of the local tone normalisation's window
+    # (``window_blur``: a tent of that standard deviation)
+    tone_sigma: float = 8.0
     edge: int = 4  # pixels left out along the overlap's edge (interpolation, borders)
     # pixels at compare_side: the tiles whose shifts refine the alignment (every tile) and
     # whose remaining shift is then measured (every half tile)
@@ -66,9 +68,9 @@ class AlignedGate:
     # pixels at compare_side: the anatomy's local normalisation window (applied at half
     # compare_side, as anatomy_sigma / 2: ``anatomy_correlation``)
     anatomy_sigma: float = 24.0
-    aligned_limit: float = 0.5  # worst-tile difference of the normalised films (copies <= 0.297)
+    aligned_limit: float = 0.5  # worst-tile difference of the normalised films (copies <= 0.299)
     shift_limit: float = 0.9  # pixels at compare_side, median tile's shift (copies <= 0.449)
-    # At the anatomy's scale (real copies >= 0.8924: CLAHE clip 4 on archive-sized films; no
+    # At the anatomy's scale (real copies >= 0.8931: CLAHE clip 4 on archive-sized films; no
     # distinct real pair reaches the pixels: docs/design.md).
     min_anatomy_correlation: float = 0.8
     min_compared_share: float = 0.1  # of the frame, else the pixels say nothing
@@ -96,7 +98,9 @@ KINDS = FrameKindLimits()
 
 
 def frame_check_version(*gates: FeatureGate | FrameGate | AlignedGate) -> str:
-    """The cache's version: every field of the gates that decide what is measured and kept."""
-    return "frame-v4/" + "/".join(
+    """The cache's version: every field of the gates that decide what is measured and kept,
+    after the version of how it is measured (v5: aligned from the tiles' phase correlation,
+    windows by stack blur)."""
+    return "frame-v5/" + "/".join(
         "-".join(f"{name}{value}" for name, value in asdict(gate).items()) for gate in gates
     )

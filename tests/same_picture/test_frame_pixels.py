@@ -174,3 +174,17 @@ def test_worst_tile_of_a_film_narrower_than_a_tile_is_the_mean_over_the_compared
     core = np.ones((height, width), bool)
     core[:, :5] = False
     assert worst_tile(difference, core) == float(difference[core].mean())
+
+
+@pytest.mark.parametrize("sigma", [8.0, 12.0])
+def test_the_tone_windows_spread_as_far_as_their_sigma(sigma):
+    """``window_blur`` stands for a Gaussian of spread ``sigma`` (the limits were measured
+    with one): a point spreads over a window of that standard deviation, within 5 %."""
+    point = np.zeros((257, 257), np.float32)
+    point[128, 128] = 1.0
+    window = frame_check.window_blur(point, sigma)
+    offsets = np.arange(257) - 128
+    across = window.sum(axis=0)
+    spread = float(np.sqrt((across * offsets**2).sum() / across.sum()))
+    assert abs(window.sum() - 1.0) < 1e-4
+    assert abs(spread - sigma) <= 0.05 * sigma
