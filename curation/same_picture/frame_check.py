@@ -164,8 +164,9 @@ def locally_normalised(
 def window_blur(image: np.ndarray, sigma: float) -> np.ndarray:
     """``image`` (float32) averaged over a local window whose spread (standard deviation) is
     ``sigma``: OpenCV's stack blur, a tent-shaped window of radius r (variance r(r + 2) / 6)
-    at a cost that does not grow with its size, where a Gaussian of the same spread cost 2.6
-    times as much at the tone normalisation's sigma of 8 (docs/margins.md, "Frame check")."""
+    at a cost that does not grow with its size, in place of a Gaussian of the same spread,
+    whose cost grew with it (the check's CPU before and after: docs/scale.md, "Beside the
+    peers, on real films"; its margins: docs/margins.md, "Frame check")."""
     radius = round(math.sqrt(6 * sigma * sigma + 1) - 1)
     blurred: np.ndarray = cv2.stackBlur(image, (2 * radius + 1, 2 * radius + 1))
     return blurred
