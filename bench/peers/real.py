@@ -32,6 +32,12 @@ and kept films (equal when both keep the same film of the same groups).
     uv sync --frozen --project bench/peers/env
     uv run --frozen python -m bench.peers.real
     uv run --frozen python -m bench.peers.real --against ../main --rounds 2
+    uv run --frozen python -m bench.peers.real --archive-sized
+
+``--archive-sized`` makes the folder of the grey archive-sized films alone (2,943 x 1,435, the
+size the archive's films have; the 512-px films are squashed copies, cheap for a tool that
+decodes every pixel), with their copies, and writes ``real-archive-sized.json``; its 25
+originals are too few for the splits, so pericurate runs up to its groups only.
 """
 
 from __future__ import annotations
@@ -66,6 +72,7 @@ from curation.sample.annotations import Annotation, annotation_xml
 from curation.sample.layout import ANNOTS_DIR, ORIGINAL_DIR, ORIGINAL_FOLDER
 
 RESULTS = Path(__file__).with_name("real.json")
+ARCHIVE_SIZED_RESULTS = Path(__file__).with_name("real-archive-sized.json")
 NATIVE_FILMS = REAL_FILMS.parent / "films-native"
 PEERS = ("fastdup", "imagededup-phash", "cleanvision")
 COPIES = 3  # altered copies filed with each original
@@ -78,10 +85,11 @@ HIGHER_IS_CLOSER = {"fastdup": True, "imagededup-phash": False}
 Pair = tuple[str, str]
 
 
-def _originals() -> list[tuple[str, np.ndarray]]:
-    """Every real development film, grey, by name (the 512-px films, then the native ones)."""
+def _originals(archive_sized: bool = False) -> list[tuple[str, np.ndarray]]:
+    """Every real development film, grey, by name (the 512-px films, then the native ones);
+    ``archive_sized``: the native ones alone, at the archive's own size."""
     found = []
-    for folder in (REAL_FILMS, NATIVE_FILMS):
+    for folder in (NATIVE_FILMS,) if archive_sized else (REAL_FILMS, NATIVE_FILMS):
         for path in sorted(folder.glob("*.jpg")):
             with Image.open(path) as image:
                 found.append((path.stem, np.asarray(image.convert("L"))))
@@ -94,9 +102,12 @@ def _annotation(stem: str, width: int, height: int) -> bytes:
     return annotation_xml(note)
 
 
-def write_folder(work: Path, copies: int = COPIES, films: int | None = None) -> dict[str, str]:
-    """The real films and their copies in the archive's layout below ``work / "source"``;
-    every stem -> the stem of its original (an original -> itself)."""
+def write_folder(
+    work: Path, copies: int = COPIES, films: int | None = None, archive_sized: bool = False
+) -> dict[str, str]:
+    """The real films (``archive_sized``: the archive-sized ones alone) and their copies in
+    the archive's layout below ``work / "source"``; every stem -> the stem of its original
+    (an original -> itself)."""
     source = work / "source"
     shutil.rmtree(source, ignore_errors=True)
     (source / ORIGINAL_DIR).mkdir(parents=True)
@@ -110,7 +121,7 @@ def write_folder(work: Path, copies: int = COPIES, films: int | None = None) -> 
             width, height = image.size
         (source / ANNOTS_DIR / f"{stem}.xml").write_bytes(_annotation(stem, width, height))
 
-    for number, (_, grey) in enumerate(_originals()[:films]):
+    for number, (_, grey) in enumerate(_originals(archive_sized)[:films]):
         # Stems end in 1: the archive files originals so, and every film here is filed as one.
         original = f"1{number:04d}1"
         write(original, jpeg(grey, 95))
@@ -242,14 +253,17 @@ def measure(
     copies: int = COPIES,
     films: int | None = None,
     peers: tuple[str, ...] = PEERS,
+    archive_sized: bool = False,
 ) -> dict:
-    """Every tool on the real folder; see the module docstring."""
-    if not REAL_FILMS.is_dir():
-        return {"measured": False, "why": f"skipped: the real films are absent ({REAL_FILMS})"}
+    """Every tool on the real folder (``archive_sized``: of the archive-sized films alone); see
+    the module docstring."""
+    needed = NATIVE_FILMS if archive_sized else REAL_FILMS
+    if not needed.is_dir():
+        return {"measured": False, "why": f"skipped: the real films are absent ({needed})"}
     if peers and not peer_python().exists():
         why = "skipped: the peers are not installed (uv sync --frozen --project bench/peers/env)"
         return {"measured": False, "why": why}
-    truth = write_folder(work, copies, films)
+    truth = write_folder(work, copies, films, archive_sized)
     source = work / "source"
     folder = source / ORIGINAL_DIR
     result: dict = {
@@ -257,7 +271,9 @@ def measure(
         "folder": {"films": len(truth), "copies": len(truth) - len(set(truth.values()))},
         "runs": [],
     }
-    for tool in ("pericurate", COPIES_ONLY, *peers, COPIES_ONLY, "pericurate"):
+    # The archive-sized films alone are too few for splits (25 originals): no whole build.
+    whole = () if archive_sized else ("pericurate",)
+    for tool in (*whole, COPIES_ONLY, *peers, COPIES_ONLY, *whole):
         warm(source)
         try:
             if tool in ("pericurate", COPIES_ONLY):
@@ -320,6 +336,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.peers.real", description=__doc__)
     parser.add_argument("--copies", type=int, default=COPIES, help="altered copies per film")
     parser.add_argument("--films", type=int, help="the first FILMS real films only")
+    parser.add_argument(
+        "--archive-sized",
+        action="store_true",
+        help=f"the archive-sized films alone (results: {ARCHIVE_SIZED_RESULTS.name})",
+    )
     parser.add_argument("--peers", default=",".join(PEERS))
     parser.add_argument("--against", type=Path, help="pericurate only: this checkout, then ours")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: rounds of both")
@@ -328,9 +349,11 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(against(args.against.resolve(), args.rounds), indent=1))
         return
     peers = tuple(p for p in args.peers.split(",") if p)
-    result = measure(copies=args.copies, films=args.films, peers=peers)
+    work = CORPUS_DIR / ("peers-real-archive-sized" if args.archive_sized else "peers-real")
+    result = measure(work, args.copies, args.films, peers, args.archive_sized)
     if result["measured"] and args.films is None:
-        RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+        written = ARCHIVE_SIZED_RESULTS if args.archive_sized else RESULTS
+        written.write_text(json.dumps(result, indent=1) + "\n")
     print(table(result))
 
 

@@ -5,6 +5,9 @@ own build is scored from its outputs."""
 
 from __future__ import annotations
 
+import numpy as np
+from PIL import Image
+
 import bench.peers.compare as peers
 from bench.peers.compare import (
     RELATIONS,
@@ -19,6 +22,7 @@ from bench.peers.compare import (
     warm,
     without_bad_files,
 )
+from curation.sample.layout import ORIGINAL_DIR
 
 
 def test_exact_groups_score_full_recall_and_no_false_pair(sample_zip):
@@ -162,3 +166,26 @@ def test_a_peer_is_tuned_to_the_loosest_cut_without_a_false_pair():
     assert hashed["no_false_pair"] == {"cut": 6.0, "copies_found": 2, "false_pairs": 0}
     sets = peer_scores("cleanvision", [("o1", "c1", 0.0)], truth)
     assert sets == {"default": {"copies_found": 1, "false_pairs": 0}}
+
+
+def test_the_archive_sized_folder_holds_the_archive_sized_films_alone(tmp_path, monkeypatch):
+    """``--archive-sized``: the originals are the archive-sized films alone (the 512-px films
+    are squashed copies, cheaper for a tool that decodes every pixel), each with its copies."""
+    from bench.peers import real
+
+    sizes = {"small": (64, 64), "native": (96, 48)}
+    for name, (width, height) in sizes.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        for number in range(2):
+            grey = np.random.default_rng(number).integers(0, 255, (height, width), np.uint8)
+            Image.fromarray(grey).save(folder / f"{name}-{number}.jpg")
+    monkeypatch.setattr(real, "REAL_FILMS", tmp_path / "small")
+    monkeypatch.setattr(real, "NATIVE_FILMS", tmp_path / "native")
+    for archive_sized, originals in ((False, 4), (True, 2)):
+        truth = real.write_folder(tmp_path / "work", 1, archive_sized=archive_sized)
+        kept = sorted(stem for stem, original in truth.items() if stem == original)
+        assert len(kept) == originals and len(truth) == 2 * originals
+        folder = tmp_path / "work" / "source" / ORIGINAL_DIR
+        with Image.open(folder / f"{kept[0]}.jpg") as first:
+            assert first.size == (sizes["native"] if archive_sized else sizes["small"])
