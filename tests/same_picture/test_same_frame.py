@@ -40,6 +40,7 @@ from curation.same_picture.frame_store import (
 )
 from curation.same_picture.pixels import compare
 from support import film_kit as kit
+from tests.sample_reading import path_of
 
 SEEDS = (5, 17)
 
@@ -288,16 +289,6 @@ def test_a_pair_the_features_do_not_align_is_not_compared_in_pixels(measured):
     assert replace(other, inliers=10_000).same_picture is False
 
 
-def _films_in(archive: Path, stems: set[str]) -> dict[str, bytes]:
-    """The original films of ``stems`` in the sample ``archive``, by stem."""
-    with zipfile.ZipFile(archive) as zipped:
-        return {
-            Path(name).stem: zipped.read(name)
-            for name in zipped.namelist()
-            if Path(name).stem in stems and name.endswith(".jpg") and "Original" in name
-        }
-
-
 def test_no_two_visits_of_one_patient_in_the_sample_are_the_same_picture(default_sample):
     """The sample's visits of one patient (look-alike, distant, realistic) reach the frame
     check with many inliers, some at one scale and a turn a copy could have; the pixels must
@@ -305,13 +296,16 @@ def test_no_two_visits_of_one_patient_in_the_sample_are_the_same_picture(default
     a copy turned by 0.92 degree and was dropped from the sample's build."""
     archive, truth = default_sample
     groups = [*truth.lookalike_groups, *truth.distant_visit_groups, *truth.realistic_visits]
-    films = _films_in(archive, {film for group in groups for film in group})
-    features = {stem: film_features(*decoded_grey(data)) for stem, data in films.items()}
+    with zipfile.ZipFile(archive) as zipped:
+        decoded = {
+            stem: decoded_grey(zipped.read(path_of(stem, truth)))
+            for stem in {film for group in groups for film in group}
+        }
+    features = {stem: film_features(*film) for stem, film in decoded.items()}
     compared = 0
     for group in groups:
         for a, b in itertools.combinations(sorted(group), 2):
-            grey_a, size_a = decoded_grey(films[a])
-            grey_b, size_b = decoded_grey(films[b])
+            (grey_a, size_a), (grey_b, size_b) = decoded[a], decoded[b]
             match = match_features(features[a], features[b])
             frame = frame_check.compare_frames(grey_a, grey_b, (size_a, size_b), match)
             compared += math.isfinite(frame.difference)
