@@ -9,8 +9,7 @@ import cv2
 import numpy as np
 
 from curation.same_picture.frame_limits import ALIGNED
-
-CLIPPED = 8  # grey levels from black or white: padding and burnt-out areas say nothing
+from curation.same_picture.pixels import CLIPPED  # padding and burnt-out areas say nothing
 
 
 def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.ndarray:
