@@ -249,7 +249,7 @@ def _find_copies(source: Path, build: Path) -> tuple[dict, dict[str, str]]:
 
 
 def measure(
-    work: Path = CORPUS_DIR / "peers-real",
+    work: Path | None = None,
     copies: int = COPIES,
     films: int | None = None,
     peers: tuple[str, ...] = PEERS,
@@ -263,6 +263,7 @@ def measure(
     if peers and not peer_python().exists():
         why = "skipped: the peers are not installed (uv sync --frozen --project bench/peers/env)"
         return {"measured": False, "why": why}
+    work = work or CORPUS_DIR / ("peers-real-archive-sized" if archive_sized else "peers-real")
     truth = write_folder(work, copies, films, archive_sized)
     source = work / "source"
     folder = source / ORIGINAL_DIR
@@ -349,8 +350,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(against(args.against.resolve(), args.rounds), indent=1))
         return
     peers = tuple(p for p in args.peers.split(",") if p)
-    work = CORPUS_DIR / ("peers-real-archive-sized" if args.archive_sized else "peers-real")
-    result = measure(work, args.copies, args.films, peers, args.archive_sized)
+    result = measure(None, args.copies, args.films, peers, args.archive_sized)
     if result["measured"] and args.films is None:
         written = ARCHIVE_SIZED_RESULTS if args.archive_sized else RESULTS
         written.write_text(json.dumps(result, indent=1) + "\n")
