@@ -149,14 +149,17 @@ def locally_normalised(
     """Each of ``images`` minus its local mean, over its local contrast (windows of spread
     ``sigma``: ``window_blur``), inside ``valid`` only (normalised convolution: the windows
     ignore pixels outside the overlap). The windows' weight is the overlap's, so it is
-    blurred once for all the images, not once per image."""
+    blurred once for all the images, not once per image. The stack blur's running sums leave
+    a residue of either sign where a window holds no pixel of the overlap; over the floor of
+    its weight, a negative residue made the spread negative and the pixel NaN, so the
+    spread is held at 0 or more."""
     weight = window_blur(valid, sigma)
     safe = np.maximum(weight, 1e-3)
     normalised = []
     for grey in images:
         mean = window_blur(grey * valid, sigma) / safe
         centred = (grey - mean) * valid
-        spread = window_blur(centred * centred, sigma) / safe
+        spread = np.maximum(window_blur(centred * centred, sigma), 0.0) / safe
         normalised.append(centred / np.sqrt(spread + 4.0))  # +4: a flat window stays flat
     return normalised
 

@@ -188,3 +188,17 @@ def test_the_tone_windows_spread_as_far_as_their_sigma(sigma):
     spread = float(np.sqrt((across * offsets**2).sum() / across.sum()))
     assert abs(window.sum() - 1.0) < 1e-4
     assert abs(spread - sigma) <= 0.05 * sigma
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_tone_normalisation_is_finite_outside_a_small_overlap(seed):
+    """Far from the overlap, the stack blur's running sums leave residues of either sign;
+    a normalised film must still be a number everywhere, and 0 outside the overlap (the
+    residual, the tile shifts and the anatomy read it)."""
+    rng = np.random.default_rng(seed)
+    grey = (rng.random((512, 512)) * 255).astype(np.float32)
+    valid = np.zeros_like(grey)
+    valid[100:400, 60:300] = 1.0
+    (toned,) = frame_check.locally_normalised((grey,), valid, 8.0)
+    assert np.isfinite(toned).all()
+    assert not toned[valid == 0].any()
