@@ -5,6 +5,8 @@ aligned films."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
@@ -12,36 +14,60 @@ from curation.same_picture.frame_limits import ALIGNED
 from curation.same_picture.pixels import CLIPPED  # padding and burnt-out areas say nothing
 
 
-def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class Alignment:
+    """The refined map B -> A, and the shift each tile still showed after it (pixels at the
+    compare size; empty when too few tiles read one)."""
+
+    warp: np.ndarray
+    residuals: np.ndarray
+
+
+def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> Alignment:
     """The affine map B -> A refined to sub-pixel accuracy, started from the features' fit:
     ORB corners sit on a coarse pyramid, so their fit is off by up to a pixel or two, which a
     copy should not be charged for. B is warped by the fit; each whole tile inside the
-    compared area, every ``tile`` pixels, gives its remaining shift by OpenCV's phase
-    correlation (each tile less its mean, or its level, shared by both films at no shift,
-    pulls the reading towards no move), and one correction is fitted to all of them by least
-    squares (``_fitted``), global like OpenCV's ECC, which it replaced: ECC took 44 % of the
-    check's time and left copies further off (docs/margins.md, "Frame check"). The features'
-    fit stays when fewer than ``min_shifted_tiles`` tiles read a shift."""
+    compared area, every ``tile`` pixels (every half tile when that gives too few), gives its
+    remaining shift by OpenCV's phase correlation (each tile less its mean, or its level,
+    shared by both films at no shift, pulls the reading towards no move), and one correction
+    is fitted to all of them by least squares (``_fitted``). What the correction leaves of
+    each tile's shift is the bend no affine map undoes (the frame check's tile shift): read
+    from the same phase correlations, not from a second pass over the re-warped films, which
+    took a tenth of the check's time. The features' fit stays, with no residuals, when fewer
+    than ``min_shifted_tiles`` tiles read a shift."""
     height, width = small_a.shape
-    tile = ALIGNED.tile
     warped = cv2.warpAffine(small_b, warp, (width, height), flags=cv2.INTER_LINEAR)
     covered = cv2.warpAffine(np.ones_like(small_b), warp, (width, height), flags=cv2.INTER_NEAREST)
     valid = covered * unclipped(small_a) * unclipped(warped)
+    cover = tile_cover(valid)
+    centres, moved = _tile_shifts(small_a, warped, cover[::2, ::2] >= ALIGNED.min_tile_cover, 2)
+    if len(centres) < ALIGNED.min_shifted_tiles:
+        centres, moved = _tile_shifts(small_a, warped, cover >= ALIGNED.min_tile_cover, 1)
+    if len(centres) < ALIGNED.min_shifted_tiles:
+        return Alignment(warp, np.empty(0))
+    seen = centres + moved  # where each tile's content lies in B warped
+    correction = _fitted(seen, centres)
+    left = seen @ correction[:, :2].T + correction[:, 2] - centres
+    refined_warp: np.ndarray = correction @ np.vstack([warp, [0.0, 0.0, 1.0]])
+    return Alignment(refined_warp, np.hypot(left[:, 0], left[:, 1]))
+
+
+def _tile_shifts(
+    small_a: np.ndarray, warped: np.ndarray, chosen: np.ndarray, halves: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The centres of the ``chosen`` tiles (a grid every ``halves`` half tiles) whose phase
+    correlation peak passes ``min_phase_response``, and the shift each reads, as (n, 2)."""
+    tile = ALIGNED.tile
     window = cv2.createHanningWindow((tile, tile), cv2.CV_32F)
     moved, centres = [], []
-    for y, x in np.argwhere(tile_cover(valid)[::2, ::2] >= ALIGNED.min_tile_cover) * tile:
+    for y, x in np.argwhere(chosen) * (halves * tile // 2):
         tile_a = small_a[y : y + tile, x : x + tile]
         tile_b = warped[y : y + tile, x : x + tile]
         shift, response = cv2.phaseCorrelate(tile_a - tile_a.mean(), tile_b - tile_b.mean(), window)
         if response > ALIGNED.min_phase_response:
             centres.append((x + tile / 2, y + tile / 2))
             moved.append(shift)
-    if len(centres) < ALIGNED.min_shifted_tiles:
-        return warp
-    seen = np.asarray(centres) + np.asarray(moved)  # where each tile's content lies in B warped
-    correction = _fitted(seen, np.asarray(centres))
-    refined_warp: np.ndarray = correction @ np.vstack([warp, [0.0, 0.0, 1.0]])
-    return refined_warp
+    return np.asarray(centres, np.float64).reshape(-1, 2), np.asarray(moved).reshape(-1, 2)
 
 
 def _fitted(seen: np.ndarray, centres: np.ndarray) -> np.ndarray:

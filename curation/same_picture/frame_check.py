@@ -196,26 +196,15 @@ def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
     return float(np.percentile(means, ALIGNED.tile_percentile))
 
 
-def tile_shift(toned_a: np.ndarray, toned_b: np.ndarray, valid: np.ndarray) -> float:
-    """How far the aligned films still move against each other, tile by tile: the
-    ``shift_percentile`` percentile of the phase-correlation shift (pixels at
-    ``compare_side``) of every tile inside the overlap. A copy is one affine map away from its
-    original (about 0 left); another visit bends (the arch's curve, the patient's posture),
-    which no affine map undoes."""
-    tile, step = ALIGNED.tile, ALIGNED.tile // 2
-    window = cv2.createHanningWindow((tile, tile), cv2.CV_32F)
-    shifts = []
-    for y, x in np.argwhere(tile_cover(valid) >= ALIGNED.min_tile_cover) * step:
-        (dx, dy), response = cv2.phaseCorrelate(
-            toned_a[y : y + tile, x : x + tile].astype(np.float32),
-            toned_b[y : y + tile, x : x + tile].astype(np.float32),
-            window,
-        )
-        if response > ALIGNED.min_phase_response:
-            shifts.append(math.hypot(dx, dy))
-    if len(shifts) < ALIGNED.min_shifted_tiles:
+def tile_shift(residuals: np.ndarray) -> float:
+    """How far the aligned films still move against each other: the ``shift_percentile``
+    percentile of the shift each tile showed after the refined alignment (pixels at
+    ``compare_side``; ``refined``), infinite when fewer than ``min_shifted_tiles`` read one.
+    A copy is one affine map away from its original (about 0 left); another visit bends (the
+    arch's curve, the patient's posture), which no affine map undoes."""
+    if len(residuals) < ALIGNED.min_shifted_tiles:
         return math.inf
-    return float(np.percentile(shifts, ALIGNED.shift_percentile))
+    return float(np.percentile(residuals, ALIGNED.shift_percentile))
 
 
 def anatomy_correlation(small_a: np.ndarray, warped: np.ndarray, valid: np.ndarray) -> float:
@@ -261,7 +250,8 @@ def aligned_difference(
     to_small = np.diag([scale_a, scale_a, 1.0])
     from_small = np.diag([1 / scale_b, 1 / scale_b, 1.0])
     warp = (to_small @ np.vstack([transform, [0, 0, 1]]) @ from_small)[:2]
-    warp = refined(small_a, small_b, warp)
+    alignment = refined(small_a, small_b, warp)
+    warp = alignment.warp
     height, width = small_a.shape
     warped = cv2.warpAffine(small_b, warp, (width, height), flags=cv2.INTER_LINEAR)
     ones = np.ones_like(small_b)
@@ -281,7 +271,7 @@ def aligned_difference(
     core = counted > 0.99  # whole 3 x 3 windows inside the compared area
     if not core.any():
         return overlap_a, overlap_b, math.inf, math.inf, 0.0
-    shift = tile_shift(toned_a, toned_b, valid)
+    shift = tile_shift(alignment.residuals)
     rank = anatomy_correlation(small_a, warped, valid)
     return overlap_a, overlap_b, worst_tile(np.abs(smoothed), core), shift, rank
 

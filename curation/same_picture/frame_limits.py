@@ -59,8 +59,8 @@ class AlignedGate:
     # (``window_blur``: a tent of that standard deviation)
     tone_sigma: float = 8.0
     edge: int = 4  # pixels left out along the overlap's edge (interpolation, borders)
-    # pixels at compare_side: the tiles whose shifts refine the alignment (every tile) and
-    # whose remaining shift is then measured (every half tile)
+    # pixels at compare_side: the tiles whose shifts refine the alignment and, what the
+    # refinement leaves of them, the tile shift (every tile; every half tile when too few)
     tile: int = 64
     shift_percentile: int = 50  # the median tile's shift
     tile_percentile: int = 95  # the worst tiles' difference, but for a few (a label, a blemish)
@@ -69,7 +69,7 @@ class AlignedGate:
     # compare_side, as anatomy_sigma / 2: ``anatomy_correlation``)
     anatomy_sigma: float = 24.0
     aligned_limit: float = 0.5  # worst-tile difference of the normalised films (copies <= 0.299)
-    shift_limit: float = 0.9  # pixels at compare_side, median tile's shift (copies <= 0.449)
+    shift_limit: float = 0.9  # pixels at compare_side, median tile's shift (copies <= 0.502)
     # At the anatomy's scale (real copies >= 0.8931: CLAHE clip 4 on archive-sized films; no
     # distinct real pair reaches the pixels: docs/design.md).
     min_anatomy_correlation: float = 0.8
@@ -101,6 +101,6 @@ def frame_check_version(*gates: FeatureGate | FrameGate | AlignedGate) -> str:
     """The cache's version: every field of the gates that decide what is measured and kept,
     after the version of how it is measured (v5: aligned from the tiles' phase correlation,
     windows by stack blur)."""
-    return "frame-v5/" + "/".join(
+    return "frame-v6/" + "/".join(
         "-".join(f"{name}{value}" for name, value in asdict(gate).items()) for gate in gates
     )
