@@ -32,9 +32,9 @@ def refined(small_a: np.ndarray, small_b: np.ndarray, warp: np.ndarray) -> Align
     shared by both films at no shift, pulls the reading towards no move), and one correction
     is fitted to all of them by least squares (``_fitted``). What the correction leaves of
     each tile's shift is the bend no affine map undoes (the frame check's tile shift): read
-    from the same phase correlations, not from a second pass over the re-warped films, which
-    took a tenth of the check's time. The features' fit stays, with no residuals, when fewer
-    than ``min_shifted_tiles`` tiles read a shift."""
+    from the same phase correlations, not from a second pass over the re-warped films (the
+    check costs 0.855 times its CPU with that pass: docs/scale.md). The features' fit stays,
+    with no residuals, when fewer than ``min_shifted_tiles`` tiles read a shift."""
     height, width = small_a.shape
     warped = cv2.warpAffine(small_b, warp, (width, height), flags=cv2.INTER_LINEAR)
     covered = cv2.warpAffine(np.ones_like(small_b), warp, (width, height), flags=cv2.INTER_NEAREST)

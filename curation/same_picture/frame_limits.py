@@ -100,7 +100,7 @@ KINDS = FrameKindLimits()
 def frame_check_version(*gates: FeatureGate | FrameGate | AlignedGate) -> str:
     """The cache's version: every field of the gates that decide what is measured and kept,
     after the version of how it is measured (v5: aligned from the tiles' phase correlation,
-    windows by stack blur)."""
+    windows by stack blur; v6: the tile shift from the alignment's own readings)."""
     return "frame-v6/" + "/".join(
         "-".join(f"{name}{value}" for name, value in asdict(gate).items()) for gate in gates
     )
