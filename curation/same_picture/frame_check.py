@@ -199,10 +199,11 @@ def worst_tile(difference: np.ndarray, core: np.ndarray) -> float:
 def tile_shift(residuals: np.ndarray) -> float:
     """How far the aligned films still move against each other: the ``shift_percentile``
     percentile of the shift each tile showed after the refined alignment (pixels at
-    ``compare_side``; ``refined``), infinite when fewer than ``min_shifted_tiles`` read one.
-    A copy is one affine map away from its original (about 0 left); another visit bends (the
-    arch's curve, the patient's posture), which no affine map undoes."""
-    if len(residuals) < ALIGNED.min_shifted_tiles:
+    ``compare_side``; ``refined``), infinite when there are none (``refined`` gives none when
+    fewer than ``min_shifted_tiles`` tiles read a shift). A copy is one affine map away from
+    its original (about 0 left); another visit bends (the arch's curve, the patient's
+    posture), which no affine map undoes."""
+    if not len(residuals):
         return math.inf
     return float(np.percentile(residuals, ALIGNED.shift_percentile))
 
