@@ -191,10 +191,12 @@ class Resampling:
 
 def _block_dct(grey: np.ndarray) -> np.ndarray:
     """The orthonormal 8 x 8 DCT of each whole block on the JPEG grid (JPEG's own scaling),
-    as (block rows, block columns, 8, 8)."""
+    as (block rows, vertical frequency, block columns, horizontal frequency): two matrix
+    products over the whole image, not one pair of 8 x 8 products a block."""
     rows, columns = grey.shape[0] // 8, grey.shape[1] // 8
-    blocks = grey[: rows * 8, : columns * 8].reshape(rows, 8, columns, 8).transpose(0, 2, 1, 3)
-    coefficients: np.ndarray = _DCT @ blocks @ _DCT.T
+    strips = grey[: rows * 8, : columns * 8].reshape(rows, 8, columns * 8)
+    vertical = np.matmul(_DCT, strips)  # each block's columns transformed
+    coefficients: np.ndarray = (vertical.reshape(-1, 8) @ _DCT.T).reshape(rows, 8, columns, 8)
     return coefficients
 
 
@@ -237,7 +239,8 @@ def upscale_of(
     up = cv2.resize(small, (width, height), interpolation=cv2.INTER_CUBIC)
     down = cv2.resize(big, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA)
     edge = max(1, round(0.02 * min(height, width)))
-    missed_up = float(np.abs(big - up)[edge:-edge, edge:-edge].mean())
+    added = big - up  # what the larger film holds beyond the smaller one upscaled
+    missed_up = float(np.abs(added)[edge:-edge, edge:-edge].mean())
     missed_down = float(np.abs(small - down).mean())
     lead = np.log2(max(missed_down, 1e-6) / max(missed_up, 1e-6))
     detail = float(np.abs(big - cv2.GaussianBlur(big, (0, 0), 2.0)).mean())
@@ -246,13 +249,14 @@ def upscale_of(
     residuals = Resampling(math.inf, round(float(lead), 4), round(fit, 4), round(stretch, 4))
     if deciding and not residuals.rescaled_alike:
         return residuals
-    step = np.ones((8, 8)) if steps is None else steps.astype(np.float64)
+    limit = (np.ones((8, 8)) if steps is None else steps.astype(np.float64)) / 2 + 1
+    limit[0, 0] = math.inf  # the AC coefficients only
     margin = -(-edge // 8)  # whole blocks
-    moved = np.abs(_block_dct(big) - _block_dct(up))[margin:-margin, margin:-margin]
-    ac = np.ones((8, 8), dtype=bool)
-    ac[0, 0] = False
-    beyond = float((moved[..., ac] > step[ac] / 2 + 1).mean()) if moved.size else 1.0
-    return replace(residuals, beyond=round(beyond, 4))
+    # The DCT is linear: the coefficients' move is the DCT of the pixels' difference.
+    moved = np.abs(_block_dct(added))[margin:-margin, :, margin:-margin, :]
+    blocks = moved.shape[0] * moved.shape[2]
+    beyond = np.count_nonzero(moved > limit[None, :, None, :]) / (63 * blocks) if blocks else 1.0
+    return replace(residuals, beyond=round(float(beyond), 4))
 
 
 def luminance_steps(image: Image.Image) -> np.ndarray | None:

@@ -340,12 +340,12 @@ def test_an_original_with_dark_corners_of_its_own_is_kept_over_its_brightened_co
     assert not evidence_of_copy.startswith("its corners"), evidence_of_copy
 
 
-def test_deciding_an_upscale_skips_the_block_dcts_only_when_the_residuals_already_say_no(
+def test_deciding_an_upscale_skips_the_block_dct_only_when_the_residuals_already_say_no(
     tmp_path, monkeypatch
 ):
     """The keeper asks only whether a film is an upscale: a pair the residuals refuse (a
     crop does not fit, a downscale at a high quality does not lead) is answered without the
-    two block DCTs, and every answer is the full reading's."""
+    block DCT, and every answer is the full reading's."""
     from curation.keeper import frame
 
     grainy = _jpeg(_smooth(7, 2.0, 0.5), 90)
@@ -375,4 +375,21 @@ def test_deciding_an_upscale_skips_the_block_dcts_only_when_the_residuals_alread
     monkeypatch.setattr(frame, "_block_dct", counted)
     for name in pairs:
         assert frame.is_upscale(tuple(map(str, paths[name]))) is full[name].upscale
-    assert block_dcts == 2  # the upscale's two; the others were decided without them
+    assert block_dcts == 1  # the upscale's one; the others were decided without it
+
+
+def test_the_block_dct_is_each_jpeg_blocks_own_dct():
+    """The whole-image block DCT gives, at (block row, v, block column, u), what OpenCV's
+    8 x 8 DCT of that block alone gives (the larger film's JPEG grid; a partial block at
+    the right and bottom edges is left out), so the upscale reading compares each block's
+    own coefficients with its own quantisation steps."""
+    from curation.keeper import frame
+
+    grey = np.random.default_rng(7).uniform(-40, 40, (27, 42))
+    coefficients = frame._block_dct(grey)
+    assert coefficients.shape == (3, 8, 5, 8)
+    for row in range(3):
+        for column in range(5):
+            block = grey[row * 8 : row * 8 + 8, column * 8 : column * 8 + 8]
+            expected = cv2.dct(np.ascontiguousarray(block))
+            assert np.allclose(coefficients[row, :, column, :], expected, atol=1e-9)
