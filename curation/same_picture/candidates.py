@@ -121,12 +121,14 @@ def next_round(
     pairs: np.ndarray, strength: np.ndarray, groups: np.ndarray, unchecked: np.ndarray
 ) -> np.ndarray:
     """Which of ``pairs`` (film numbers, one row a pair) to check next, as their rows in
-    order: each film's strongest pair (most ``strength``, then first in ``pairs``) among the
+    order: each group's strongest pair (most ``strength``, then first in ``pairs``) among the
     ``unchecked`` ones whose two films are in different ``groups`` (each film's group under
     the pairs confirmed so far). A pair already joined is never checked: it could only add an
     edge inside a group, so the groups are those of checking every pair; and a round's pairs
-    do not depend on each other, so they run in parallel anywhere."""
+    do not depend on each other, so they run in parallel anywhere. One pair a group, not one
+    a film: an original and its whole-frame copies, already joined, each shortlist the same
+    framed copy, and one confirmed check joins it to all of them."""
     open_rows = np.flatnonzero(unchecked & (groups[pairs[:, 0]] != groups[pairs[:, 1]]))
     ranked = open_rows[np.lexsort((open_rows, -strength[open_rows]))]
-    _, first = np.unique(pairs[ranked].ravel(), return_index=True)
+    _, first = np.unique(groups[pairs[ranked]].ravel(), return_index=True)
     return np.unique(ranked[first // 2])

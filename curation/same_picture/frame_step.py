@@ -185,7 +185,7 @@ def _checked_in_rounds(
     bar: Tracker,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rows of ``pairs`` (numbers of ``records``) the frame check confirms and their
-    comparisons (one ``ROW`` each), checked in rounds of each film's strongest pair not yet
+    comparisons (one ``ROW`` each), checked in rounds of each group's strongest pair not yet
     joined (``next_round``), each round over ``map``; ``joined`` grows with every confirmed
     pair. One job per pair of contents: byte-identical films make one key of several pairs,
     checked once. The bookkeeping is numpy arrays: a few bytes per checked pair."""

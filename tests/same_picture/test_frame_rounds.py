@@ -1,4 +1,4 @@
-"""The frame check in rounds (``curation.same_picture.candidates.next_round``): each film's
+"""The frame check in rounds (``curation.same_picture.candidates.next_round``): each group's
 strongest shortlisted pair first, and never a pair whose two films confirmed pairs already
 join, so a picture with several framed copies costs one check per copy, not one per pair,
 and its group is the one checking every pair would give."""
@@ -37,7 +37,7 @@ VOTES = {
 }
 
 
-def test_each_film_takes_its_strongest_open_pair_and_joined_pairs_wait_for_nothing():
+def test_each_group_takes_its_strongest_open_pair_and_joined_pairs_wait_for_nothing():
     ids = sorted(FILMS)
     pairs = np.array([(ids.index(a), ids.index(b)) for a, b in sorted(VOTES)])
     strength = np.array([VOTES[pair] for pair in sorted(VOTES)])
@@ -47,11 +47,27 @@ def test_each_film_takes_its_strongest_open_pair_and_joined_pairs_wait_for_nothi
     assert next_round(pairs, strength, apart, unchecked).tolist() == [0, 1, 2]
     unchecked[[0, 1, 2]] = False
     copies_joined = np.array([0, 0, 0, 3])
-    # The crop-pad pair (row 3) is never checked: its films are joined. The other film's two
-    # pairs are left, tied: it takes the first, the pad takes its own.
-    assert next_round(pairs, strength, copies_joined, unchecked).tolist() == [4, 5]
-    unchecked[[4, 5]] = False
+    # The crop-pad pair (row 3) is never checked: its films are joined. The two groups'
+    # two pairs left are tied: both groups take the first, and the other waits for it.
+    assert next_round(pairs, strength, copies_joined, unchecked).tolist() == [4]
+    unchecked[4] = False
+    assert next_round(pairs, strength, copies_joined, unchecked).tolist() == [5]
+    unchecked[5] = False
     assert next_round(pairs, strength, copies_joined, unchecked).tolist() == []
+
+
+def test_films_already_joined_check_a_framed_copy_they_share_once():
+    """An original and its re-encoded copy (joined by the whole-frame check) both shortlist
+    one framed copy: one check, the group's strongest pair; confirmed, the other pair is
+    never checked, refused, it is checked next."""
+    pairs = np.array([(0, 2), (1, 2)])
+    strength = np.array([90, 80])
+    unchecked = np.ones(len(pairs), bool)
+    joined = np.array([0, 0, 2])
+    assert next_round(pairs, strength, joined, unchecked).tolist() == [0]
+    unchecked[0] = False
+    assert next_round(pairs, strength, np.zeros(3, np.int64), unchecked).tolist() == []
+    assert next_round(pairs, strength, joined, unchecked).tolist() == [1]
 
 
 @pytest.fixture(scope="module")
