@@ -25,13 +25,15 @@ in one group. A peer that gives each pair a closeness (fastdup's cosine similari
 imagededup's Hamming distance) is scored at its own default and at the loosest cut that
 makes no false pair (the most it finds when tuned on the answer, which a curator cannot do).
 
-With ``--against CHECKOUT``, pericurate alone: that checkout's cold build and this one's,
-interleaved ``--rounds`` times, each with its CPU, what it finds and a digest of its groups
-and kept films (equal when both keep the same film of the same groups).
+With ``--against CHECKOUT``, pericurate alone: that checkout's cold build and this one's
+(``--copies-only``: their copies-only parts), interleaved ``--rounds`` times, each with its
+CPU and each step's, what it finds and a digest of its groups and kept films (equal when both
+keep the same film of the same groups).
 
     uv sync --frozen --project bench/peers/env
     uv run --frozen python -m bench.peers.real
     uv run --frozen python -m bench.peers.real --against ../main --rounds 2
+    uv run --frozen python -m bench.peers.real --against ../main --rounds 2 --copies-only
     uv run --frozen python -m bench.peers.real --archive-sized
 
 ``--archive-sized`` makes the folder of the grey archive-sized films alone (2,943 x 1,435, the
@@ -68,6 +70,7 @@ from bench.peers.compare import (
     warm,
 )
 from bench.same_picture.alterations import ALTERATIONS, jpeg
+from curation.chain.runner import TIMES_FILE
 from curation.sample.annotations import Annotation, annotation_xml
 from curation.sample.layout import ANNOTS_DIR, ORIGINAL_DIR, ORIGINAL_FOLDER
 
@@ -188,6 +191,13 @@ def kept_for(build: Path) -> dict[str, str]:
     }
 
 
+def step_cpu(build: Path) -> dict[str, float]:
+    """Each chain step's CPU seconds in the build's ``work/times.json`` (the build's own
+    record): a cut in one step shows there before it shows above the whole run's spread."""
+    times = json.loads((build / "work" / TIMES_FILE).read_text())
+    return {step["step"]: step["cpu_s"] for step in times["steps"]}
+
+
 def _joined(kept: dict[str, str]) -> Groups:
     return _groups(kept.items())
 
@@ -228,17 +238,32 @@ def _run_pericurate(
     return measured, kept_for(build)
 
 
-def _find_copies(source: Path, build: Path) -> tuple[dict, dict[str, str]]:
-    """pericurate up to its same-picture groups only, what the peers do (``download``, then
-    the chain through the keeper step: ``bench.peers.copies_child``)."""
+def _copies_child(build: Path, code: Path | None) -> list[str]:
+    """How to run ``bench.peers.copies_child`` on ``build``: this checkout's, or the one at
+    ``code``."""
+    if code is None:
+        return python_child("bench.peers.copies_child", str(build))
+    entry = (
+        f"import sys; sys.path.insert(0, {str(code)!r}); "
+        f"from bench.peers.copies_child import main; main([{str(build)!r}])"
+    )
+    return [sys.executable, "-c", entry]
+
+
+def _find_copies(
+    source: Path, build: Path, code: Path | None = None
+) -> tuple[dict, dict[str, str]]:
+    """pericurate (of the checkout at ``code``, else this one) up to its same-picture groups
+    only, what the peers do (``download``, then the chain through the keeper step:
+    ``bench.peers.copies_child``)."""
     shutil.rmtree(build, ignore_errors=True)
-    command = pericurate(sys.executable)
+    command = _commands(sys.executable, code)
     lock = str(build / "source.lock.json")
     load = os.getloadavg()[0]
     download = run_measured(
         [*command, "download", str(source), "--build", str(build), "--lock", lock]
     )
-    found = run_measured(python_child("bench.peers.copies_child", str(build)))
+    found = run_measured(_copies_child(build, code))
     measured = {
         "cpu_s": round(download.cpu_s + found.cpu_s, 2),
         "wall_s": round(download.wall_s + found.wall_s, 2),
@@ -314,23 +339,29 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def against(code: Path, rounds: int, work: Path = CORPUS_DIR / "peers-real") -> dict:
+def against(
+    code: Path, rounds: int, work: Path = CORPUS_DIR / "peers-real", copies_only: bool = False
+) -> dict:
     """pericurate of the checkout at ``code`` (the baseline) and of this one on the real
-    folder, interleaved (baseline, current, ...) ``rounds`` times: each cold build's CPU, what
-    it finds, and whether the groups and kept films agree."""
+    folder, interleaved (baseline, current, ...) ``rounds`` times: each cold build's CPU
+    (``copies_only``: of the part up to the same-picture groups, the peers' like), what it
+    finds, and whether the groups and kept films agree."""
     if not REAL_FILMS.is_dir():
         return {"measured": False, "why": f"skipped: the real films are absent ({REAL_FILMS})"}
     truth = write_folder(work)
     source = work / "source"
+    run_tool = _find_copies if copies_only else _run_pericurate
     runs: list[dict] = []
     for _ in range(rounds):
         for side, checkout in (("baseline", code), ("current", None)):
             warm(source)
-            run, kept = _run_pericurate(source, work / f"build-{side}", checkout)
-            runs.append(
-                {"side": side, **run, **scored(_joined(kept), truth), "kept": _digest(kept)}
-            )
-    return {"measured": True, "against": str(code), "runs": runs}
+            build = work / f"build-{side}"
+            run, kept = run_tool(source, build, checkout)
+            found = scored(_joined(kept), truth)
+            run |= {**found, "kept": _digest(kept), "step_cpu_s": step_cpu(build)}
+            runs.append({"side": side, **run})
+    part = COPIES_ONLY if copies_only else "pericurate"
+    return {"measured": True, "against": str(code), "part": part, "runs": runs}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -345,9 +376,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peers", default=",".join(PEERS))
     parser.add_argument("--against", type=Path, help="pericurate only: this checkout, then ours")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: rounds of both")
+    parser.add_argument(
+        "--copies-only",
+        action="store_true",
+        help="with --against: the part up to the same-picture groups, not the whole build",
+    )
     args = parser.parse_args(argv)
     if args.against:
-        print(json.dumps(against(args.against.resolve(), args.rounds), indent=1))
+        compared = against(args.against.resolve(), args.rounds, copies_only=args.copies_only)
+        print(json.dumps(compared, indent=1))
         return
     peers = tuple(p for p in args.peers.split(",") if p)
     result = measure(None, args.copies, args.films, peers, args.archive_sized)
