@@ -231,8 +231,8 @@ def upscale_of(
     (the resampling's edges); ``fit`` is that residual against the film's own fine detail
     (its difference from its blur), which tells a rescale from a crop; ``stretch`` how far
     the two sides' scales differ. ``deciding``: only whether it is an upscale is wanted, so
-    ``beyond`` (two block DCTs of the larger film, the costliest part) is left unmeasured
-    (infinite) when the residuals alone already say no (``rescaled_alike``)."""
+    ``beyond`` (a block DCT on the larger film's grid) is left unmeasured (infinite) when
+    the residuals alone already say no (``rescaled_alike``)."""
     height, width = larger.shape
     big = larger.astype(np.float64)
     small = smaller.astype(np.float64)
