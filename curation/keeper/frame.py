@@ -231,8 +231,9 @@ def upscale_of(
     (the resampling's edges); ``fit`` is that residual against the film's own fine detail
     (its difference from its blur), which tells a rescale from a crop; ``stretch`` how far
     the two sides' scales differ. ``deciding``: only whether it is an upscale is wanted, so
-    ``beyond`` (a block DCT on the larger film's grid) is left unmeasured (infinite) when
-    the residuals alone already say no (``rescaled_alike``)."""
+    what the answer no longer needs is left unmeasured (infinite): ``fit`` (a blur of the
+    larger film) when the lead or the stretch already says no, ``beyond`` (a block DCT on
+    the larger film's grid) when the residuals do (``rescaled_alike``)."""
     height, width = larger.shape
     big = larger.astype(np.float64)
     small = smaller.astype(np.float64)
@@ -243,10 +244,12 @@ def upscale_of(
     missed_up = float(np.abs(added)[edge:-edge, edge:-edge].mean())
     missed_down = float(np.abs(small - down).mean())
     lead = np.log2(max(missed_down, 1e-6) / max(missed_up, 1e-6))
+    stretch = stretch_of((width, height), (small.shape[1], small.shape[0]))
+    unfitted = Resampling(math.inf, round(float(lead), 4), 0.0, stretch)  # fit not yet read
+    if deciding and not unfitted.rescaled_alike:  # the lead or the stretch already says no
+        return replace(unfitted, fit=math.inf)
     detail = float(np.abs(big - cv2.GaussianBlur(big, (0, 0), 2.0)).mean())
-    fit = missed_up / max(detail, 1e-6)
-    stretch = abs((width / small.shape[1]) / (height / small.shape[0]) - 1)
-    residuals = Resampling(math.inf, round(float(lead), 4), round(fit, 4), round(stretch, 4))
+    residuals = replace(unfitted, fit=round(missed_up / max(detail, 1e-6), 4))
     if deciding and not residuals.rescaled_alike:
         return residuals
     limit = (np.ones((8, 8)) if steps is None else steps.astype(np.float64)) / 2 + 1
@@ -266,6 +269,13 @@ def luminance_steps(image: Image.Image) -> np.ndarray | None:
     if not tables:
         return None
     return np.asarray(tables[min(tables)], dtype=np.float64).reshape(8, 8)
+
+
+def stretch_of(larger: tuple[int, int], smaller: tuple[int, int]) -> float:
+    """How far the two sides' scales from the ``smaller`` (width, height) to the ``larger``
+    differ: their ratio, less one."""
+    (width, height), (small_width, small_height) = larger, smaller
+    return round(abs((width / small_width) / (height / small_height) - 1), 4)
 
 
 def resampling_of(larger: Path, smaller: Path, deciding: bool = False) -> Resampling | None:
@@ -291,6 +301,20 @@ def _grey(path: Path) -> np.ndarray | None:
 
 def is_upscale(paths: tuple[str, str]) -> bool:
     """Whether the film at the first path is an upscale of the one at the second (worker
-    side); ``False`` when one no longer reads."""
-    reading = resampling_of(Path(paths[0]), Path(paths[1]), deciding=True)
+    side); ``False`` when one no longer reads. Two films whose sizes are stretched
+    (``UPSCALE_STRETCH``) are answered from their headers: no upscale, and nothing decoded."""
+    larger, smaller = Path(paths[0]), Path(paths[1])
+    sizes = _size(larger), _size(smaller)
+    if sizes[0] and sizes[1] and stretch_of(sizes[0], sizes[1]) > UPSCALE_STRETCH:
+        return False
+    reading = resampling_of(larger, smaller, deciding=True)
     return reading is not None and reading.upscale
+
+
+def _size(path: Path) -> tuple[int, int] | None:
+    """A film's (width, height) from its header; ``None`` when it no longer opens."""
+    try:
+        with Image.open(path) as image:
+            return image.size
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -393,3 +394,53 @@ def test_the_block_dct_is_each_jpeg_blocks_own_dct():
             block = grey[row * 8 : row * 8 + 8, column * 8 : column * 8 + 8]
             expected = cv2.dct(np.ascontiguousarray(block))
             assert np.allclose(coefficients[row, :, column, :], expected, atol=1e-9)
+
+
+def test_deciding_decodes_no_stretched_pair_and_blurs_no_pair_the_lead_refuses(
+    tmp_path, monkeypatch
+):
+    """Only whether a film is an upscale is wanted: a pair whose sizes are stretched is
+    answered from the two headers (neither film decoded), and one whose lead already
+    refuses it (a downscale written above its original's quality) without the blur behind
+    ``fit``; every answer is the full reading's."""
+    from curation.keeper import frame
+
+    grainy = _jpeg(_smooth(7, 2.0, 0.5), 90)
+    smooth = _jpeg(_smooth(7, 1.0, 1.0), 85)
+    height, width = _decoded(grainy).shape
+    squeezed = cv2.resize(
+        _decoded(grainy), (round(width * 0.93), height), interpolation=cv2.INTER_AREA
+    )
+    pairs = {
+        "upscale": (_rescaled(grainy, 1.15, 90), grainy),
+        "stretched": (grainy, _jpeg(squeezed.round(), 90)),
+        "downscale above": (smooth, _rescaled(smooth, 1 / 1.15, 95)),
+    }
+    paths = {}
+    for name, (larger, smaller) in pairs.items():
+        paths[name] = (str(tmp_path / f"{name}-l.jpg"), str(tmp_path / f"{name}-s.jpg"))
+        Path(paths[name][0]).write_bytes(larger)
+        Path(paths[name][1]).write_bytes(smaller)
+    full = {name: frame.resampling_of(*map(Path, paths[name])) for name in pairs}
+    assert [full[name].upscale for name in pairs] == [True, False, False]
+    assert full["stretched"].stretch > UPSCALE_STRETCH
+    assert full["downscale above"].lead < UPSCALE_LEAD
+    assert full["downscale above"].stretch <= UPSCALE_STRETCH
+    read, blurs = [], 0
+    resampling_of, blur = frame.resampling_of, cv2.GaussianBlur
+
+    def reading(larger: Path, smaller: Path, deciding: bool = False) -> object:
+        read.append(larger.name)
+        return resampling_of(larger, smaller, deciding)
+
+    def counted(*args: object, **kwargs: object) -> np.ndarray:
+        nonlocal blurs
+        blurs += 1
+        return blur(*args, **kwargs)
+
+    monkeypatch.setattr(frame, "resampling_of", reading)
+    monkeypatch.setattr(frame.cv2, "GaussianBlur", counted)
+    for name in pairs:
+        assert frame.is_upscale(paths[name]) is full[name].upscale
+    assert read == ["upscale-l.jpg", "downscale above-l.jpg"]  # the stretched pair: headers
+    assert blurs == 1  # the upscale's; the downscale's lead said no before it
