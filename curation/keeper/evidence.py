@@ -341,10 +341,13 @@ def upscaled_films(
     root: Path, films: dict[str, SourceRecord], rescaled: list[tuple[str, str]], map: Mapper
 ) -> dict[str, str]:
     """Larger film -> the smaller film it is an upscale of, among the ``rescaled`` pairs
-    (larger, smaller), read through ``map`` (``curation.keeper.frame``)."""
+    (larger, smaller), read through ``map`` (``curation.keeper.frame``), one pair a task: a
+    pair costs two full decodes, and a few pairs of archive-sized films outweigh the rest, so
+    chunks of many pairs left one worker waiting on the other's."""
     jobs = [(str(root / films[a].path), str(root / films[b].path)) for a, b in rescaled]
     found = {}
-    for (larger, smaller), upscale in zip(rescaled, map(is_upscale, jobs), strict=True):
+    readings = map(is_upscale, jobs, chunksize=1)
+    for (larger, smaller), upscale in zip(rescaled, readings, strict=True):
         if upscale and larger not in found:
             found[larger] = smaller
     return found
