@@ -207,47 +207,47 @@ def _digest(kept: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()
 
 
-def _commands(python: str, code: Path | None) -> list[str]:
+def _in_checkout(code: Path, statement: str) -> list[str]:
+    """A command running ``statement`` with the checkout at ``code`` first on the path."""
+    return [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(code)!r}); {statement}"]
+
+
+def _commands(code: Path | None) -> list[str]:
     """How to run pericurate's command line: this checkout's, or the one at ``code``."""
     if code is None:
-        return pericurate(python)
-    entry = (
-        f"import sys; sys.path.insert(0, {str(code)!r}); from curation.cli.app import app; app()"
+        return pericurate(sys.executable)
+    return _in_checkout(code, "from curation.cli.app import app; app()")
+
+
+def _download_then(
+    source: Path, build: Path, code: Path | None, then: list[str]
+) -> tuple[dict, str]:
+    """A cold ``download`` of ``source`` into ``build`` (by the checkout at ``code``, else this
+    one), then the command ``then``: their summed CPU and wall, the larger peak, the load when
+    they started, and what ``then`` printed."""
+    shutil.rmtree(build, ignore_errors=True)
+    lock = str(build / "source.lock.json")
+    load = os.getloadavg()[0]
+    download = run_measured(
+        [*_commands(code), "download", str(source), "--build", str(build), "--lock", lock]
     )
-    return [python, "-c", entry]
+    after = run_measured(then)
+    measured = {
+        "cpu_s": round(download.cpu_s + after.cpu_s, 2),
+        "wall_s": round(download.wall_s + after.wall_s, 2),
+        "peak_rss_mib": max(download.peak_rss_mib, after.peak_rss_mib),
+        "load_1min_at_start": load,
+    }
+    return measured, after.stdout
 
 
 def _run_pericurate(
     source: Path, build: Path, code: Path | None = None
 ) -> tuple[dict, dict[str, str]]:
     """A cold ``download`` and ``build`` (of the checkout at ``code``, else this one)."""
-    shutil.rmtree(build, ignore_errors=True)
-    command = _commands(sys.executable, code)
-    lock = str(build / "source.lock.json")
-    load = os.getloadavg()[0]
-    download = run_measured(
-        [*command, "download", str(source), "--build", str(build), "--lock", lock]
-    )
-    built = run_measured([*command, "build", "--build", str(build), "--no-fail-on-rejected"])
-    measured = {
-        "cpu_s": round(download.cpu_s + built.cpu_s, 2),
-        "wall_s": round(download.wall_s + built.wall_s, 2),
-        "peak_rss_mib": max(download.peak_rss_mib, built.peak_rss_mib),
-        "load_1min_at_start": load,
-    }
+    build_command = ["build", "--build", str(build), "--no-fail-on-rejected"]
+    measured, _ = _download_then(source, build, code, [*_commands(code), *build_command])
     return measured, kept_for(build)
-
-
-def _copies_child(build: Path, code: Path | None) -> list[str]:
-    """How to run ``bench.peers.copies_child`` on ``build``: this checkout's, or the one at
-    ``code``."""
-    if code is None:
-        return python_child("bench.peers.copies_child", str(build))
-    entry = (
-        f"import sys; sys.path.insert(0, {str(code)!r}); "
-        f"from bench.peers.copies_child import main; main([{str(build)!r}])"
-    )
-    return [sys.executable, "-c", entry]
 
 
 def _find_copies(
@@ -256,21 +256,14 @@ def _find_copies(
     """pericurate (of the checkout at ``code``, else this one) up to its same-picture groups
     only, what the peers do (``download``, then the chain through the keeper step:
     ``bench.peers.copies_child``)."""
-    shutil.rmtree(build, ignore_errors=True)
-    command = _commands(sys.executable, code)
-    lock = str(build / "source.lock.json")
-    load = os.getloadavg()[0]
-    download = run_measured(
-        [*command, "download", str(source), "--build", str(build), "--lock", lock]
-    )
-    found = run_measured(_copies_child(build, code))
-    measured = {
-        "cpu_s": round(download.cpu_s + found.cpu_s, 2),
-        "wall_s": round(download.wall_s + found.wall_s, 2),
-        "peak_rss_mib": max(download.peak_rss_mib, found.peak_rss_mib),
-        "load_1min_at_start": load,
-    }
-    return measured, json.loads(found.stdout.splitlines()[-1])
+    if code is None:
+        child = python_child("bench.peers.copies_child", str(build))
+    else:
+        child = _in_checkout(
+            code, f"from bench.peers.copies_child import main; main([{str(build)!r}])"
+        )
+    measured, printed = _download_then(source, build, code, child)
+    return measured, json.loads(printed.splitlines()[-1])
 
 
 def measure(
