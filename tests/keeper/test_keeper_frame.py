@@ -240,6 +240,24 @@ def test_a_downscale_written_above_its_originals_quality_leaves_the_original_kep
     assert kept == "36531" and evidence.startswith("it has fewer pixels"), evidence
 
 
+def _squeezed(data: bytes) -> bytes:
+    """The film resized in width only (to 93 %), written at quality 90."""
+    grey = _decoded(data)
+    height, width = grey.shape
+    squeezed = cv2.resize(grey, (round(width * 0.93), height), interpolation=cv2.INTER_AREA)
+    return _jpeg(squeezed.round(), 90)
+
+
+def _written(folder: Path, pairs: dict[str, tuple[bytes, bytes]]) -> dict[str, tuple[str, str]]:
+    """Each named pair (larger, smaller) written into ``folder``, as its two paths."""
+    paths = {}
+    for name, (larger, smaller) in pairs.items():
+        paths[name] = (str(folder / f"{name}-l.jpg"), str(folder / f"{name}-s.jpg"))
+        Path(paths[name][0]).write_bytes(larger)
+        Path(paths[name][1]).write_bytes(smaller)
+    return paths
+
+
 def test_the_upscale_reading_lies_on_either_side_of_its_limits():
     """On kit films: a 1.15 upscale lies within ``UPSCALE_BEYOND_SHARE``, leads by at least
     ``UPSCALE_LEAD`` and fits within ``UPSCALE_FIT``; the original over its downscale by
@@ -255,11 +273,7 @@ def test_the_upscale_reading_lies_on_either_side_of_its_limits():
     smooth = _jpeg(_smooth(7, 1.0, 1.0), 85)
     above = _reading(smooth, _rescaled(smooth, 1 / 1.15, 95))
     assert above.beyond <= UPSCALE_BEYOND_SHARE and above.lead < UPSCALE_LEAD
-    height, width = _decoded(grainy).shape
-    squeezed = cv2.resize(
-        _decoded(grainy), (round(width * 0.93), height), interpolation=cv2.INTER_AREA
-    )
-    narrower = _reading(grainy, _jpeg(squeezed.round(), 90))
+    narrower = _reading(grainy, _squeezed(grainy))
     assert narrower.stretch > UPSCALE_STRETCH and not narrower.upscale
     picture = _decoded(_jpeg(_radiograph(7), 90))
     crop = _jpeg(_crop(picture, 0.004), 90)
@@ -357,12 +371,8 @@ def test_deciding_an_upscale_skips_the_block_dct_only_when_the_residuals_already
         "downscale above": (smooth, _rescaled(smooth, 1 / 1.15, 95)),
         "crop": (_jpeg(picture, 90), _jpeg(_crop(picture, 0.004), 90)),
     }
-    paths = {}
-    for name, (larger, smaller) in pairs.items():
-        paths[name] = (tmp_path / f"{name}-l.jpg", tmp_path / f"{name}-s.jpg")
-        paths[name][0].write_bytes(larger)
-        paths[name][1].write_bytes(smaller)
-    full = {name: frame.resampling_of(*paths[name]) for name in pairs}
+    paths = _written(tmp_path, pairs)
+    full = {name: frame.resampling_of(*map(Path, paths[name])) for name in pairs}
     assert [full[name].upscale for name in pairs] == [True, False, False]
     assert not full["downscale above"].rescaled_alike and not full["crop"].rescaled_alike
     block_dcts = 0
@@ -375,7 +385,7 @@ def test_deciding_an_upscale_skips_the_block_dct_only_when_the_residuals_already
 
     monkeypatch.setattr(frame, "_block_dct", counted)
     for name in pairs:
-        assert frame.is_upscale(tuple(map(str, paths[name]))) is full[name].upscale
+        assert frame.is_upscale(paths[name]) is full[name].upscale
     assert block_dcts == 1  # the upscale's one; the others were decided without it
 
 
@@ -407,20 +417,12 @@ def test_deciding_decodes_no_stretched_pair_and_blurs_no_pair_the_lead_refuses(
 
     grainy = _jpeg(_smooth(7, 2.0, 0.5), 90)
     smooth = _jpeg(_smooth(7, 1.0, 1.0), 85)
-    height, width = _decoded(grainy).shape
-    squeezed = cv2.resize(
-        _decoded(grainy), (round(width * 0.93), height), interpolation=cv2.INTER_AREA
-    )
     pairs = {
         "upscale": (_rescaled(grainy, 1.15, 90), grainy),
-        "stretched": (grainy, _jpeg(squeezed.round(), 90)),
+        "stretched": (grainy, _squeezed(grainy)),
         "downscale above": (smooth, _rescaled(smooth, 1 / 1.15, 95)),
     }
-    paths = {}
-    for name, (larger, smaller) in pairs.items():
-        paths[name] = (str(tmp_path / f"{name}-l.jpg"), str(tmp_path / f"{name}-s.jpg"))
-        Path(paths[name][0]).write_bytes(larger)
-        Path(paths[name][1]).write_bytes(smaller)
+    paths = _written(tmp_path, pairs)
     full = {name: frame.resampling_of(*map(Path, paths[name])) for name in pairs}
     assert [full[name].upscale for name in pairs] == [True, False, False]
     assert full["stretched"].stretch > UPSCALE_STRETCH
