@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What the contracts read, copied; the tests stay where they are (the contracts name them as
 # a root package, found through the project's own path entry).
 COPIED = ("curation", "splits", "cards", "support", "bench")
+BENCH_CORPORA = ROOT / "bench" / "corpus"  # gitignored: what `make bench` writes
 CONTRACTS = {
     c["id"]: c["name"]
     for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
@@ -89,13 +90,15 @@ def lint_imports(folder: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _not_source(folder: str, names: list[str]) -> set[str]:
-    """What the copy leaves out: everything but Python sources and the folders holding them
-    (a checkout's own environments and corpora, e.g. ``bench/peers/env/.venv``, are large)."""
+    """What the copy leaves out: everything but Python sources and the folders holding them,
+    and a checkout's own environments and corpora (``bench/peers/env/.venv``; ``bench/corpus``,
+    where ``make bench`` writes thousands of folders of films and no code)."""
     return {
         name
         for name in names
         if name.startswith(".")
         or name == "__pycache__"
+        or Path(folder, name) == BENCH_CORPORA
         or (not name.endswith(".py") and not (Path(folder) / name).is_dir())
     }
 
