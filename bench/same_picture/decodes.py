@@ -52,7 +52,7 @@ def _caller() -> str:
 
 @contextmanager
 def counting_decodes() -> Iterator[Counter[str]]:
-    """Count, by calling function, the JPEG decodes made while inside: simplejpeg's, and
+    """Count, by calling function, the image decodes made while inside: simplejpeg's, and
     Pillow's loads of an image not yet decoded."""
     counted: Counter[str] = Counter()
     decode_jpeg: Callable[..., Any] = simplejpeg.decode_jpeg

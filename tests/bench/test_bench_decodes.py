@@ -1,4 +1,4 @@
-"""``bench.same_picture.decodes`` counts each JPEG decode once, charged to the toolkit function
+"""``bench.same_picture.decodes`` counts each image decode once, charged to the toolkit function
 that made it: a simplejpeg decode and a Pillow decode each count, a second load of an image
 already decoded does not, and nothing is counted once the count is over."""
 
