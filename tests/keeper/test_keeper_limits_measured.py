@@ -38,21 +38,24 @@ def _smallest(*names: str) -> float:
     return min(_measured()[name]["smallest"] for name in names)
 
 
-# limit: (the largest figure the limit must admit, the smallest it must refuse), read so that
-# an upscale (a copy with filled corners, a pad's content) lies at or under the limit
+# limit: (its value, whether what it admits lies at or under it, the two sides measured: the
+# largest figure below the limit, the smallest above it)
 LIMITS = {
     "UPSCALE_BEYOND_SHARE": (
         UPSCALE_BEYOND_SHARE,
+        True,
         lambda: _largest("upscale beyond share: upscale copies"),
         lambda: _smallest("upscale beyond share: originals over downscales"),
     ),
-    "UPSCALE_LEAD (negated: an upscale leads by more)": (
-        -UPSCALE_LEAD,
-        lambda: -_smallest("upscale lead: upscale copies"),
-        lambda: -_largest("upscale lead: originals over downscales at a higher quality"),
+    "UPSCALE_LEAD": (
+        UPSCALE_LEAD,
+        False,
+        lambda: _largest("upscale lead: originals over downscales at a higher quality"),
+        lambda: _smallest("upscale lead: upscale copies"),
     ),
     "UPSCALE_FIT": (
         UPSCALE_FIT,
+        True,
         lambda: _largest("upscale fit: upscale copies"),
         lambda: _smallest(
             "upscale fit: originals over crops and other reframed copies",
@@ -61,23 +64,29 @@ LIMITS = {
     ),
     "UPSCALE_STRETCH": (
         UPSCALE_STRETCH,
+        True,
         lambda: _largest("upscale stretch: upscale copies"),
         lambda: _smallest("upscale stretch: originals over width-only resizes"),
     ),
     "CONTENT_TOLERANCE (a pad's content ratio, less one)": (
         CONTENT_TOLERANCE,
+        True,
         lambda: _largest("content ratio: pad copies over their originals") - 1,
         lambda: _smallest("content ratio: originals over crops of 3-6 %") - 1,
     ),
-    "CORNER_MIN_SHARE (negated: a turned copy's corners are blacker)": (
-        -CORNER_MIN_SHARE,
-        lambda: -_smallest("corners: rotated copies"),
-        lambda: -_largest("corners: bordered originals"),
+    "CORNER_MIN_SHARE": (
+        CORNER_MIN_SHARE,
+        False,
+        lambda: _largest("corners: bordered originals"),
+        lambda: _smallest("corners: rotated copies"),
     ),
 }
 
 
 @pytest.mark.parametrize("name", LIMITS)
 def test_each_limit_lies_between_the_real_films_on_its_two_sides(name: str) -> None:
-    limit, admitted, refused = LIMITS[name]
-    assert admitted() <= limit < refused(), (name, admitted(), limit, refused())
+    limit, admits_below, below, above = LIMITS[name]
+    if admits_below:  # an upscale, a pad's content: at or under the limit
+        assert below() <= limit < above(), (name, below(), limit, above())
+    else:  # an upscale's lead, a turned copy's corners: at or above the limit
+        assert below() < limit <= above(), (name, below(), limit, above())
