@@ -4,7 +4,7 @@ pieces, their join, the encoded bytes), beside its values for every group, clust
 enlarged view, made before the first byte was written (about three times the page's size)."""
 
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,43 +40,44 @@ def test_a_page_is_written_as_it_is_rendered_not_held_whole(tmp_path, page_value
     (rendered first, which also compiles the template before the memory is traced)."""
     rendered = render_page("review.html", **page_values).encode("utf-8")
     target = tmp_path / "index.html"
-    peaks = []
-    for _ in range(2):  # the least of two writes (``_peak_and_size``)
-        tracemalloc.start()
-        try:
-            write_page(target, "review.html", **page_values)
-            peaks.append(tracemalloc.get_traced_memory()[1])
-        finally:
-            tracemalloc.stop()
-    peak = min(peaks)
+    peak = _least_traced_peak(lambda: write_page(target, "review.html", **page_values))
     page = target.read_bytes()
     assert len(page) > 500_000  # the test's page is large enough for the bound below to mean much
     assert peak < len(page) / 4, (peak, len(page))
     assert page == rendered
 
 
-def _peak_and_size(out: Path, film: Path, count: int) -> tuple[int, int]:
-    """The traced peak of writing a page of ``count`` groups and clusters, and its size: the
-    least of two writes. A write can also grow a table the whole process shares, the one of
-    interned strings, which pathlib adds each new file name to (each film's, and each
-    temporary one): after a test that imported many modules, a write of 600 films once
-    reallocated it whole, 3.7 MB held at the peak that the page did not cause. A table grown
-    once has room for far more names than a second write adds."""
-    groups, clusters = groups_and_clusters(count)
-    thumb = film_thumbnail(film)
-    assert isinstance(thumb, Thumbnail)
+def _least_traced_peak(write: Callable[[], object]) -> int:
+    """The least traced peak of two runs of ``write``. A write can also grow a table the whole
+    process shares, the one of interned strings, which pathlib adds each new file name to
+    (each film's, and each temporary one): after a test that imported many modules, a write
+    of 600 films once reallocated it whole, 3.7 MB held at the peak that the page did not
+    cause. A table grown once has room for far more names than a second write adds."""
     peaks = []
     for _ in range(2):
         tracemalloc.start()
         try:
-            review.write_review_page(
-                out, groups, clusters, lambda _: film, title="t", synthetic=False, workers=1,
-                known=lambda ids: dict.fromkeys(ids, thumb),
-            )  # fmt: skip
+            write()
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()
-    return min(peaks), (out / "index.html").stat().st_size
+    return min(peaks)
+
+
+def _peak_and_size(out: Path, film: Path, count: int) -> tuple[int, int]:
+    """The traced peak of writing a page of ``count`` groups and clusters
+    (``_least_traced_peak``), and its size."""
+    groups, clusters = groups_and_clusters(count)
+    thumb = film_thumbnail(film)
+    assert isinstance(thumb, Thumbnail)
+
+    def write() -> None:
+        review.write_review_page(
+            out, groups, clusters, lambda _: film, title="t", synthetic=False, workers=1,
+            known=lambda ids: dict.fromkeys(ids, thumb),
+        )  # fmt: skip
+
+    return _least_traced_peak(write), (out / "index.html").stat().st_size
 
 
 def test_a_page_s_values_are_made_as_it_is_written(tmp_path):
