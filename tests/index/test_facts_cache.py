@@ -143,4 +143,4 @@ def test_a_warm_index_holds_no_key_a_file_beside_the_facts(tmp_path: Path) -> No
     facts_alone = _facts_held(large) - _facts_held(small)
     read = _warm_index_peak(folders[2], large) - _warm_index_peak(folders[1], small)
     beside = (read - facts_alone) / (large - small)
-    assert beside < 200, beside  # 43 B a file now; 528 B with a dict keyed by path, size, time
+    assert beside < 200, beside  # 43 B a file now; 211 B with a dict keyed by path, size, time
