@@ -45,7 +45,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bench.common.corpus import CORPUS_DIR, corpus_source, corpus_zip
-from bench.common.measure import ChildFailed, run_measured
+from bench.common.measure import ChildFailed, Measured, run_measured
 from bench.common.splits_bench import pericurate
 from curation.drawing.reframe import REFRAMINGS
 from curation.sample import SampleTruth, truth_path
@@ -177,17 +177,24 @@ def run_peer(tool: str, folder: Path, work: Path) -> tuple[dict, list[tuple[str,
     (``bench/peers/peer_child.py``)."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    load = os.getloadavg()[0]
-    run = run_measured([str(peer_python()), str(PEER_CHILD), tool, str(folder), str(work)])
+    measured, _ = timed_child([str(peer_python()), str(PEER_CHILD), tool, str(folder), str(work)])
     reported = json.loads((work / "pairs.json").read_text())["pairs"]
     pairs = [(str(a), str(b), float(c)) for a, b, c in reported]
+    return measured, pairs
+
+
+def timed_child(command: list[str]) -> tuple[dict, Measured]:
+    """``command`` run as one measured child: its CPU, wall and peak memory and the load when
+    it started, and the run itself."""
+    load = os.getloadavg()[0]
+    run = run_measured(command)
     measured = {
         "cpu_s": round(run.cpu_s, 2),
         "wall_s": run.wall_s,
         "peak_rss_mib": run.peak_rss_mib,
         "load_1min_at_start": load,
     }
-    return measured, pairs
+    return measured, run
 
 
 def at_default(tool: str, pairs: list[tuple[str, str, float]]) -> list[Pair]:

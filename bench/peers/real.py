@@ -11,7 +11,11 @@ so that pericurate reads the folder as it reads the archive.
 The runs, interleaved so that load falls on all: pericurate (``download`` and a cold
 ``build``); pericurate up to its same-picture groups only (``download``, then the chain
 through the keeper step: ``bench.peers.copies_child``), the row labelled "pericurate, copies
-only", like for like with the peers, which find copies and write no dataset; each peer in the
+only", like for like with the peers, which find copies and write no dataset; the floor
+(``bench.peers.floor_child``: each film read, its sha256 taken, decoded once and its local
+features detected, and each copy's features matched to its original's, in one process: the
+least a design that keeps pericurate's features on every film pays; it finds nothing, and the
+table gives the goal, half the fastest peer's CPU, beneath it); each peer in the
 peers' own environment (``bench/peers/env``, installed by ``uv sync --frozen --project
 bench/peers/env``: fastdup needs numpy below 2, which the environments' verifiers does not
 allow), pericurate up to its groups again, pericurate again. Each run is one measured child
@@ -53,13 +57,10 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 import pyarrow.parquet as pq
-from PIL import Image
 
 from bench.common.corpus import CORPUS_DIR
-from bench.common.measure import ChildFailed, python_child, run_measured
-from bench.common.real_films import REAL_FILMS
+from bench.common.measure import ChildFailed, child_json, python_child, run_measured
 from bench.common.splits_bench import pericurate
 from bench.peers.compare import (
     FASTDUP_DEFAULT,
@@ -67,75 +68,25 @@ from bench.peers.compare import (
     Groups,
     peer_python,
     run_peer,
+    timed_child,
     warm,
 )
-from bench.same_picture.alterations import ALTERATIONS, jpeg
+from bench.peers.real_folder import COPIES, NATIVE_FILMS, REAL_FILMS, TRUTH_FILE, write_folder
 from curation.chain.runner import TIMES_FILE
-from curation.sample.annotations import Annotation, annotation_xml
-from curation.sample.layout import ANNOTS_DIR, ORIGINAL_DIR, ORIGINAL_FOLDER
+from curation.sample.layout import ORIGINAL_DIR
 
 RESULTS = Path(__file__).with_name("real.json")
 ARCHIVE_SIZED_RESULTS = Path(__file__).with_name("real-archive-sized.json")
-NATIVE_FILMS = REAL_FILMS.parent / "films-native"
 PEERS = ("fastdup", "imagededup-phash", "cleanvision")
-COPIES = 3  # altered copies filed with each original
 # pericurate's like-for-like row: its CPU up to the same-picture groups (what the peers do).
 COPIES_ONLY = "pericurate, copies only"
+# The least a design with pericurate's features on every film pays (``bench.peers.floor_child``).
+FLOOR = "floor: features of every film"
 # Each peer's own default cut, and which way its closeness runs.
 DEFAULT_CUT = {"fastdup": FASTDUP_DEFAULT, "imagededup-phash": IMAGEDEDUP_DEFAULT}
 HIGHER_IS_CLOSER = {"fastdup": True, "imagededup-phash": False}
 
 Pair = tuple[str, str]
-
-
-def _originals(archive_sized: bool = False) -> list[tuple[str, np.ndarray]]:
-    """Every real development film, grey, by name (the 512-px films, then the native ones);
-    ``archive_sized``: the native ones alone, at the archive's own size."""
-    found = []
-    for folder in (NATIVE_FILMS,) if archive_sized else (REAL_FILMS, NATIVE_FILMS):
-        for path in sorted(folder.glob("*.jpg")):
-            with Image.open(path) as image:
-                found.append((path.stem, np.asarray(image.convert("L"))))
-    return found
-
-
-def _annotation(stem: str, width: int, height: int) -> bytes:
-    box = (str(width // 3), str(height // 3), str(width // 2), str(height // 2))
-    note = Annotation(stem, ORIGINAL_FOLDER, width, height, 1, [("3", *box)], f"{stem}.jpg")
-    return annotation_xml(note)
-
-
-def write_folder(
-    work: Path, copies: int = COPIES, films: int | None = None, archive_sized: bool = False
-) -> dict[str, str]:
-    """The real films (``archive_sized``: the archive-sized ones alone) and their copies in
-    the archive's layout below ``work / "source"``; every stem -> the stem of its original
-    (an original -> itself)."""
-    source = work / "source"
-    shutil.rmtree(source, ignore_errors=True)
-    (source / ORIGINAL_DIR).mkdir(parents=True)
-    (source / ANNOTS_DIR).mkdir(parents=True)
-    kinds = list(ALTERATIONS)
-    truth: dict[str, str] = {}
-
-    def write(stem: str, data: bytes) -> None:
-        (source / ORIGINAL_DIR / f"{stem}.jpg").write_bytes(data)
-        with Image.open(source / ORIGINAL_DIR / f"{stem}.jpg") as image:
-            width, height = image.size
-        (source / ANNOTS_DIR / f"{stem}.xml").write_bytes(_annotation(stem, width, height))
-
-    for number, (_, grey) in enumerate(_originals(archive_sized)[:films]):
-        # Stems end in 1: the archive files originals so, and every film here is filed as one.
-        original = f"1{number:04d}1"
-        write(original, jpeg(grey, 95))
-        truth[original] = original
-        for copy in range(copies):
-            kind = kinds[(number * copies + copy) % len(kinds)]
-            picture, quality, mode = ALTERATIONS[kind](grey)
-            stem = f"2{number * copies + copy:04d}1"
-            write(stem, jpeg(picture, quality, mode))
-            truth[stem] = original
-    return truth
 
 
 def scored(groups: Groups, truth: dict[str, str]) -> dict[str, int]:
@@ -266,6 +217,13 @@ def _find_copies(
     return measured, json.loads(printed.splitlines()[-1])
 
 
+def _floor(folder: Path, truth: Path) -> dict:
+    """The floor's run (``bench.peers.floor_child``): its CPU, wall, peak memory and what it
+    did."""
+    measured, run = timed_child(python_child("bench.peers.floor_child", str(folder), str(truth)))
+    return {**measured, **child_json(run)}
+
+
 def measure(
     work: Path | None = None,
     copies: int = COPIES,
@@ -292,10 +250,12 @@ def measure(
     }
     # The archive-sized films alone are too few for splits (25 originals): no whole build.
     whole = () if archive_sized else ("pericurate",)
-    for tool in (*whole, COPIES_ONLY, *peers, COPIES_ONLY, *whole):
+    for tool in (*whole, COPIES_ONLY, FLOOR, *peers, COPIES_ONLY, *whole):
         warm(source)
         try:
-            if tool in ("pericurate", COPIES_ONLY):
+            if tool == FLOOR:
+                run = _floor(folder, work / TRUTH_FILE)
+            elif tool in ("pericurate", COPIES_ONLY):
                 build = work / f"build-{len(result['runs'])}"
                 run_tool = _run_pericurate if tool == "pericurate" else _find_copies
                 run, kept = run_tool(source, build)
@@ -322,13 +282,18 @@ def table(result: dict) -> str:
         if "error" in run:
             lines.append(f"| {run['tool']} | failed | | | | | |")
             continue
-        default, best = run["default"], run.get("no_false_pair")
-        tuned = f"{best['copies_found']}/{copies} ({best['cut']})" if best else ""
-        lines.append(
-            f"| {run['tool']} | {run['cpu_s']:.1f} | {run['wall_s']:.1f} | "
-            f"{run['peak_rss_mib']:.0f} | {default['copies_found']}/{copies} | "
-            f"{default['false_pairs']} | {tuned} |"
-        )
+        cells = [run["tool"], f"{run['cpu_s']:.1f}", f"{run['wall_s']:.1f}"]
+        cells.append(f"{run['peak_rss_mib']:.0f}")
+        if "default" in run:
+            default, best = run["default"], run.get("no_false_pair")
+            tuned = f"{best['copies_found']}/{copies} ({best['cut']})" if best else ""
+            cells += [f"{default['copies_found']}/{copies}", str(default["false_pairs"]), tuned]
+        else:  # the floor finds no copy: it is the least a design with the features pays
+            cells += ["", "", ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    peers = [run["cpu_s"] for run in result["runs"] if run["tool"] in PEERS and "cpu_s" in run]
+    if peers:
+        lines.append(f"\nThe goal, half the fastest peer's CPU: {min(peers) / 2:.1f} s.")
     return "\n".join(lines)
 
 

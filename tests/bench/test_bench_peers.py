@@ -5,6 +5,8 @@ own build is scored from its outputs."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 from PIL import Image
 
@@ -171,7 +173,7 @@ def test_a_peer_is_tuned_to_the_loosest_cut_without_a_false_pair():
 def test_the_archive_sized_folder_holds_the_archive_sized_films_alone(tmp_path, monkeypatch):
     """``--archive-sized``: the originals are the archive-sized films alone (the 512-px films
     are squashed copies, cheaper for a tool that decodes every pixel), each with its copies."""
-    from bench.peers import real
+    from bench.peers import real_folder
 
     sizes = {"small": (64, 64), "native": (96, 48)}
     for name, (width, height) in sizes.items():
@@ -180,12 +182,53 @@ def test_the_archive_sized_folder_holds_the_archive_sized_films_alone(tmp_path, 
         for number in range(2):
             grey = np.random.default_rng(number).integers(0, 255, (height, width), np.uint8)
             Image.fromarray(grey).save(folder / f"{name}-{number}.jpg")
-    monkeypatch.setattr(real, "REAL_FILMS", tmp_path / "small")
-    monkeypatch.setattr(real, "NATIVE_FILMS", tmp_path / "native")
+    monkeypatch.setattr(real_folder, "REAL_FILMS", tmp_path / "small")
+    monkeypatch.setattr(real_folder, "NATIVE_FILMS", tmp_path / "native")
     for archive_sized, originals in ((False, 4), (True, 2)):
-        truth = real.write_folder(tmp_path / "work", 1, archive_sized=archive_sized)
+        truth = real_folder.write_folder(tmp_path / "work", 1, archive_sized=archive_sized)
         kept = sorted(stem for stem, original in truth.items() if stem == original)
         assert len(kept) == originals and len(truth) == 2 * originals
         folder = tmp_path / "work" / "source" / ORIGINAL_DIR
         with Image.open(folder / f"{kept[0]}.jpg") as first:
             assert first.size == (sizes["native"] if archive_sized else sizes["small"])
+
+
+def test_the_floor_reads_every_film_and_matches_every_copy_to_its_original(
+    tmp_path, monkeypatch, capsys
+):
+    """The floor row's child pays for every film of the folder (read, sha256, decode,
+    features) and for one match of each copy to its original, as the folder's truth says."""
+    from bench.peers import floor_child, real_folder
+
+    films = tmp_path / "films"
+    films.mkdir()
+    for number in range(3):
+        blocks = np.random.default_rng(number).integers(0, 255, (24, 32), np.uint8)
+        textured = np.kron(blocks, np.ones((8, 8), np.uint8))  # 256 x 192, ORB finds corners
+        Image.fromarray(textured).save(films / f"film-{number}.jpg", quality=95)
+    monkeypatch.setattr(real_folder, "REAL_FILMS", films)
+    monkeypatch.setattr(real_folder, "NATIVE_FILMS", tmp_path / "none")
+    work = tmp_path / "work"
+    truth = real_folder.write_folder(work, 2)
+    floor_child.main([str(work / "source" / ORIGINAL_DIR), str(work / real_folder.TRUTH_FILE)])
+    done = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert done["films"] == done["contents"] == len(truth) == 9
+    assert done["copies_matched"] == 6
+    assert done["copies_fitted"] == 6  # re-encoded and re-toned copies: each fits its original
+
+
+def test_the_table_gives_the_floor_and_half_the_fastest_peer():
+    """The floor finds no copy, so its row gives its CPU alone; the goal under the table is half
+    the fastest peer's CPU, not of pericurate's rows nor the floor's."""
+    from bench.peers.real import FLOOR, table
+
+    def run(tool: str, cpu: float, **scores: object) -> dict:
+        return {"tool": tool, "cpu_s": cpu, "wall_s": cpu, "peak_rss_mib": 100.0, **scores}
+
+    found = {"default": {"copies_found": 4, "false_pairs": 0}}
+    runs = [run("pericurate, copies only", 3.0, **found), run(FLOOR, 2.0)]
+    runs += [run("cleanvision", 9.0, **found), run("fastdup", 14.0, **found)]
+    shown = table({"measured": True, "folder": {"films": 8, "copies": 4}, "runs": runs})
+    assert f"| {FLOOR} | 2.0 | 2.0 | 100 |  |  |  |" in shown
+    assert "| cleanvision | 9.0 | 9.0 | 100 | 4/4 | 0 |  |" in shown
+    assert shown.endswith("The goal, half the fastest peer's CPU: 4.5 s.")
