@@ -143,4 +143,7 @@ def test_a_warm_index_holds_no_key_a_file_beside_the_facts(tmp_path: Path) -> No
     facts_alone = _facts_held(large) - _facts_held(small)
     read = _warm_index_peak(folders[2], large) - _warm_index_peak(folders[1], small)
     beside = (read - facts_alone) / (large - small)
-    assert beside < 200, beside  # 43 B a file now; 211 B with a dict keyed by path, size, time
+    # 43 B a file run alone, 69-75 B after other tests (the index's, the whole suite in one
+    # process and on two workers); 242 B with a dict keyed by path, size and time held
+    # through read_facts. The limit lies near the middle of the two, by ratio.
+    assert beside < 125, beside
