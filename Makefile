@@ -74,7 +74,7 @@ endif
 # a headless Chromium: `browser` installs Debian's where it can (root or CI), and otherwise says
 # in one line that the test will be skipped.
 test: setup-dev browser
-	@echo "make test: ruff, mypy, the layering, then the whole suite (about 12 minutes on 2 cores)."
+	@echo "make test: ruff, mypy, the layering, then the whole suite (about 10 minutes on 2 cores)."
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen mypy
