@@ -15,10 +15,10 @@ only", like for like with the peers, which find copies and write no dataset; the
 (``bench.peers.floor_child``: each film read, its sha256 taken, decoded once and its local
 features detected, and each copy's features matched to its original's, in one process: the
 least a design that keeps pericurate's features on every film pays; it finds nothing, and the
-table gives the goal, half the fastest peer's CPU, beneath it); each peer in the
-peers' own environment (``bench/peers/env``, installed by ``uv sync --frozen --project
-bench/peers/env``: fastdup needs numpy below 2, which the environments' verifiers does not
-allow), pericurate up to its groups again, pericurate again. Each run is one measured child
+table gives the goal, half the fastest peer's CPU, beneath it); each peer in the peers' own
+environment (``bench/peers/env``, installed by ``uv sync --frozen --project bench/peers/env``:
+fastdup needs numpy below 2, which the environments' verifiers does not allow), pericurate up
+to its groups again, pericurate again. Each run is one measured child
 (``bench.common.measure``): its CPU (user and system, with every process it reaped), wall and
 peak memory; every file is read once before each run, untimed.
 
