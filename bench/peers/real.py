@@ -61,6 +61,7 @@ import pyarrow.parquet as pq
 
 from bench.common.corpus import CORPUS_DIR
 from bench.common.measure import ChildFailed, child_json, python_child, run_measured
+from bench.common.real_films import REAL_FILMS
 from bench.common.splits_bench import pericurate
 from bench.peers.compare import (
     FASTDUP_DEFAULT,
@@ -71,7 +72,7 @@ from bench.peers.compare import (
     timed_child,
     warm,
 )
-from bench.peers.real_folder import COPIES, NATIVE_FILMS, REAL_FILMS, TRUTH_FILE, write_folder
+from bench.peers.real_folder import COPIES, NATIVE_FILMS, TRUTH_FILE, write_folder
 from curation.chain.runner import TIMES_FILE
 from curation.sample.layout import ORIGINAL_DIR
 
@@ -282,8 +283,12 @@ def table(result: dict) -> str:
         if "error" in run:
             lines.append(f"| {run['tool']} | failed | | | | | |")
             continue
-        cells = [run["tool"], f"{run['cpu_s']:.1f}", f"{run['wall_s']:.1f}"]
-        cells.append(f"{run['peak_rss_mib']:.0f}")
+        cells = [
+            run["tool"],
+            f"{run['cpu_s']:.1f}",
+            f"{run['wall_s']:.1f}",
+            f"{run['peak_rss_mib']:.0f}",
+        ]
         if "default" in run:
             default, best = run["default"], run.get("no_false_pair")
             tuned = f"{best['copies_found']}/{copies} ({best['cut']})" if best else ""
