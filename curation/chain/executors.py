@@ -22,6 +22,7 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, TypeVar
@@ -29,7 +30,7 @@ from typing import Any, TypeVar
 from curation.chain.chain import Executor, Step
 from curation.chain.run import Products, Run, StepTime
 from curation.core.errors import PericurateError
-from curation.core.parallel import LocalMap, Mapper
+from curation.core.parallel import LocalMap, Mapper, worker_pool
 from curation.core.vocabulary import ExecutorName
 
 IN_FLIGHT_PER_CPU = 16  # chunks submitted ahead of the one awaited, per CPU of the cluster
@@ -40,20 +41,22 @@ Result = TypeVar("Result")
 
 class LocalExecutor:
     """Every step in this process; per-file work over ``workers`` local processes (0: one
-    per core)."""
+    per core), one pool of them for each step (``step_workers``)."""
 
     def __init__(self, workers: int = 0) -> None:
         self.workers = workers
         self.times: list[StepTime] = []
+        self._pool: ProcessPoolExecutor | None = None
 
     def run(self, steps: Sequence[Step], run: Run) -> Products:
         """Run ``steps`` in order in one session, recording each step's wall and CPU time."""
         products: Products = {}
         with self.session():
             for step in steps:
-                on = dataclasses.replace(run, map=self.mapper(step.name))
                 wall, cpu = time.perf_counter(), _cpu_seconds()
-                products = step.apply(on, products)
+                with self.step_workers():
+                    on = dataclasses.replace(run, map=self.mapper(step.name))
+                    products = step.apply(on, products)
                 spent = time.perf_counter() - wall, _cpu_seconds() - cpu
                 self.times.append(StepTime(step.name, *spent))
         return products
@@ -61,7 +64,7 @@ class LocalExecutor:
     @contextmanager
     def mapping(self, work: str) -> Iterator[Mapper]:
         """The map of one named piece of per-file work outside the chain (the audit's)."""
-        with self.session():
+        with self.session(), self.step_workers():
             yield self.mapper(work)
 
     @contextmanager
@@ -69,14 +72,33 @@ class LocalExecutor:
         """What the executor holds open while steps run (here: nothing)."""
         yield
 
+    @contextmanager
+    def step_workers(self) -> Iterator[None]:
+        """One pool of worker processes for every map of one step (``curation.core.parallel``):
+        forked at the step's first per-file work, once the step has loaded its libraries, and
+        joined when it ends, so that its workers' CPU is counted in it (the jobs not yet
+        started are cancelled when it failed)."""
+        if self.workers == 1:
+            yield
+            return
+        with worker_pool(self.workers) as pool:
+            self._pool = pool
+            try:
+                yield
+            except BaseException:
+                pool.shutdown(cancel_futures=True)
+                raise
+            finally:
+                self._pool = None
+
     def mapper(self, step: str) -> Mapper:
-        """Where ``step`` runs its per-file work."""
-        return LocalMap(self.workers)
+        """Where ``step`` runs its per-file work: the workers of the step's pool."""
+        return LocalMap(self.workers, self._pool)
 
 
 def _cpu_seconds() -> float:
-    """CPU seconds of this process and of its joined children: a step's worker pools are
-    shut down inside the step, so their time is counted in the step that started them."""
+    """CPU seconds of this process and of its joined children: a step's worker pool is shut
+    down inside the step, so its time is counted in the step that started it."""
     spent = os.times()
     return spent.user + spent.system + spent.children_user + spent.children_system
 
@@ -181,6 +203,11 @@ class RayExecutor(LocalExecutor):
             if started:
                 ray.shutdown()
         print(nodes_line(self.jobs_by_step), file=sys.stderr)
+
+    @contextmanager
+    def step_workers(self) -> Iterator[None]:
+        """Nothing: a step's per-file work goes to the cluster's Ray workers."""
+        yield
 
     def mapper(self, step: str) -> Mapper:
         """Where ``step`` runs its per-file work: Ray tasks, counted by the node that ran them."""

@@ -6,6 +6,12 @@ Ray executor (``curation.chain.executors``) is the other way to run the hash ste
 
 Workers belong to the run that started them:
 
+- A step's maps share one pool (``LocalMap`` given the step's pool by the executor,
+  ``curation.chain.executors``), forked at the step's first per-file work and joined when the
+  step ends: a pool for each map forked and warmed two workers for every round of the frame
+  check and every part of the keeper. One pool for the whole run would fork before the later
+  steps load their libraries, and each worker would hold its own copy of them (both
+  measured: docs/scale.md, "What the CPU goal beside the peers still needs").
 - They ignore SIGINT: a Ctrl-C reaches the whole process group, and the parent alone decides
   what an interrupt means (``curation.cli.app`` ends the run with one line). The parent holds an
   interrupt back while the pool starts (``interrupts_held``), so neither the pool nor a
@@ -15,7 +21,8 @@ Workers belong to the run that started them:
   ``prctl(PR_SET_PDEATHSIG)`` would need ctypes and fires when the forking *thread* ends, and
   neither the standard library nor a well-kept package offers the guarantee for a
   ``ProcessPoolExecutor``; the watch costs one wake-up per ``PARENT_WATCH_SECONDS``.
-- They run the native libraries' OpenMP and BLAS on one thread (``threadpoolctl``). A worker
+- They run the native libraries' OpenMP and BLAS on one thread (``threadpoolctl`` for the
+  libraries loaded before the fork, the environment for those a job loads after it). A worker
   is forked: once the parent has run faiss on two OpenMP threads (a k-means, a search), a
   worker's first multi-threaded OpenMP region waits for ever on the parent's threads, which
   a forked process does not have (GNU libgomp is not fork-safe). The workers are the
@@ -40,24 +47,40 @@ Result = TypeVar("Result")
 
 PARENT_WATCH_SECONDS = 0.25
 EXIT_ORPHANED = 70  # a worker whose parent died (EX_SOFTWARE); nobody reads it
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
 
 def ordered_map(
     function: Callable[[Job], Result], jobs: Sequence[Job], workers: int = 0, chunksize: int = 16
 ) -> Iterator[Result]:
-    """``map(function, jobs)`` over ``workers`` processes (0: one per core), in job order; in
-    this process when there is at most one job or ``workers == 1``."""
+    """``map(function, jobs)`` over ``workers`` processes (0: one per core) of a pool of its
+    own, in job order; in this process when there is at most one job or ``workers == 1``."""
     if workers == 1 or len(jobs) <= 1:
         yield from map(function, jobs)
         return
     with worker_pool(workers) as pool:
         try:
-            with interrupts_held():  # the pool forks its workers on the first submission
-                results = pool.map(function, jobs, chunksize=chunksize)
-            yield from results
+            yield from pooled_map(pool, function, jobs, chunksize)
         except BaseException:  # an interrupt, an error, or a caller that stopped reading
             pool.shutdown(cancel_futures=True)  # what has not started never will
             raise
+
+
+def pooled_map(
+    pool: ProcessPoolExecutor,
+    function: Callable[[Job], Result],
+    jobs: Sequence[Job],
+    chunksize: int = 16,
+) -> Iterator[Result]:
+    """``map(function, jobs)`` over the workers of ``pool`` (``worker_pool``'s), in job order;
+    in this process when there is at most one job. A caller that stops reading lets go of the
+    results, and with them the jobs not yet started (``Executor.map`` cancels them)."""
+    if len(jobs) <= 1:
+        yield from map(function, jobs)
+        return
+    with interrupts_held():  # the pool forks its workers on its first submission
+        results = pool.map(function, jobs, chunksize=chunksize)
+    yield from results
 
 
 class Mapper(Protocol):
@@ -81,15 +104,20 @@ class Tracker(Protocol):
 
 
 class LocalMap:
-    """The ``Mapper`` of this machine: ``ordered_map`` over ``workers`` processes."""
+    """The ``Mapper`` of this machine: ``workers`` processes, those of ``pool`` when given (a
+    run's, kept across its steps: ``curation.chain.executors``), else a pool of its own for
+    each call (``ordered_map``)."""
 
-    def __init__(self, workers: int = 0) -> None:
+    def __init__(self, workers: int = 0, pool: ProcessPoolExecutor | None = None) -> None:
         self.workers = workers
+        self.pool = pool
 
     def __call__(
         self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 16
     ) -> Iterator[Result]:
-        return ordered_map(function, jobs, self.workers, chunksize)
+        if self.pool is None:
+            return ordered_map(function, jobs, self.workers, chunksize)
+        return pooled_map(self.pool, function, jobs, chunksize)
 
 
 def worker_pool(workers: int = 0) -> ProcessPoolExecutor:
@@ -127,7 +155,10 @@ def start_worker(parent: int) -> None:
     BLAS on one thread, and exit as soon as ``parent`` is no longer this process's parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    threadpool_limits(limits=1)
+    threadpool_limits(limits=1)  # the libraries loaded already
+    # and those a job loads here after the fork (faiss, imported where a job needs it): OpenMP
+    # and OpenBLAS read their thread count from the environment as they load
+    os.environ.update({name: "1" for name in THREAD_VARIABLES})
     watch = threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True)
     watch.start()
 
