@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from curation.chain.chain import Executor, Step
 from curation.chain.run import Products, Run, StepTime
 from curation.core.errors import PericurateError
-from curation.core.parallel import LocalMap, Mapper, worker_pool
+from curation.core.parallel import LocalMap, Mapper, cancelling_pool
 from curation.core.vocabulary import ExecutorName
 
 IN_FLIGHT_PER_CPU = 16  # chunks submitted ahead of the one awaited, per CPU of the cluster
@@ -81,13 +81,10 @@ class LocalExecutor:
         if self.workers == 1:
             yield
             return
-        with worker_pool(self.workers) as pool:
+        with cancelling_pool(self.workers) as pool:
             self._pool = pool
             try:
                 yield
-            except BaseException:
-                pool.shutdown(cancel_futures=True)
-                raise
             finally:
                 self._pool = None
 

@@ -58,12 +58,8 @@ def ordered_map(
     if workers == 1 or len(jobs) <= 1:
         yield from map(function, jobs)
         return
-    with worker_pool(workers) as pool:
-        try:
-            yield from pooled_map(pool, function, jobs, chunksize)
-        except BaseException:  # an interrupt, an error, or a caller that stopped reading
-            pool.shutdown(cancel_futures=True)  # what has not started never will
-            raise
+    with cancelling_pool(workers) as pool:
+        yield from pooled_map(pool, function, jobs, chunksize)
 
 
 def pooled_map(
@@ -105,7 +101,7 @@ class Tracker(Protocol):
 
 class LocalMap:
     """The ``Mapper`` of this machine: ``workers`` processes, those of ``pool`` when given (a
-    run's, kept across its steps: ``curation.chain.executors``), else a pool of its own for
+    step's, shared by all its maps: ``curation.chain.executors``), else a pool of its own for
     each call (``ordered_map``)."""
 
     def __init__(self, workers: int = 0, pool: ProcessPoolExecutor | None = None) -> None:
@@ -118,6 +114,19 @@ class LocalMap:
         if self.pool is None:
             return ordered_map(function, jobs, self.workers, chunksize)
         return pooled_map(self.pool, function, jobs, chunksize)
+
+
+@contextmanager
+def cancelling_pool(workers: int = 0) -> Iterator[ProcessPoolExecutor]:
+    """``worker_pool(workers)`` for the ``with`` block, shut down on leaving it; left by an
+    interrupt, an error or a caller that stopped reading, the jobs not yet started are
+    cancelled first: what has not started never will."""
+    with worker_pool(workers) as pool:
+        try:
+            yield pool
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def worker_pool(workers: int = 0) -> ProcessPoolExecutor:
