@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 from curation.chain.chain import Executor, Step
 from curation.chain.run import Products, Run, StepTime
 from curation.core.errors import PericurateError
+from curation.core.heap import keep_freed_memory
 from curation.core.parallel import LocalMap, Mapper, cancelling_pool
 from curation.core.vocabulary import ExecutorName
 
@@ -69,7 +70,9 @@ class LocalExecutor:
 
     @contextmanager
     def session(self) -> Iterator[None]:
-        """What the executor holds open while steps run (here: nothing)."""
+        """What the executor sets up while steps run: here only that this process and the
+        workers it forks keep freed memory for reuse (``curation.core.heap``)."""
+        keep_freed_memory()
         yield
 
     @contextmanager
