@@ -29,13 +29,11 @@ HEAP_LIMIT = 32 * 1024 * 1024
 
 
 @functools.cache
-def keep_freed_memory() -> bool:
+def keep_freed_memory() -> None:
     """Fix both of malloc's limits at ``HEAP_LIMIT`` for this process and the workers it
-    forks from now on; whether the C library took them (only glibc's does)."""
+    forks from now on (glibc's malloc only)."""
     if platform.libc_ver()[0] != "glibc":
-        return False
+        return
     libc = ctypes.CDLL(None)  # the C library this process already runs on
-    return all(
-        libc.mallopt(parameter, HEAP_LIMIT) == 1  # mallopt gives 1 on success
-        for parameter in (M_MMAP_THRESHOLD, M_TRIM_THRESHOLD)
-    )
+    for parameter in (M_MMAP_THRESHOLD, M_TRIM_THRESHOLD):
+        libc.mallopt(parameter, HEAP_LIMIT)

@@ -3,28 +3,17 @@ maps no fresh pages at every call, in the driver or in a worker."""
 
 from __future__ import annotations
 
-import json
 import platform
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPOSITORY = Path(__file__).parents[2]
-FEW_FAULTS = 50  # a call's pages reused: 2 to 3 faults measured, against about 1,100
+from tests.child_process import child_json
+
+FEW_FAULTS = 50  # a call's pages reused: under 1 fault measured, against about 1,200
 
 
 def _faults(mode: str) -> dict[str, float]:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.chain.heap_child", mode],
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    faults: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    faults: dict[str, float] = child_json("tests.chain.heap_child", mode)
     return faults
 
 

@@ -3,10 +3,7 @@ once, and the step is counted the CPU its work took in those workers."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,8 +11,8 @@ from curation.chain.chain import Step
 from curation.chain.executors import LocalExecutor
 from curation.chain.run import Run
 from curation.chain.settings import Settings
+from tests.child_process import child_json
 
-REPOSITORY = Path(__file__).parents[2]
 WORK_SECONDS = 0.2  # CPU each job spends in a worker
 JOBS = 4
 
@@ -60,12 +57,4 @@ def test_a_step_is_counted_the_cpu_its_work_took_in_its_workers(tmp_path):
 def test_a_library_a_worker_loads_after_the_fork_runs_on_one_thread():
     # A worker may import faiss only when its first job needs it; its OpenMP would take
     # every core.
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.chain.late_openmp_child"],
-        cwd=REPOSITORY,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == [1, 1, 1, 1]
+    assert child_json("tests.chain.late_openmp_child") == [1, 1, 1, 1]

@@ -5,28 +5,18 @@ the build)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-REPOSITORY = Path(__file__).parents[2]
+from tests.child_process import child_json
+
 SECONDS = 120  # the child takes about 2 s; a hung worker never ends
 
 
 def test_workers_forked_after_the_parent_ran_openmp_finish_with_the_same_results():
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "tests.core.openmp_fork_child"],
-            cwd=REPOSITORY,
-            capture_output=True,
-            text=True,
-            timeout=SECONDS,
-        )
+        found = child_json("tests.core.openmp_fork_child", timeout=SECONDS)
     except subprocess.TimeoutExpired:
         pytest.fail(f"the forked workers' faiss search did not finish within {SECONDS} s")
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["forked"] == found["here"]
