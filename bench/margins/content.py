@@ -6,10 +6,10 @@ repository) and says plainly that it skipped when the folder is absent. Beside t
 films with no content: blank (black, white, mid-grey), near-black and uniform ones carrying
 sensor noise, an exposure gradient or a small bright label, each at an archive size (grey,
 quality 90) and at 512 x 512 (colour, quality 75). It prints the figures of
-``curation.index.content`` on both sides, on each half of the real films (alternate files by
-name: the thresholds were chosen on the first half), and the margins: the darkest real film
-against the brightest near-black one, the least spread real film against the most spread
-uniform one.
+``curation.hashes.content``, read on the hash step's own decode, on both sides, on each half
+of the real films (alternate files by name: the thresholds were chosen on the first half), and
+the margins: the darkest real film against the brightest near-black one, the least spread real
+film against the most spread uniform one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from curation.index.content import BLANK_SPREAD, DARK_BRIGHTNESS, ContentFigures, content_figures
+from curation.hashes.content import BLANK_SPREAD, DARK_BRIGHTNESS, ContentFigures, content_figures
+from curation.hashes.hashing import AverageHash512
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "realfilms-dev"
 ARCHIVE_SIZE = (2400, 1280)  # width, height
@@ -57,21 +58,26 @@ def _jpeg(grey: np.ndarray, colour: bool, quality: int) -> bytes:
     return buffer.getvalue()
 
 
+def film_figures(data: bytes) -> ContentFigures:
+    """A film's figures as the hash step reads them: on its strict draft decode."""
+    grey = AverageHash512().open_grey(io.BytesIO(data), strict=True)
+    with Image.open(io.BytesIO(data)) as image:
+        return content_figures(grey, image.width)
+
+
 def empty_figures(seed: int = 0) -> dict[str, ContentFigures]:
     """Every empty film's figures, at the archive's size and at the real films' 512."""
     rng = np.random.default_rng(seed)
     found = {}
     for size, colour, quality in ((ARCHIVE_SIZE, False, 90), (SMALL_SIZE, True, 75)):
         for name, grey in _empty_pictures(size, rng).items():
-            figures = content_figures(_jpeg(grey, colour, quality))
-            assert figures is not None, name
-            found[f"{name} ({size[0]}x{size[1]})"] = figures
+            found[f"{name} ({size[0]}x{size[1]})"] = film_figures(_jpeg(grey, colour, quality))
     return found
 
 
 def _real(folder: str) -> dict[str, ContentFigures]:
     paths = sorted((SHARED / folder).glob("*.jpg"))
-    return {p.name: f for p in paths if (f := content_figures(p.read_bytes())) is not None}
+    return {p.name: film_figures(p.read_bytes()) for p in paths}
 
 
 def measure() -> dict[str, object]:

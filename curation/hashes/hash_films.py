@@ -3,10 +3,12 @@
 The same decode also makes the film's review thumbnail (``curation.hashes.thumbnails``), which
 the worker stores beside the hashes, so the build decodes no film again for the review page.
 
-A film whose pixels fail to decode (truncated or corrupt JPEG) is rejected here, since this
-is the first step that decodes it. The cache (``curation.core.cache``) is keyed by file sha256 and
-stamped with the hash version, so a changed definition never reuses stale hashes, and a
-damaged cache is only rebuilt.
+This is the first step that decodes a film, so a film whose pixels fail to decode (truncated
+or corrupt JPEG) is rejected here, and so is one that shows no radiographic content (blank,
+near-black or uniform: ``curation.hashes.content``), read on the same decode. The cache
+(``curation.core.cache``) is keyed by file sha256 and stamped with the hash's and the content
+check's versions, so a changed definition never reuses stale hashes or skips a film the
+changed check would reject, and a damaged cache is only rebuilt.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, SourceRecord, pending_images
 from curation.core.store import ArrayStore
 from curation.core.vocabulary import Decode
+from curation.hashes.content import CONTENT_CHECK_VERSION, content_problem
 from curation.hashes.hashing import AverageHash512, CorruptJpeg, View
 from curation.hashes.thumbnails import store_thumbnail, thumbnail_of
 
@@ -88,6 +91,8 @@ def _hash_one(job: HashJob) -> Hashed:
     hasher = AverageHash512(decode)
     try:
         grey = hasher.open_grey(path, strict=True)
+        if problem := content_problem(grey, size[0] or grey.width):
+            return None, problem
         views = hasher.hash_grey_views(grey)
     except CorruptJpeg as error:
         return None, str(error)
@@ -152,9 +157,9 @@ def hash_films(
     on_progress: Callable[[int], None] | None = None,
 ) -> tuple[list[SourceRecord], Hashes]:
     """Hash every pending film with ``map`` (default: one process per core); return the
-    records (undecodable films rejected) and the hashes. The workers store the thumbnail
-    of each film they hash in ``thumbnails``."""
-    version = AverageHash512(decode).version
+    records (a film that does not decode or shows no content rejected) and the hashes. The
+    workers store the thumbnail of each film they hash in ``thumbnails``."""
+    version = f"{AverageHash512(decode).version}+{CONTENT_CHECK_VERSION}"  # the cache's stamp
     cache = HashCache.read(cache_path, version)
     films = pending_images(records)
     todo = sorted(

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from curation.core.cache import read_cache, write_cache
 from curation.index.voc import RawBox
 
-FACTS_VERSION = "facts-v6"  # bump when what is read from one file changes
+FACTS_VERSION = "facts-v7"  # bump when what is read from one file changes
 # Rows turned into arrow at a time when the cache is written, and into Python values when it
 # is read: the values of a few hundred files, never a column of the whole archive's.
 CACHE_BATCH_ROWS = 256

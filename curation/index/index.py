@@ -1,12 +1,11 @@
 """The index step: one record per source file, with the problems that settle its fate early.
 
-Images are checked from their header (format, mode, size, EXIF orientation), then, once the
-header check has cleared them, for content at libjpeg's smallest scale: a blank, near-black
-or uniform film is rejected (``curation.index.content``). Their data is decoded at the hash's
-scale, strictly, by the hash step. Annotations are Pascal VOC XML read with ``defusedxml``;
-their ``<filename>`` only gives the patient number it may carry, held in memory and never
-written anywhere. Boxes become fractions of the true image size, read
-from the image and never from the XML. The limits (film size, boxes per film, duplicate
+Images are checked from their header (format, mode, size, EXIF orientation, what libjpeg
+must never be handed) and not decoded: the hash step decodes them, strictly, and rejects there
+a film that does not decode or shows no content (``curation.hashes.content``). Annotations are
+Pascal VOC XML read with ``defusedxml``; their ``<filename>`` only gives the patient number it
+may carry, held in memory and never written anywhere. Boxes become fractions of the true image
+size, read from the image and never from the XML. The limits (film size, boxes per film, duplicate
 boxes) are constants below, listed in the README ("What it refuses and why").
 
 What a file says about itself (``FileFacts``: digest, header, parsed boxes) is read once per
@@ -37,7 +36,6 @@ from curation.core.atomic import settled
 from curation.core.jpeg_check import check_decodable
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.records import Fate, Kind, Lesion, SourceRecord
-from curation.index.content import content_problem
 from curation.index.facts import FileFacts, Listing, read_facts_cache, write_facts_cache
 from curation.index.originals import original_named, original_stems
 from curation.index.provenance import UNREADABLE, encoder_signature
@@ -143,8 +141,7 @@ def file_facts(data: bytes, kind: Kind) -> FileFacts:
     sha256, size = hashlib.sha256(data).hexdigest(), len(data)
     if kind is Kind.image:
         problem, width, height, encoder = read_image_header(io.BytesIO(data))
-        problem = problem or check_decodable(data) or ""  # never decode what it refuses
-        problem = problem or content_problem(data)  # blank, near-black, uniform
+        problem = problem or check_decodable(data) or ""  # never handed to a decoder later
         return FileFacts(sha256, size, problem, width, height, encoder=encoder)
     try:
         voc = read_voc(io.BytesIO(data))

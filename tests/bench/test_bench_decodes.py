@@ -11,7 +11,7 @@ import simplejpeg
 from PIL import Image
 
 from bench.same_picture.decodes import counting_decodes
-from curation.index.content import content_figures
+from curation.features.features import working_grey
 from curation.keeper.evidence import header_and_border
 
 
@@ -24,10 +24,10 @@ def _film(path: Path) -> Path:
 def test_each_decode_counts_once_by_the_toolkit_function_that_made_it(tmp_path: Path) -> None:
     film = _film(tmp_path / "film.jpg")
     with counting_decodes() as counted:
-        content_figures(film.read_bytes())  # simplejpeg
+        working_grey(film.read_bytes())  # simplejpeg
         header_and_border(film)  # Pillow, at draft scale
     assert dict(counted) == {
-        "curation.index.content:content_figures": 1,
+        "curation.features.features:working_grey": 1,
         "curation.keeper.evidence:header_and_border": 1,
     }
 

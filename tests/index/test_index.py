@@ -1,14 +1,11 @@
-import io
 import os
 import tracemalloc
 
-import numpy as np
 import pytest
-from PIL import Image
 
 from curation.core.parallel import LocalMap
 from curation.core.records import Fate, Kind
-from curation.index import content, index
+from curation.index import index
 from curation.index.index import to_lesions
 from curation.index.voc import MAX_BOXES_PER_FILM, AnnotationError, RawBox, parse_voc
 from tests.hostile_films import (
@@ -225,59 +222,6 @@ def test_the_patient_number_is_read_into_memory_and_never_cached(tmp_path):
         assert numbers[("image", "00021")] is None
         assert "PN20417" not in repr(records)
         assert b"20417" not in cache.read_bytes()
-
-
-def _jpeg(grey: np.ndarray, mode: str = "L") -> bytes:
-    buffer = io.BytesIO()
-    picture = Image.fromarray(np.clip(grey, 0, 255).round().astype(np.uint8), "L")
-    picture.convert(mode).save(buffer, "JPEG", quality=90)
-    return buffer.getvalue()
-
-
-def _grey(seed: int) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(film_bytes(seed))).convert("L"), dtype=np.float64)
-
-
-EMPTY = (1280, 2400)
-RAMP = np.linspace(0.0, 1.0, EMPTY[1])[None, :] * np.ones(EMPTY)
-NOISE = np.random.default_rng(3).normal(0.0, 1.0, EMPTY)
-# Films with no content, each like the brightest or most spread of its kind measured against
-# the real films (docs/design.md, "Films with no content"), and the reason each must get.
-NO_CONTENT = {
-    "black": (np.zeros(EMPTY), "near-black"),
-    "near-black, an exposure ramp 0-40 and noise": (40 * RAMP + 4 * NOISE, "near-black"),
-    "white": (np.full(EMPTY, 255.0), "uniform"),
-    "mid-grey with noise": (128 + 20 * NOISE, "uniform"),
-    "grey, an exposure ramp 110-140 and noise": (110 + 30 * RAMP + 4 * NOISE, "uniform"),
-}
-
-
-@pytest.mark.parametrize("name", sorted(NO_CONTENT))
-@pytest.mark.parametrize("mode", ["L", "RGB"])
-def test_a_film_with_no_radiographic_content_is_rejected_with_its_reason(tmp_path, name, mode):
-    grey, kind = NO_CONTENT[name]
-    fates = _film_fates(tmp_path, {"00011": (_jpeg(grey, mode), voc("00011"))})
-    fate, reason = fates["00011"]
-    assert fate is Fate.rejected and reason.startswith(f"no radiographic content: {kind}")
-
-
-def test_dim_and_flat_films_with_content_are_kept(tmp_path):
-    """Like the darkest real film (brightest 1% at grey level 160) and the least spread one
-    (levels spanning 129): a threshold moved up to them would reject real films."""
-    dim, flat = _jpeg(_grey(1) * 0.62), _jpeg(120 + (_grey(2) - _grey(2).mean()) * 0.5, "RGB")
-    assert content.content_figures(dim).brightness < 155  # as the content check reads it
-    assert content.content_figures(flat).spread < 125
-    fates = _film_fates(tmp_path, {"00011": (dim, voc("00011")), "00021": (flat, voc("00021"))})
-    assert fates == {"00011": (Fate.pending, ""), "00021": (Fate.pending, "")}
-
-
-def test_the_header_check_comes_before_the_content_check(tmp_path, monkeypatch):
-    """A film the header refuses is never decoded for its content."""
-    decoded = []
-    monkeypatch.setattr(content, "content_figures", lambda data: decoded.append(data))
-    small = _jpeg(np.zeros((100, 100)))
-    fates = _film_fates(tmp_path, {"00011": (small, voc("00011"))})
-    assert fates["00011"][1].startswith("film too small") and decoded == []
 
 
 FILMS_TRACED = 400

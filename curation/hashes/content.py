@@ -1,10 +1,13 @@
 """Whether a film shows anything: a blank, near-black or uniform image is no radiograph, and
-its lesion boxes would mark nothing. Such a film is rejected in the index step with its
+its lesion boxes would mark nothing. Such a film is rejected in the hash step with its
 reason, as cleanvision flags dark and blank images.
 
-The film is decoded once, grey, at libjpeg's smallest scale (one eighth: a mean per 8 x 8
-block, cheap, and the sensor noise a blank film still carries is averaged away), only after
-the header check (``curation.core.jpeg_check``) has cleared it. Two figures decide:
+The check reads the grey picture the hash step has just decoded, so no film is decoded for
+it alone, and an augmented copy the originals step drops by its name is never decoded
+(docs/scale.md, "The content check on the hash's decode"). It reads the film at one eighth
+(a mean per 8 x 8 block, cheap, and the sensor noise a blank film still carries is averaged
+away): the draft decode itself where the draft is an eighth (every film of 2,048 x 1,024 or
+more), else that decode's blocks averaged down to an eighth. Two figures decide:
 
 - brightness, the 99th percentile of the grey levels: a radiograph's teeth and bone are its
   brightest part, so a film whose brightest one percent stays dark shows nothing;
@@ -19,11 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import simplejpeg
+from PIL import Image
 
 DARK_BRIGHTNESS = 100.0  # brightest 1% darker than this: near-black (docs/design.md)
 BLANK_SPREAD = 85.0  # grey levels spanning fewer than this: uniform (docs/design.md)
 PERCENTILES = (1.0, 99.0)
+EIGHTH = 8  # the scale the figures are read at: one grey level a JPEG block
+CONTENT_CHECK_VERSION = (
+    f"content-v2/eighth/p{PERCENTILES[0]:g}-p{PERCENTILES[1]:g}"
+    f"/dark{DARK_BRIGHTNESS:g}-uniform{BLANK_SPREAD:g}"
+)
 
 
 @dataclass(frozen=True)
@@ -34,22 +42,24 @@ class ContentFigures:
     spread: float
 
 
-def content_figures(data: bytes) -> ContentFigures | None:
-    """The figures of a JPEG the header check cleared, or None when libjpeg cannot decode it
-    (the hash step's strict decode then rejects it with libjpeg's reason)."""
-    try:
-        grey = simplejpeg.decode_jpeg(data, colorspace="GRAY", min_width=1, min_height=1)
-    except ValueError:
-        return None
-    low, high = np.percentile(grey, PERCENTILES)
+def eighth(grey: Image.Image, film_width: int) -> Image.Image:
+    """A grey decode of a film ``film_width`` pixels wide brought to one eighth of the film:
+    as it is when it is an eighth already, else each block of it averaged (Pillow's
+    ``reduce``)."""
+    decoded_scale = max(1, round(film_width / max(grey.width, 1)))
+    factor = max(1, EIGHTH // decoded_scale)
+    return grey if factor == 1 else grey.reduce(factor)
+
+
+def content_figures(grey: Image.Image, film_width: int) -> ContentFigures:
+    """The figures of a film from its grey decode at any scale (``eighth``)."""
+    low, high = np.percentile(np.asarray(eighth(grey, film_width)), PERCENTILES)
     return ContentFigures(float(high), float(high - low))
 
 
-def content_problem(data: bytes) -> str:
+def content_problem(grey: Image.Image, film_width: int) -> str:
     """Why the film shows no radiographic content (its reason in the manifest), or ""."""
-    figures = content_figures(data)
-    if figures is None:
-        return ""
+    figures = content_figures(grey, film_width)
     if figures.brightness < DARK_BRIGHTNESS:
         return (
             f"no radiographic content: near-black (its brightest 1% is grey level "
