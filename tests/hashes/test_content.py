@@ -81,9 +81,9 @@ def test_dim_and_flat_films_with_content_are_kept(tmp_path):
 @pytest.mark.parametrize("decode", [Decode.draft, Decode.full])
 def test_a_noisy_blank_film_is_read_at_one_eighth_whatever_the_decode(tmp_path, decode):
     """A 512-pixel film is drafted at a half, and decoded in full with ``--decode full``: read
-    there, a blank film's sensor noise spans more than a real film's least spread (spread 93
-    against a limit of 85 in full); averaged to an eighth, as libjpeg's own eighth reads a
-    film of the archive's size, it spans 12."""
+    there, a blank film's sensor noise spans 46 grey levels at a half and 94 in full, against a
+    limit of 85; averaged to an eighth, as libjpeg's own eighth reads a film of the archive's
+    size, it spans 12."""
     noisy = 128 + 20 * np.random.default_rng(4).normal(0.0, 1.0, (512, 512))
     jpeg = _jpeg(noisy)
     full = np.asarray(Image.open(io.BytesIO(jpeg)).convert("L"))
