@@ -140,7 +140,8 @@ CHAIN: tuple[Step, ...] = (
     ),
     Step(
         "hash",
-        "512-bit average hashes, parallel and cached.",
+        "512-bit average hashes, parallel and cached; a film that does not decode or shows no"
+        " content rejected.",
         steps.hash_all,
         reads=("records",),
         writes=("records", "hashes", "hash_version"),

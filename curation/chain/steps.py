@@ -99,8 +99,9 @@ def hash_all(run: Run, config: HashConfig, records: list[SourceRecord]) -> dict[
         records: every record so far.
 
     Returns:
-        ``records`` (an undecodable film rejected), ``hashes`` (each pending film's hash in
-        every view) and ``hash_version`` (the hash's version string, which the build records).
+        ``records`` (a film that does not decode or shows no radiographic content rejected),
+        ``hashes`` (each pending film's hash in every view) and ``hash_version`` (the hash's
+        version string, which the build records).
     """
     from curation.core.records import pending_images
     from curation.hashes.hash_films import hash_films
