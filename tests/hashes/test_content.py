@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from bench.margins.content import film_figures
 from curation.core.parallel import LocalMap
 from curation.core.records import Fate, Kind
 from curation.core.vocabulary import Decode
 from curation.hashes import content, hash_films
-from curation.hashes.hashing import AverageHash512
 from curation.index.index import index_source
 from curation.index.originals import drop_augmented_by_name
 from tests.hostile_films import film_bytes, voc, write_source
@@ -37,12 +37,6 @@ def _film_fates(
     records = drop_augmented_by_name(index_source(root, map=LocalMap(1)))
     settled, _ = hash_films.hash_films(root, records, decode=decode, map=LocalMap(1))
     return {r.stem: (r.fate, r.reason) for r in settled if r.kind is Kind.image}
-
-
-def _figures(jpeg: bytes) -> content.ContentFigures:
-    """A film's figures as the hash step reads them (its strict draft decode)."""
-    grey = AverageHash512().open_grey(io.BytesIO(jpeg), strict=True)
-    return content.content_figures(grey, Image.open(io.BytesIO(jpeg)).width)
 
 
 EMPTY = (1280, 2400)
@@ -72,8 +66,8 @@ def test_dim_and_flat_films_with_content_are_kept(tmp_path):
     """Like the darkest real film (brightest 1% at grey level 160) and the least spread one
     (levels spanning 129): a threshold moved up to them would reject real films."""
     dim, flat = _jpeg(_grey(1) * 0.62), _jpeg(120 + (_grey(2) - _grey(2).mean()) * 0.5, "RGB")
-    assert _figures(dim).brightness < 155
-    assert _figures(flat).spread < 125
+    assert film_figures(dim).brightness < 155  # as the hash step reads them
+    assert film_figures(flat).spread < 125
     fates = _film_fates(tmp_path, {"00011": (dim, voc("00011")), "00021": (flat, voc("00021"))})
     assert fates == {"00011": (Fate.pending, ""), "00021": (Fate.pending, "")}
 
