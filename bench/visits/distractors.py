@@ -17,8 +17,10 @@ The vectors in use (``PROJECTED_WIDTH``, ``WHITENING``) are also searched throug
 file (``inverted_file``: faiss's ``IndexIVFFlat`` on the lists the build trains, about 4 x
 sqrt(films), ``PROBES_TRIED`` of them searched), the exact search's quadratic cost against a
 share of the films: how many lists a query must search to rank the revisits as the exact
-search does, at each size; and through the build's own search of those lists
-(``curation.visits.inverted``, ``as_built``): which revisits it pairs.
+search does, at each size; where the list a revisit is filed in stands in its film's order of
+the lists (``list_rank``: the lists a query must search at least to meet it); and through the
+build's own search of those lists (``curation.visits.inverted``, ``as_built``): which revisits
+it pairs.
 
 The widths and whitenings are judged on the two halves of the films (every other film by
 name): the narrowest whose chosen half ranks every revisit within half of ``PARTNERS`` at every
@@ -49,14 +51,19 @@ from bench.visits.real import NATIVE_FILMS, _grey
 from curation.core.atomic import write_json
 from curation.core.parallel import ordered_map
 from curation.drawing.revisits import revisit
-from curation.visits import inverted
 from curation.visits.descriptors import (
     DESCRIPTORS_VERSION,
     VisitFeatures,
     visit_features,
     visit_features_of,
 )
-from curation.visits.inverted import inverted_nearest, list_count, rows_of, train_lists
+from curation.visits.inverted import (
+    inverted_nearest,
+    list_count,
+    probe_count,
+    rows_of,
+    train_lists,
+)
 from curation.visits.retrieval import (
     PARTNERS,
     PROJECTED_WIDTH,
@@ -180,6 +187,25 @@ def _spread(ranks: np.ndarray, halves: list[np.ndarray]) -> dict:
     }  # fmt: skip
 
 
+def list_ranks(centres: np.ndarray, vectors: np.ndarray, planted: int) -> np.ndarray:
+    """Each planted pair's list rank: where the list its revisit is filed in (its nearest)
+    stands in its film's order of the lists, or the film's in its revisit's, whichever is
+    better (1: the film's own nearest list). A pair can be met only when a query searches at
+    least that many lists: how much of a margin the lists searched leave."""
+    quantizer = faiss.IndexFlatIP(centres.shape[1])
+    quantizer.add(centres)
+    with one_openmp_thread():
+        order = quantizer.search(np.ascontiguousarray(vectors[: 2 * planted]), len(centres))[1]
+    ranks = [
+        min(
+            int(np.flatnonzero(order[film] == order[visit, 0])[0]) + 1,
+            int(np.flatnonzero(order[visit] == order[film, 0])[0]) + 1,
+        )
+        for film, visit in zip(range(0, 2 * planted, 2), range(1, 2 * planted, 2), strict=True)
+    ]
+    return np.array(ranks)
+
+
 def inverted_file(projected: np.ndarray, planted: int, halves: list[np.ndarray]) -> dict:
     """The in-use vectors searched through an inverted file (faiss ``IndexIVFFlat``, inner
     product) instead of every film: each planted pair's rank at each number of lists
@@ -187,12 +213,19 @@ def inverted_file(projected: np.ndarray, planted: int, halves: list[np.ndarray])
     every film a query (quadratic in the archive); this costs the probed lists' films."""
     width, lists = projected.shape[1], list_count(len(projected))
     started = time.process_time()
+    centres = train_lists(len(projected), width, rows_of(projected))
     quantizer = faiss.IndexFlatIP(width)
-    quantizer.add(train_lists(len(projected), width, rows_of(projected)))
+    quantizer.add(centres)
     index = faiss.IndexIVFFlat(quantizer, width, lists, faiss.METRIC_INNER_PRODUCT)
     with one_openmp_thread():
         index.add(projected)
     record: dict = {"lists": lists, "training_cpu_s": round(time.process_time() - started, 1)}
+    ranks = list_ranks(centres, projected, planted)
+    record["list_rank"] = {
+        "worst": int(ranks.max()),
+        "median": float(np.median(ranks)),
+        "halves_worst": [int(ranks[h].max()) for h in halves],
+    }
     for probes in PROBES_TRIED:
         index.nprobe = probes
         faiss.cvar.indexIVF_stats.reset()
@@ -211,7 +244,7 @@ def inverted_file(projected: np.ndarray, planted: int, halves: list[np.ndarray])
     cpu = time.process_time() - started
     found = np.array([(2 * n, 2 * n + 1) in pairs for n in range(planted)])
     record["as_built"] = {
-        "probes": inverted.PROBES,
+        "probes": probe_count(lists),
         "retrieved": int(found.sum()),
         "of": planted,
         "halves": [{"retrieved": int(found[h].sum()), "of": len(h)} for h in halves],

@@ -3,14 +3,16 @@
 The exact search compares every film with every film: its cost a film grows with the archive
 (3.6 ms at 64,000 films, about 70 ms projected at 1,000,000: docs/scale.md, "The visits'
 search at scale"). An inverted file files each film in the nearest of about 4 x sqrt(films)
-lists and compares a film only with the films of its ``PROBES`` nearest lists.
+lists and compares a film only with the films of its nearest lists: one list in
+``LISTS_PER_PROBE`` (8 of 256 at 4,096 films, 32 of 1,024 at 64,000), so that a film is
+compared with the same share of the archive at every size. A fixed number of lists searched
+lost look-alikes as the lists grew (159 of 160 planted pairs at 16,000 rows, 432 of 640 at
+64,000: docs/scale.md, "The visits' search through an inverted file").
 
 The lists are drawn by k-means (faiss's ``IndexIVFFlat`` training) on the first ``LIST_WIDTH``
 components of the training films' projected vectors, then each list's centre is the mean
 direction of its training films at the full width: at the full width the training would hold
-8 KB a film in one job; drawn on 64 components alone the lists lost real revisits. On real
-revisits among synthetic distractors (``bench.visits.distractors``, docs/scale.md) these lists,
-8 searched, retrieved every revisit at 4,000, 16,000 and 64,000 distractors.
+8 KB a film in one job; drawn on 64 components alone the lists lost real revisits.
 
 Distributed as shards: consecutive lists holding at most ``SHARD_FILMS`` films between them.
 A shard's job reads its films and the films that probe any of its lists (``VectorBlocks.films``)
@@ -45,7 +47,7 @@ from curation.visits.stored import stored_arrays
 INVERTED_FROM = 4096  # films from which the search goes through lists
 LISTS_PER_ROOT = 4  # lists: about 4 x sqrt(films), a power of two
 TRAINING_PER_LIST = 64  # films the lists are trained on, per list (evenly chosen)
-PROBES = 8  # lists a film searches
+LISTS_PER_PROBE = 32  # a film searches one list in this many (8 of 256 at INVERTED_FROM)
 LIST_WIDTH = 64  # the vectors' first (strongest) components the lists are drawn on
 REFINED_AT_ONCE = 1024  # training films read at the full width at a time
 # Films filed in one shard's lists at most (unless one list holds more): half of
@@ -54,7 +56,8 @@ REFINED_AT_ONCE = 1024  # training films read at the full width at a time
 SHARD_FILMS = 2048
 QUERIES_AT_ONCE = 4096  # a shard's queries read and searched at a time
 INVERTED_VERSION = (
-    f"ivf{LISTS_PER_ROOT}-train{TRAINING_PER_LIST}-seed{KMEANS_SEED}-probe{PROBES}-w{LIST_WIDTH}"
+    f"ivf{LISTS_PER_ROOT}-train{TRAINING_PER_LIST}-seed{KMEANS_SEED}"
+    f"-probe1in{LISTS_PER_PROBE}-w{LIST_WIDTH}"
 )
 
 Best = tuple[np.ndarray, np.ndarray]  # per query, the best similarities and films (-1: none)
@@ -108,9 +111,15 @@ def _nearest(centres: np.ndarray, vectors: np.ndarray, count: int) -> np.ndarray
     return one_thread(index, vectors, min(count, len(centres)))[1].astype(np.int32)
 
 
+def probe_count(lists: int) -> int:
+    """How many of ``lists`` lists a film searches: a share of them, not a fixed number."""
+    return max(1, lists // LISTS_PER_PROBE)
+
+
 def nearest_lists(centres: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """Each vector's ``PROBES`` nearest lists, nearest first (the first: where it is filed)."""
-    return _nearest(centres, vectors, PROBES)
+    """Each vector's ``probe_count`` nearest lists, nearest first (the first: where it is
+    filed)."""
+    return _nearest(centres, vectors, probe_count(len(centres)))
 
 
 def train_lists(count: int, width: int, read: Read) -> np.ndarray:
@@ -137,11 +146,9 @@ def shard_lists(sizes: np.ndarray, most: int = SHARD_FILMS) -> list[range]:
     return [*shards, range(start, len(sizes))] if len(sizes) else shards
 
 
-def shard_members(probes: np.ndarray, shard: range) -> tuple[np.ndarray, np.ndarray]:
-    """The films filed in the lists of ``shard`` (their first probed list), and the films that
-    probe any of them (indexes, ascending)."""
-    inside = (probes >= shard.start) & (probes < shard.stop)
-    return np.flatnonzero(inside[:, 0]), np.flatnonzero(inside.any(axis=1))
+def shard_queries(probes: np.ndarray, shard: range) -> np.ndarray:
+    """The films (rows of ``probes``, ascending) that probe any list of ``shard``."""
+    return np.flatnonzero(((probes >= shard.start) & (probes < shard.stop)).any(axis=1))
 
 
 def best_of(similarity: np.ndarray, films: np.ndarray, keep: int) -> Best:
@@ -165,8 +172,15 @@ def shard_best(
         np.full((len(queries), keep), -np.inf, np.float32),
         np.full((len(queries), keep), -1, PAIR_INDEX),
     )
-    for number in np.unique(lists):
-        asking = np.flatnonzero((probes == number).any(axis=1))
+    # Each list's queries at once: the queries and the lists they probe here, by list (a
+    # query probes a list once, so each list's queries stay ascending).
+    held = np.unique(lists)
+    rows, columns = np.nonzero(np.isin(probes, held))
+    probed = probes[rows, columns]
+    order = np.argsort(probed, kind="stable")
+    rows, probed = rows[order], probed[order]
+    for number in held:
+        asking = rows[np.searchsorted(probed, number) : np.searchsorted(probed, number, "right")]
         filed_here = np.flatnonzero(lists == number)
         for start in range(0, len(filed_here) if len(asking) else 0, SHARD_FILMS):
             members = filed_here[start : start + SHARD_FILMS]  # a crowded list, a part at a time
@@ -181,18 +195,26 @@ def shard_best(
 
 
 def search_shard(
-    probes: np.ndarray, shard: range, read: Read, keep: int
+    queries: np.ndarray, probes: np.ndarray, shard: range, read: Read, keep: int
 ) -> tuple[np.ndarray, Best]:
-    """Each query of one shard (a film probing any of its lists) and its ``keep`` best among
-    the shard's films, the films' vectors given by ``read``, ``QUERIES_AT_ONCE`` queries at a
-    time; ``probes``: every film's probed lists."""
-    films, queries = shard_members(probes, shard)
+    """Each of ``queries`` (the films that probe any list of ``shard``, ascending; ``probes``:
+    their probed lists) and its ``keep`` best among the shard's films (those filed in its
+    lists), the films' vectors given by ``read``, ``QUERIES_AT_ONCE`` queries at a time."""
+    filed_rows = np.flatnonzero((probes[:, 0] >= shard.start) & (probes[:, 0] < shard.stop))
+    films = queries[filed_rows]
     filed = read(films, None)
     parts = [
         shard_best(
-            filed, films.astype(PAIR_INDEX), probes[films, 0], read(at, None), probes[at], keep
+            filed,
+            films.astype(PAIR_INDEX),
+            probes[filed_rows, 0],
+            read(queries[at], None),
+            probes[at],
+            keep,
         )
-        for at in np.array_split(queries, max(1, -(-len(queries) // QUERIES_AT_ONCE)))
+        for at in np.array_split(
+            np.arange(len(queries)), max(1, -(-len(queries) // QUERIES_AT_ONCE))
+        )
     ]
     similarity, found = (np.concatenate([part[n] for part in parts]) for n in (0, 1))
     return queries.astype(PAIR_INDEX), (similarity, found)
@@ -246,16 +268,18 @@ def _file_block(job: tuple[VectorBlocks, str, int]) -> np.ndarray:
 
 
 def _search(job: tuple[VectorBlocks, str, range, int]) -> tuple[np.ndarray, Best]:
-    """Worker side: ``search_shard`` over the stored vectors, read by film."""
+    """Worker side: ``search_shard`` over the stored vectors, read by film; of each block's
+    probed lists only its rows that probe the shard are kept (every film's would grow with
+    the archive and the lists searched: 512 MB at 1,000,000 films)."""
     blocks, centres_key, shard, keep = job
     what = "the films' probed lists are"
-    probes = np.concatenate(
-        [
-            stored_arrays(blocks.store, _key(centres_key, name), what)["probes"]
-            for name in blocks.names
-        ]
-    )
-    return search_shard(probes, shard, blocks.films, keep)
+    films, probed = [], []
+    for number, name in enumerate(blocks.names):
+        probes = stored_arrays(blocks.store, _key(centres_key, name), what)["probes"]
+        asking = shard_queries(probes, shard)
+        films.append(asking + number * blocks.size)
+        probed.append(probes[asking])
+    return search_shard(np.concatenate(films), np.vstack(probed), shard, blocks.films, keep)
 
 
 def stored_inverted_pairs(
@@ -291,4 +315,6 @@ def inverted_nearest(
     probes = nearest_lists(train_lists(count, vectors.shape[1], read), vectors)
     keep = min(count, partners + 1)
     shards = shard_lists(np.bincount(probes[:, 0], minlength=lists), shard_films)
-    return merged_pairs(count, (search_shard(probes, s, read, keep) for s in shards), keep)
+    asking = [shard_queries(probes, shard) for shard in shards]
+    found = (search_shard(q, probes[q], s, read, keep) for s, q in zip(shards, asking, strict=True))
+    return merged_pairs(count, found, keep)

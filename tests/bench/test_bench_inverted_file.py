@@ -38,3 +38,19 @@ def test_every_list_searched_ranks_as_the_exact_search_and_fewer_compare_fewer_f
     assert found["probe2"]["compared_share"] < 0.1
     assert found["lists"] == lists
     assert found["as_built"]["retrieved"] == planted  # the build's own search of the lists
+    assert found["as_built"]["probes"] == 4  # one list in 32
+
+
+def test_searching_as_many_lists_as_the_worst_list_rank_meets_every_pair():
+    """A pair's list rank is how many lists its film must search to meet its revisit: that
+    many, every pair is met (ranked among the 200 nearest, as deep as the search reads); one
+    fewer, the worst is not."""
+    pool, planted = _planted_pool(1200, 20, width=8), 20
+    halves = [np.arange(planted)[0::2], np.arange(planted)[1::2]]
+    first = distractors.inverted_file(pool, planted, halves)["list_rank"]
+    worst = first["worst"]
+    assert worst > 1 and worst == max(first["halves_worst"])
+    with mock.patch.object(distractors, "PROBES_TRIED", (worst - 1, worst)):
+        found = distractors.inverted_file(pool, planted, halves)
+    assert found[f"probe{worst}"]["worst_rank"] < 200
+    assert found[f"probe{worst - 1}"]["worst_rank"] == 200  # not met
