@@ -179,18 +179,22 @@ def shard_best(
     probed = probes[rows, columns]
     order = np.argsort(probed, kind="stable")
     rows, probed = rows[order], probed[order]
-    for number in held:
-        asking = rows[np.searchsorted(probed, number) : np.searchsorted(probed, number, "right")]
-        filed_here = np.flatnonzero(lists == number)
-        for start in range(0, len(filed_here) if len(asking) else 0, SHARD_FILMS):
-            members = filed_here[start : start + SHARD_FILMS]  # a crowded list, a part at a time
-            with threadpool_limits(limits=1):
+    with threadpool_limits(limits=1):  # once: each call reads the process's libraries
+        for number in held:
+            asking = rows[
+                np.searchsorted(probed, number) : np.searchsorted(probed, number, "right")
+            ]
+            filed_here = np.flatnonzero(lists == number)
+            for start in range(0, len(filed_here) if len(asking) else 0, SHARD_FILMS):
+                members = filed_here[start : start + SHARD_FILMS]  # a crowded list, in parts
                 similarity = queries[asking] @ filed[members].T
-            found = np.broadcast_to(films[members], similarity.shape)
-            merged = best_of(
-                np.hstack([best[0][asking], similarity]), np.hstack([best[1][asking], found]), keep
-            )
-            best[0][asking], best[1][asking] = merged
+                found = np.broadcast_to(films[members], similarity.shape)
+                merged = best_of(
+                    np.hstack([best[0][asking], similarity]),
+                    np.hstack([best[1][asking], found]),
+                    keep,
+                )
+                best[0][asking], best[1][asking] = merged
     return best
 
 
