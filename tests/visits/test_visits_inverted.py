@@ -13,6 +13,7 @@ import pytest
 
 from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
+from curation.visits import inverted
 from curation.visits.blocks import VectorBlocks
 from curation.visits.find import stored_nearest
 from curation.visits.inverted import (
@@ -185,6 +186,26 @@ def test_stored_and_over_two_workers_the_search_chooses_as_in_memory(tmp_path):
     for workers in (1, 2):
         found = stored_inverted_pairs(blocks, LocalMap(workers), PARTNERS, shard_films=200)
         assert np.array_equal(found, expected)
+
+
+def test_a_shard_s_job_holds_the_probed_lists_of_its_queries_only(tmp_path, monkeypatch):
+    """Every film's probed lists grow with the archive and the lists searched (512 MB at
+    1,000,000 films): a shard's job keeps only those of the films that probe its lists."""
+    vectors = clustered(1200, 16, 10)
+    expected = inverted_nearest(vectors, PARTNERS, shard_films=200)
+    held = []
+    searched = inverted.search_shard
+
+    def recording(queries, probes, shard, read, keep):
+        held.append((len(queries), len(probes)))
+        return searched(queries, probes, shard, read, keep)
+
+    monkeypatch.setattr(inverted, "search_shard", recording)
+    in_process = lambda function, jobs, chunksize=1: map(function, jobs)  # noqa: E731
+    found = stored_inverted_pairs(stored(vectors, tmp_path), in_process, PARTNERS, 200)
+    assert np.array_equal(found, expected)
+    assert len(held) >= 2
+    assert all(rows == queries < len(vectors) for queries, rows in held)
 
 
 def test_the_search_goes_through_lists_from_4096_films(tmp_path):
