@@ -15,7 +15,8 @@ byte-identical, and every planted pair found.
 line per run on stderr as it goes) and writes them to ``audit_cluster.json`` beside this
 file, in place of that file's figures for the same sizes and executors; ``--executors local``
 skips the cluster. With ``--scratch``, the reports of both executors found there (this run's or
-an earlier one's) are compared.
+an earlier one's) are compared. ``--visit-search exact`` audits with the visit check's exact
+search; its figures are kept under the size and the search (``"64000 exact"``).
 """
 
 from __future__ import annotations
@@ -196,11 +197,12 @@ def _found(report: dict) -> dict[str, list[list[str]]]:
     return {"copies": exact, "lookalikes": listed, "visit_check": visits}
 
 
-def audit_run(target: Path, out: Path, executor: str, roots: dict[str, int]) -> dict:
-    """One measured audit of ``target`` into ``out``."""
+def audit_run(target: Path, out: Path, executor: str, roots: dict[str, int], search: str) -> dict:
+    """One measured audit of ``target`` into ``out``, the visit check searching as ``search``
+    says (``pericurate audit --visit-search``)."""
     command = pericurate(
         sys.executable, "audit", str(target), "--out", str(out), "--permutations", PERMUTATIONS,
-        "--executor", executor,
+        "--executor", executor, "--visit-search", search,
     )  # fmt: skip
     with sampled(roots, workers_only=executor == "ray") as peaks:
         run = run_measured(command, ok_codes=(1,))  # the planted copies leak: exit 1
@@ -215,18 +217,22 @@ def audit_run(target: Path, out: Path, executor: str, roots: dict[str, int]) -> 
     }
 
 
-def measure(rows: tuple[int, ...], scratch: Path, executors: tuple[str, ...]) -> dict:
+def measure(
+    rows: tuple[int, ...], scratch: Path, executors: tuple[str, ...], search: str = "lists"
+) -> dict:
     """Each size written once (kept in ``scratch`` for a rerun), audited on each executor in
-    turn (the cluster started once), the reports compared."""
+    turn (the cluster started once), the reports compared; figures by size, and by size and
+    search for a search other than the lists (the default)."""
     found: dict[str, dict] = {}
     targets = {}
+    label = {n: str(n) if search == "lists" else f"{n} {search}" for n in rows}
     for n in rows:
         targets[n] = scratch / f"target-{n}"
         if not (scratch / f"planted-{n}.json").is_file():
             planted = write_dataset(targets[n], n)
             (scratch / f"planted-{n}.json").write_text(json.dumps(planted))
         planted = json.loads((scratch / f"planted-{n}.json").read_text())
-        found[str(n)] = {"planted": {k: len(v) for k, v in planted.items()}}
+        found[label[n]] = {"planted": {k: len(v) for k, v in planted.items()}}
     with two_nodes(store_mib=STORE_MIB) if "ray" in executors else nullcontext() as cluster:
         for n in rows:
             for executor in executors:
@@ -236,26 +242,27 @@ def measure(rows: tuple[int, ...], scratch: Path, executors: tuple[str, ...]) ->
                     keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
                     env = {k: cluster.env[k] for k in keys}
                 with _environment(env):
-                    out = scratch / f"{executor}-{n}"
-                    measured = audit_run(targets[n], out, executor, roots)
-                found[str(n)][executor] = measured
-                print(json.dumps({"rows": n, executor: measured}), file=sys.stderr, flush=True)
+                    out = scratch / f"{executor}-{label[n]}".replace(" ", "-")
+                    measured = audit_run(targets[n], out, executor, roots, search)
+                found[label[n]][executor] = measured
+                print(json.dumps({"rows": label[n], executor: measured}), file=sys.stderr)
     for n in rows:
         planted = json.loads((scratch / f"planted-{n}.json").read_text())
+        folders = {e: scratch / f"{e}-{label[n]}".replace(" ", "-") for e in EXECUTORS}
         reports = {  # an executor's report from an earlier run in this scratch folder too
-            e: (scratch / f"{e}-{n}" / "report.json").read_bytes()
-            for e in EXECUTORS
-            if (scratch / f"{e}-{n}" / "report.json").is_file()
+            e: (folder / "report.json").read_bytes()
+            for e, folder in folders.items()
+            if (folder / "report.json").is_file()
         }
         if len(reports) == 2:
-            found[str(n)]["reports_identical"] = reports["local"] == reports["ray"]
+            found[label[n]]["reports_identical"] = reports["local"] == reports["ray"]
         named = _found(json.loads(next(iter(reports.values()))))
-        found[str(n)]["planted_found"] = {
+        found[label[n]]["planted_found"] = {
             kind: sum(sorted(pair) in named[kind] for pair in pairs)
             for kind, pairs in planted.items()
         }
         every = [sorted(pair) for pairs in planted.values() for pair in pairs]
-        found[str(n)]["planted_found"]["visit_check"] = sum(
+        found[label[n]]["planted_found"]["visit_check"] = sum(
             p in named["visit_check"] for p in every
         )
     return found
@@ -268,15 +275,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", default=",".join(map(str, ROWS)), help="dataset sizes")
     parser.add_argument("--executors", default=",".join(EXECUTORS), help="local, ray or both")
     parser.add_argument("--scratch", type=Path, help="keep the datasets and reports here")
+    parser.add_argument(
+        "--visit-search", default="lists", choices=("lists", "exact"), help="the audit's option"
+    )
     args = parser.parse_args(argv)
     sizes = tuple(int(n) for n in args.rows.split(",") if n)
     executors = tuple(args.executors.split(","))
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)
-        found = measure(sizes, args.scratch, executors)
+        found = measure(sizes, args.scratch, executors, args.visit_search)
     else:
         with tempfile.TemporaryDirectory(prefix="pericurate-audit-cluster-", dir="/tmp") as scratch:
-            found = measure(sizes, Path(scratch), executors)
+            found = measure(sizes, Path(scratch), executors, args.visit_search)
     kept = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     for size, figures in found.items():  # a run keeps the other sizes' and executors' figures
         kept.setdefault(size, {}).update(figures)

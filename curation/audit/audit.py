@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode
+from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, VisitSearch
 
 if TYPE_CHECKING:
     from curation.core.parallel import Mapper
@@ -63,9 +63,11 @@ def run_audit(
     visits: bool = True,
     map: Mapper | None = None,
     work_below: Path | None = None,
+    visit_search: VisitSearch = VisitSearch.lists,
 ) -> Audit:
     """Read the target, recompute every hash and run every check (``visits``: also match
-    local features across splits, ``curation.leaks.visits``); per-file work through ``map``
+    local features across splits, ``curation.leaks.visits``, the pairs to verify searched as
+    ``visit_search`` says); per-file work through ``map``
     (an executor's, ``curation.chain.executors``; default: this machine's cores). The
     workers' visit features go to a work folder below ``work_below`` (removed when done;
     default: the temporary folder), which every worker must see at the same path."""
@@ -161,6 +163,7 @@ def run_audit(
         lambda index: audit.image_bytes(rep_films[index]),
     )
     audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
+    audit.visit_search = visit_search
     if visits:
         with work_folder(work_below) as folder:
             store = ArrayStore(folder / VISIT_FEATURES, DESCRIPTORS_VERSION)
@@ -171,6 +174,7 @@ def run_audit(
                 splits,
                 lambda index: audit.image_bytes(rep_films[index]),
                 map,
+                visit_search,
             )
         audit.visits = [replace(m, a=reps[m.a], b=reps[m.b]) for m in matches]
         audit.visit_fits = {(reps[a], reps[b]): fit for (a, b), fit in fits.items()}

@@ -15,7 +15,7 @@ from PIL import Image
 
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
 from curation.core.records import Lesion
-from curation.leaks.visits import visit_entries, visit_rule
+from curation.leaks.visits import search_phrase, visit_entries, visit_rule
 from curation.review.films import published_film, view_geometry
 from curation.review.pages import render_page
 
@@ -215,6 +215,7 @@ def report_page(audit: Audit, figures: dict[str, dict[str, Any]], histogram: byt
         visit_count=len(audit.patient_visits),
         visits=visits,
         visit_rule=visit_rule(),
+        visit_search=search_phrase(audit.visit_search),
         notes=audit.decision_notes,
         hash_version=audit.hash_version,
         thresholds=audit.thresholds,

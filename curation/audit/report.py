@@ -22,7 +22,7 @@ from rich.table import Table
 from curation.audit.page import FILMS_FOLDER, report_page
 from curation.core.atomic import write_bytes, write_json
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
-from curation.leaks.visits import visit_entries, visit_rule, write_drawings
+from curation.leaks.visits import search_phrase, visit_entries, visit_rule, write_drawings
 
 if TYPE_CHECKING:
     from curation.leaks.leakage import Audit, Pair
@@ -127,6 +127,7 @@ def report_json(audit: Audit) -> dict[str, Any]:
         "synthetic_sample": is_synthetic(build_of(audit.target)),
         "cross_split_visits": {
             "rule": visit_rule(),
+            "search": search_phrase(audit.visit_search),
             "visits_of_one_patient": len(audit.patient_visits),
             "listed": visit_entries(audit.films, audit.visits),
         },

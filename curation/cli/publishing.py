@@ -21,7 +21,7 @@ from curation.cli.options import (
 )
 from curation.cli.up_to_date import Force, skip_when_unchanged
 from curation.core.build_lock import check_writable, holds_build_folder
-from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, ExecutorName
+from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, ExecutorName, VisitSearch
 from curation.push.hub import PROJECT_ROOT
 from curation.source.source import lock_path
 
@@ -78,6 +78,15 @@ def audit_command(
         typer.Option(help="Where per-file work runs: this machine, or a Ray cluster."),
     ] = ExecutorName.local,
     workers: Workers = 0,
+    visit_search: Annotated[
+        VisitSearch,
+        typer.Option(
+            help="How the visit check searches each film's nearest films: lists (from 4,096 "
+            "films on, one list in 32: the cost a film stays flat, but look-alikes whose "
+            "features share little can be passed over as the films grow) or exact (every "
+            "film against every film: the cost grows with the square of the films)."
+        ),
+    ] = VisitSearch.lists,
 ) -> None:
     """Audit published splits for look-alike leakage and referral hints (exit 1 if found;
     cross-split visits of one patient are listed first, and give exit 1 with
@@ -120,6 +129,7 @@ def audit_command(
                 on_film,
                 map=map,
                 work_below=out,  # where the report goes: a cluster's nodes must see it
+                visit_search=visit_search,
             )
         write_report(audit, out)
     except AuditError as error:

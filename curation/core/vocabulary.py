@@ -31,6 +31,16 @@ class ExecutorName(StrEnum):
     ray = "ray"
 
 
+class VisitSearch(StrEnum):
+    """How the visit check searches each film's nearest films: through lists from 4,096
+    films on (``curation.visits.inverted``: the cost a film stays flat, and look-alikes whose
+    features share little can be missed as the films grow), or every film against every
+    film (every such pair kept; the cost grows with the square of the films)."""
+
+    lists = "lists"
+    exact = "exact"
+
+
 class Reason(StrEnum):
     """The classes of the reasons the chain gives for its own decisions; a record's reason
     is the class, then ``: `` and the free-text detail (``reason_text``). A file's own

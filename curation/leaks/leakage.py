@@ -13,6 +13,7 @@ import faiss
 import networkx as nx
 import numpy as np
 
+from curation.core.vocabulary import VisitSearch
 from curation.hashes.hashing import HASH_BYTES, View
 from curation.hashes.orientations import pairs_in_any_orientation
 from curation.hashes.pairs import as_codes, range_pairs
@@ -75,6 +76,8 @@ class Audit:
     # one patient, and copies under another frame; the feature matches, for the drawings.
     visits: list[CrossSplitMatch] = field(default_factory=list)
     visit_fits: dict[tuple[int, int], VisitEvidence] = field(default_factory=dict)
+    # How the visit check searched the pairs it verified.
+    visit_search: VisitSearch = VisitSearch.lists
     # Findings set aside by the curator's decisions (``curation.audit.decided``), one each.
     decision_notes: list[str] = field(default_factory=list)
     # Images read back, by (shard, row): the visit check's pairs are read again for their

@@ -29,11 +29,14 @@ import numpy as np
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.store import ArrayStore
+from curation.core.vocabulary import VisitSearch
 from curation.features.features import decoded_grey, film_features, match_features
 from curation.leaks.target import RowGroup, read_images, row_groups
 from curation.same_picture.frame_check import compare_frames
 from curation.visits.descriptors import visit_features_of
 from curation.visits.find import stored_candidates as find_candidates
+from curation.visits.inverted import INVERTED_FROM, LISTS_PER_PROBE
+from curation.visits.retrieval import PARTNERS
 from curation.visits.stored import VisitStores, as_arrays, stored_features
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
@@ -96,13 +99,18 @@ def describe_films(
     return sum((map or LocalMap())(work, jobs, chunksize=1))
 
 
-def stored_candidates(store: ArrayStore, keys: Sequence[str], map: Mapper) -> list[tuple[int, int]]:
+def stored_candidates(
+    store: ArrayStore,
+    keys: Sequence[str],
+    map: Mapper,
+    search: VisitSearch = VisitSearch.lists,
+) -> list[tuple[int, int]]:
     """``curation.visits.find.candidates`` of the films stored under ``keys``, as the visits
-    step finds them (``stored_candidates``): the vectors and the vocabulary's sample in
-    folders beside ``store``."""
+    step finds them (``stored_candidates``, searched as ``search`` says): the vectors and the
+    vocabulary's sample in folders beside ``store``."""
     beside = store.root.parent
     stores = VisitStores(store, beside / "visit-vectors", beside / "visit-sample")
-    return find_candidates(stores, keys, map)
+    return find_candidates(stores, keys, map, search=search)
 
 
 def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:
@@ -130,8 +138,10 @@ def cross_split_matches(
     splits: list[str],
     image_of: Callable[[int], bytes],
     map: Mapper | None = None,
+    search: VisitSearch = VisitSearch.lists,
 ) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], VisitEvidence]]:
-    """Every retrieved pair of films in different splits that verification confirms,
+    """Every retrieved pair (searched as ``search`` says) of films in different splits that
+    verification confirms,
     sorted by film ids, with the evidence of each (for drawing); the films' features are in
     ``store`` (``describe_films``); the vectors, the verification and the aligned checks go
     through ``map`` (default: one process per core)."""
@@ -140,7 +150,7 @@ def cross_split_matches(
     keys = [f.sha256 for f in films]
     pairs = [
         (i, j) if rank[films[i].split] <= rank[films[j].split] else (j, i)
-        for i, j in stored_candidates(store, keys, mapped)
+        for i, j in stored_candidates(store, keys, mapped, search)
         if films[i].split != films[j].split
     ]
     found_evidence = mapped(_verify, [(store, keys[a], keys[b]) for a, b in pairs], chunksize=8)
@@ -247,3 +257,15 @@ def visit_rule() -> str:
     """The rule in one phrase, for the report."""
     cells = GRID[0] * GRID[1]
     return f"matched anatomy in >= {MIN_CELLS} of {cells} grid cells, fitted per arch region"
+
+
+def search_phrase(search: VisitSearch) -> str:
+    """How the pairs to verify were searched, in one phrase, for the report: a reader must
+    know whether the check could have passed over a pair."""
+    nearest = f"each film's {PARTNERS} nearest films by its features' vector"
+    if search is VisitSearch.exact:
+        return f"exact: {nearest}, every film compared with every film"
+    return (
+        f"lists: {nearest}, from {INVERTED_FROM:,} films on among one list in "
+        f"{LISTS_PER_PROBE} (look-alikes whose features share little can be passed over)"
+    )

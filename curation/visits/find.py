@@ -27,6 +27,7 @@ import numpy as np
 
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.store import ArrayStore
+from curation.core.vocabulary import VisitSearch
 from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures
 from curation.visits.inverted import INVERTED_FROM, stored_inverted_pairs
@@ -191,13 +192,19 @@ def _tile(
     )
 
 
-def stored_nearest(blocks: VectorBlocks, map: Mapper, partners: int = PARTNERS) -> np.ndarray:
-    """``nearest_films`` over the stored vectors, one job per tile, as an ``(n, 2)`` array
+def stored_nearest(
+    blocks: VectorBlocks,
+    map: Mapper,
+    partners: int = PARTNERS,
+    search: VisitSearch = VisitSearch.lists,
+) -> np.ndarray:
+    """``nearest_films`` over the stored vectors, one job per tile (from ``INVERTED_FROM``
+    films on through the lists, unless ``search`` is exact), as an ``(n, 2)`` array
     (``tiled_pairs``)."""
     count = blocks.count
     if count < 2:
         return np.zeros((0, 2), PAIR_INDEX)
-    if count >= INVERTED_FROM:
+    if search is VisitSearch.lists and count >= INVERTED_FROM:
         return stored_inverted_pairs(blocks, map, partners)
     keep = search_width(partners, count)[1]
     tiles = search_tiles(count, blocks.width)
@@ -209,19 +216,28 @@ def stored_nearest(blocks: VectorBlocks, map: Mapper, partners: int = PARTNERS) 
 
 
 def stored_candidate_pairs(
-    stores: VisitStores, keys: Sequence[str], map: Mapper, partners: int = PARTNERS
+    stores: VisitStores,
+    keys: Sequence[str],
+    map: Mapper,
+    partners: int = PARTNERS,
+    search: VisitSearch = VisitSearch.lists,
 ) -> np.ndarray:
     """Each film's ``partners`` nearest films (``keys``: one per film), as pairs to verify:
     an ``(n, 2)`` array of indexes into ``keys``, sorted."""
     vocabulary = stored_vocabulary(stores, keys, map)
-    return stored_nearest(stored_vectors(stores, keys, vocabulary, map), map, partners)
+    vectors = stored_vectors(stores, keys, vocabulary, map)
+    return stored_nearest(vectors, map, partners, search)
 
 
 def stored_candidates(
-    stores: VisitStores, keys: Sequence[str], map: Mapper, partners: int = PARTNERS
+    stores: VisitStores,
+    keys: Sequence[str],
+    map: Mapper,
+    partners: int = PARTNERS,
+    search: VisitSearch = VisitSearch.lists,
 ) -> list[tuple[int, int]]:
     """``stored_candidate_pairs`` as a list of ``(i, j)`` tuples."""
-    return as_tuples(stored_candidate_pairs(stores, keys, map, partners))
+    return as_tuples(stored_candidate_pairs(stores, keys, map, partners, search))
 
 
 def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:

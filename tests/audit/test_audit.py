@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -22,6 +23,7 @@ from curation.leaks import target as audit_target
 from curation.leaks.referrals import find_hints, permutation_test
 from curation.publish.referrals import referral_for
 from curation.publish.schema import shard_name
+from curation.visits import find as visit_find
 
 runner = CliRunner()
 app = typer.Typer()
@@ -226,6 +228,30 @@ def test_same_inputs_give_identical_report_files(tmp_path: Path):
     run(folder, "--out", tmp_path / "two")
     for name in ("report.json", "report.html", "nearest.png"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_the_visit_search_asked_for_is_the_one_run_and_the_report_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``--visit-search exact`` compares every film even where the lists would be searched
+    (made to start from 2 films here); the report and the page say which search ran."""
+    searched = []
+
+    def lists(blocks, map, partners):
+        searched.append(blocks.count)
+        return np.zeros((0, 2), np.int32)
+
+    monkeypatch.setattr(visit_find, "INVERTED_FROM", 2)
+    monkeypatch.setattr(visit_find, "stored_inverted_pairs", lists)
+    folder = write_generic(tmp_path / "data")
+    for choice in ("exact", "lists"):
+        result = run(folder, "--out", tmp_path / choice, "--visit-search", choice, *FAST)
+        assert result.exit_code == 0, result.output
+        report = json.loads((tmp_path / choice / "report.json").read_text())
+        phrase = report["cross_split_visits"]["search"]
+        assert phrase.startswith(f"{choice}: ")
+        assert phrase in html.unescape((tmp_path / choice / "report.html").read_text())
+    assert searched == [12]  # the lists' run alone
 
 
 def test_hub_target_is_read_at_its_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
