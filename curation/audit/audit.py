@@ -67,10 +67,10 @@ def run_audit(
 ) -> Audit:
     """Read the target, recompute every hash and run every check (``visits``: also match
     local features across splits, ``curation.leaks.visits``, the pairs to verify searched as
-    ``visit_search`` says); per-file work through ``map``
-    (an executor's, ``curation.chain.executors``; default: this machine's cores). The
-    workers' visit features go to a work folder below ``work_below`` (removed when done;
-    default: the temporary folder), which every worker must see at the same path."""
+    ``visit_search`` says); per-file work through ``map`` (an executor's,
+    ``curation.chain.executors``; default: this machine's cores). The workers' visit features
+    go to a work folder below ``work_below`` (removed when done; default: the temporary
+    folder), which every worker must see at the same path."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
     from curation.audit.decided import apply_decisions

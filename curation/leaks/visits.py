@@ -141,10 +141,9 @@ def cross_split_matches(
     search: VisitSearch = VisitSearch.lists,
 ) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], VisitEvidence]]:
     """Every retrieved pair (searched as ``search`` says) of films in different splits that
-    verification confirms,
-    sorted by film ids, with the evidence of each (for drawing); the films' features are in
-    ``store`` (``describe_films``); the vectors, the verification and the aligned checks go
-    through ``map`` (default: one process per core)."""
+    verification confirms, sorted by film ids, with the evidence of each (for drawing); the
+    films' features are in ``store`` (``describe_films``); the vectors, the verification and
+    the aligned checks go through ``map`` (default: one process per core)."""
     rank = {split: n for n, split in enumerate(splits)}
     mapped = map or LocalMap()
     keys = [f.sha256 for f in films]
