@@ -15,8 +15,9 @@ byte-identical, and every planted pair found.
 line per run on stderr as it goes) and writes them to ``audit_cluster.json`` beside this
 file, in place of that file's figures for the same sizes and executors; ``--executors local``
 skips the cluster. With ``--scratch``, the reports of both executors found there (this run's or
-an earlier one's) are compared. ``--visit-search exact`` audits with the visit check's exact
-search; its figures are kept under the size and the search (``"64000 exact"``).
+an earlier one's) are compared. The audit runs with its default visit search (``auto``: exact up
+to ``curation.visits.find.EXACT_UP_TO`` films); ``--visit-search exact`` or ``lists`` asks for
+one, whose figures are kept under the size and the search (``"64000 exact"``).
 """
 
 from __future__ import annotations
@@ -218,14 +219,14 @@ def audit_run(target: Path, out: Path, executor: str, roots: dict[str, int], sea
 
 
 def measure(
-    rows: tuple[int, ...], scratch: Path, executors: tuple[str, ...], search: str = "lists"
+    rows: tuple[int, ...], scratch: Path, executors: tuple[str, ...], search: str = "auto"
 ) -> dict:
     """Each size written once (kept in ``scratch`` for a rerun), audited on each executor in
     turn (the cluster started once), the reports compared; figures by size, and by size and
-    search for a search other than the lists (the default)."""
+    search for a search other than the audit's default (``auto``)."""
     found: dict[str, dict] = {}
     targets = {}
-    label = {n: str(n) if search == "lists" else f"{n} {search}" for n in rows}
+    label = {n: str(n) if search == "auto" else f"{n} {search}" for n in rows}
     for n in rows:
         targets[n] = scratch / f"target-{n}"
         if not (scratch / f"planted-{n}.json").is_file():
@@ -276,7 +277,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--executors", default=",".join(EXECUTORS), help="local, ray or both")
     parser.add_argument("--scratch", type=Path, help="keep the datasets and reports here")
     parser.add_argument(
-        "--visit-search", default="lists", choices=("lists", "exact"), help="the audit's option"
+        "--visit-search",
+        default="auto",
+        choices=("auto", "lists", "exact"),
+        help="the audit's option",
     )
     args = parser.parse_args(argv)
     sizes = tuple(int(n) for n in args.rows.split(",") if n)

@@ -63,7 +63,7 @@ def run_audit(
     visits: bool = True,
     map: Mapper | None = None,
     work_below: Path | None = None,
-    visit_search: VisitSearch = VisitSearch.lists,
+    visit_search: VisitSearch = VisitSearch.auto,
 ) -> Audit:
     """Read the target, recompute every hash and run every check (``visits``: also match
     local features across splits, ``curation.leaks.visits``, the pairs to verify searched as
@@ -105,6 +105,7 @@ def run_audit(
     from curation.leaks.turned import turned_same_picture
     from curation.leaks.visits import cross_split_matches, describe_films
     from curation.visits.descriptors import DESCRIPTORS_VERSION
+    from curation.visits.find import chosen_search
 
     columns = columns or Columns()
     unknown = sorted(set(methods) - set(METHODS))
@@ -163,7 +164,7 @@ def run_audit(
         lambda index: audit.image_bytes(rep_films[index]),
     )
     audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
-    audit.visit_search = visit_search
+    audit.visit_search = chosen_search(visit_search, len(rep_films))
     if visits:
         with work_folder(work_below) as folder:
             store = ArrayStore(folder / VISIT_FEATURES, DESCRIPTORS_VERSION)
@@ -174,7 +175,7 @@ def run_audit(
                 splits,
                 lambda index: audit.image_bytes(rep_films[index]),
                 map,
-                visit_search,
+                audit.visit_search,
             )
         audit.visits = [replace(m, a=reps[m.a], b=reps[m.b]) for m in matches]
         audit.visit_fits = {(reps[a], reps[b]): fit for (a, b), fit in fits.items()}

@@ -34,9 +34,12 @@ class ExecutorName(StrEnum):
 class VisitSearch(StrEnum):
     """How the visit check searches each film's nearest films: through lists from 4,096
     films on (``curation.visits.inverted``: the cost a film stays flat, and look-alikes whose
-    features share little can be missed as the films grow), or every film against every
-    film (every such pair kept; the cost grows with the square of the films)."""
+    features share little can be missed as the films grow), every film against every film
+    (every such pair kept; the cost grows with the square of the films), or ``auto``: exact
+    up to the largest number of films at which its cost was measured (``EXACT_UP_TO`` in
+    ``curation.visits.find``), the lists above."""
 
+    auto = "auto"
     lists = "lists"
     exact = "exact"
 

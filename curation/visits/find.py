@@ -54,6 +54,18 @@ from curation.visits.verification import VisitEvidence, verify
 
 SAMPLED_PER_JOB = 256  # films per job gathering the vocabulary's sample
 PAIRS_AT_ONCE = 4096  # verification jobs the driver holds at a time
+# ``auto`` searches exactly up to here: the largest audit measured with the exact search
+# (bench/scale/audit_cluster.json, "64000 exact": every planted pair found, the audit's CPU
+# within 0.5 % of the lists'); the exact search's cost a film grows with the films above it.
+EXACT_UP_TO = 64_000
+
+
+def chosen_search(search: VisitSearch, films: int) -> VisitSearch:
+    """The search that runs over ``films`` films when ``search`` is asked for: ``auto`` is
+    exact up to ``EXACT_UP_TO`` films, the lists above; the others as asked."""
+    if search is not VisitSearch.auto:
+        return search
+    return VisitSearch.exact if films <= EXACT_UP_TO else VisitSearch.lists
 
 
 @dataclass(frozen=True)
@@ -199,12 +211,12 @@ def stored_nearest(
     search: VisitSearch = VisitSearch.lists,
 ) -> np.ndarray:
     """``nearest_films`` over the stored vectors, one job per tile (from ``INVERTED_FROM``
-    films on through the lists, unless ``search`` is exact), as an ``(n, 2)`` array
+    films on through the lists, where ``chosen_search`` says so), as an ``(n, 2)`` array
     (``tiled_pairs``)."""
     count = blocks.count
     if count < 2:
         return np.zeros((0, 2), PAIR_INDEX)
-    if search is VisitSearch.lists and count >= INVERTED_FROM:
+    if chosen_search(search, count) is VisitSearch.lists and count >= INVERTED_FROM:
         return stored_inverted_pairs(blocks, map, partners)
     keep = search_width(partners, count)[1]
     tiles = search_tiles(count, blocks.width)

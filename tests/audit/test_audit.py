@@ -254,6 +254,31 @@ def test_the_visit_search_asked_for_is_the_one_run_and_the_report_names_it(
     assert searched == [12]  # the lists' run alone
 
 
+def test_by_default_the_visit_search_is_exact_up_to_its_bound_and_the_lists_above(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """With no ``--visit-search``, the 12 films are compared exactly while the bound allows
+    12 films (the lists made to start from 2 films), through the lists once it allows 11."""
+    searched = []
+
+    def lists(blocks, map, partners):
+        searched.append(blocks.count)
+        return np.zeros((0, 2), np.int32)
+
+    monkeypatch.setattr(visit_find, "INVERTED_FROM", 2)
+    monkeypatch.setattr(visit_find, "stored_inverted_pairs", lists)
+    folder = write_generic(tmp_path / "data")
+    ran = {}
+    for bound in (12, 11):
+        monkeypatch.setattr(visit_find, "EXACT_UP_TO", bound)
+        result = run(folder, "--out", tmp_path / f"up-to-{bound}", *FAST)
+        assert result.exit_code == 0, result.output
+        report = json.loads((tmp_path / f"up-to-{bound}" / "report.json").read_text())
+        ran[bound] = report["cross_split_visits"]["search"].split(":")[0]
+    assert ran == {12: "exact", 11: "lists"}
+    assert searched == [12]  # the lists' run alone
+
+
 def test_hub_target_is_read_at_its_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     source = write_generic(tmp_path / "hub" / "data")
     calls = []

@@ -5,6 +5,7 @@ process, over the stored vectors or over two workers."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import faiss
@@ -16,7 +17,7 @@ from curation.core.store import ArrayStore
 from curation.core.vocabulary import VisitSearch
 from curation.visits import inverted
 from curation.visits.blocks import VectorBlocks
-from curation.visits.find import stored_nearest
+from curation.visits.find import EXACT_UP_TO, chosen_search, stored_nearest
 from curation.visits.inverted import (
     draw_lists,
     inverted_nearest,
@@ -231,6 +232,23 @@ def test_an_exact_search_keeps_the_weak_look_alikes_the_lists_pass_over(tmp_path
     assert all((film, film + 1) in exact for film in range(0, 400, 2))
     listed = as_set(stored_nearest(blocks, LocalMap(1)))
     assert sum((film, film + 1) in listed for film in range(0, 400, 2)) < 200
+
+
+def test_auto_searches_exactly_up_to_the_largest_audit_measured_with_the_exact_search():
+    """``auto`` trusts the exact search's cost and recall as far as the audit bench measured
+    them (every planted pair found), and no further: the lists above."""
+    results = Path(__file__).parents[2] / "bench" / "scale" / "audit_cluster.json"
+    measured = [
+        int(size.split()[0])
+        for size, figures in json.loads(results.read_text()).items()
+        if size.endswith(" exact")
+        and figures["planted_found"]["visit_check"] == sum(figures["planted"].values())
+    ]
+    assert max(measured) == EXACT_UP_TO
+    assert chosen_search(VisitSearch.auto, EXACT_UP_TO) is VisitSearch.exact
+    assert chosen_search(VisitSearch.auto, EXACT_UP_TO + 1) is VisitSearch.lists
+    assert chosen_search(VisitSearch.lists, 2) is VisitSearch.lists
+    assert chosen_search(VisitSearch.exact, 10 * EXACT_UP_TO) is VisitSearch.exact
 
 
 def test_a_block_s_rows_are_read_alone_and_a_damaged_block_is_absent(tmp_path):
