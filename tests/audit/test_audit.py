@@ -230,12 +230,11 @@ def test_same_inputs_give_identical_report_files(tmp_path: Path):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
 
 
-def test_the_visit_search_asked_for_is_the_one_run_and_the_report_names_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    """``--visit-search exact`` compares every film even where the lists would be searched
-    (made to start from 2 films here); the report and the page say which search ran."""
-    searched = []
+@pytest.fixture
+def listed_counts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The film counts the lists were searched over, none found; the lists start from 2
+    films, so that a small dataset reaches them."""
+    searched: list[int] = []
 
     def lists(blocks, map, partners):
         searched.append(blocks.count)
@@ -243,6 +242,14 @@ def test_the_visit_search_asked_for_is_the_one_run_and_the_report_names_it(
 
     monkeypatch.setattr(visit_find, "INVERTED_FROM", 2)
     monkeypatch.setattr(visit_find, "stored_inverted_pairs", lists)
+    return searched
+
+
+def test_the_visit_search_asked_for_is_the_one_run_and_the_report_names_it(
+    tmp_path: Path, listed_counts: list[int]
+):
+    """``--visit-search exact`` compares every film even where the lists would be searched
+    (made to start from 2 films here); the report and the page say which search ran."""
     folder = write_generic(tmp_path / "data")
     for choice in ("exact", "lists"):
         result = run(folder, "--out", tmp_path / choice, "--visit-search", choice, *FAST)
@@ -251,22 +258,14 @@ def test_the_visit_search_asked_for_is_the_one_run_and_the_report_names_it(
         phrase = report["cross_split_visits"]["search"]
         assert phrase.startswith(f"{choice}: ")
         assert phrase in html.unescape((tmp_path / choice / "report.html").read_text())
-    assert searched == [12]  # the lists' run alone
+    assert listed_counts == [12]  # the lists' run alone
 
 
 def test_by_default_the_visit_search_is_exact_up_to_its_bound_and_the_lists_above(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_counts: list[int]
 ):
     """With no ``--visit-search``, the 12 films are compared exactly while the bound allows
     12 films (the lists made to start from 2 films), through the lists once it allows 11."""
-    searched = []
-
-    def lists(blocks, map, partners):
-        searched.append(blocks.count)
-        return np.zeros((0, 2), np.int32)
-
-    monkeypatch.setattr(visit_find, "INVERTED_FROM", 2)
-    monkeypatch.setattr(visit_find, "stored_inverted_pairs", lists)
     folder = write_generic(tmp_path / "data")
     ran = {}
     for bound in (12, 11):
@@ -276,7 +275,7 @@ def test_by_default_the_visit_search_is_exact_up_to_its_bound_and_the_lists_abov
         report = json.loads((tmp_path / f"up-to-{bound}" / "report.json").read_text())
         ran[bound] = report["cross_split_visits"]["search"].split(":")[0]
     assert ran == {12: "exact", 11: "lists"}
-    assert searched == [12]  # the lists' run alone
+    assert listed_counts == [12]  # the lists' run alone
 
 
 def test_hub_target_is_read_at_its_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
