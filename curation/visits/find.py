@@ -56,7 +56,7 @@ SAMPLED_PER_JOB = 256  # films per job gathering the vocabulary's sample
 PAIRS_AT_ONCE = 4096  # verification jobs the driver holds at a time
 # ``auto`` searches exactly up to here: the largest audit measured with the exact search
 # (bench/scale/audit_cluster.json, "64000 exact": every planted pair found, the audit's CPU
-# within 0.5 % of the lists'); the exact search's cost a film grows with the films above it.
+# within 0.5 % of the lists' locally, one run each); its cost a film grows with the films.
 EXACT_UP_TO = 64_000
 
 
