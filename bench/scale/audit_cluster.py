@@ -227,6 +227,7 @@ def measure(
     found: dict[str, dict] = {}
     targets = {}
     label = {n: str(n) if search == "auto" else f"{n} {search}" for n in rows}
+    out = {(e, n): scratch / f"{e}-{label[n]}".replace(" ", "-") for e in EXECUTORS for n in rows}
     for n in rows:
         targets[n] = scratch / f"target-{n}"
         if not (scratch / f"planted-{n}.json").is_file():
@@ -243,17 +244,15 @@ def measure(
                     keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
                     env = {k: cluster.env[k] for k in keys}
                 with _environment(env):
-                    out = scratch / f"{executor}-{label[n]}".replace(" ", "-")
-                    measured = audit_run(targets[n], out, executor, roots, search)
+                    measured = audit_run(targets[n], out[executor, n], executor, roots, search)
                 found[label[n]][executor] = measured
                 print(json.dumps({"rows": label[n], executor: measured}), file=sys.stderr)
     for n in rows:
         planted = json.loads((scratch / f"planted-{n}.json").read_text())
-        folders = {e: scratch / f"{e}-{label[n]}".replace(" ", "-") for e in EXECUTORS}
         reports = {  # an executor's report from an earlier run in this scratch folder too
-            e: (folder / "report.json").read_bytes()
-            for e, folder in folders.items()
-            if (folder / "report.json").is_file()
+            e: (out[e, n] / "report.json").read_bytes()
+            for e in EXECUTORS
+            if (out[e, n] / "report.json").is_file()
         }
         if len(reports) == 2:
             found[label[n]]["reports_identical"] = reports["local"] == reports["ray"]

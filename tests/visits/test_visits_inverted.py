@@ -203,8 +203,7 @@ def test_a_shard_s_job_holds_the_probed_lists_of_its_queries_only(tmp_path, monk
         return searched(queries, probes, shard, read, keep)
 
     monkeypatch.setattr(inverted, "search_shard", recording)
-    in_process = lambda function, jobs, chunksize=1: map(function, jobs)  # noqa: E731
-    found = stored_inverted_pairs(stored(vectors, tmp_path), in_process, PARTNERS, 200)
+    found = stored_inverted_pairs(stored(vectors, tmp_path), LocalMap(1), PARTNERS, 200)
     assert np.array_equal(found, expected)
     assert len(held) >= 2
     assert all(rows == queries < len(vectors) for queries, rows in held)
