@@ -36,6 +36,7 @@ import cv2
 import numpy as np
 
 from bench.common.real_films import REAL_FILMS, repositioned, upscaled
+from bench.common.roc import auc, roc
 from curation.core.atomic import write_json
 from curation.drawing.revisits import burned_in, revisit
 from curation.visits import verification
@@ -152,26 +153,6 @@ def _score(pair: tuple[int, int]) -> tuple[int, int, int, float]:
     started = time.process_time()
     evidence = verification.verify(_FEATURES[i], _FEATURES[j])
     return evidence.matches, evidence.inliers, evidence.cells, time.process_time() - started
-
-
-def auc(positives: list[int], negatives: list[int]) -> float:
-    """The ROC's area: the chance a positive scores above a negative (ties count half)."""
-    pos, neg = np.asarray(positives, float), np.sort(np.asarray(negatives, float))
-    below = np.searchsorted(neg, pos, "left")
-    ties = np.searchsorted(neg, pos, "right") - below
-    return float((below + ties / 2).sum() / (len(pos) * len(neg)))
-
-
-def roc(positives: list[int], negatives: list[int]) -> list[dict]:
-    """The ROC at each distinct score: true and false positive rates at limit >= score."""
-    return [
-        {
-            "limit": int(s),
-            "visits_linked": round(float(np.mean(np.asarray(positives) >= s)), 4),
-            "distinct_linked": round(float(np.mean(np.asarray(negatives) >= s)), 6),
-        }
-        for s in sorted(set(positives) | set(negatives))
-    ]
 
 
 def _spread(values: list[int]) -> dict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import re
@@ -11,50 +10,14 @@ import socket
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import typer
 from PIL import Image
-from typer.testing import CliRunner
 
-from curation.cli.publishing import audit_command
 from curation.leaks import target as audit_target
 from curation.leaks.referrals import find_hints, permutation_test
 from curation.publish.referrals import referral_for
-from curation.publish.schema import shard_name
-from curation.visits import find as visit_find
-
-runner = CliRunner()
-app = typer.Typer()
-app.command("audit")(audit_command)
-app.command("unused")(lambda: None)  # two commands keep "audit" as a named subcommand
-
-FAST = ["--permutations", "999"]
-
-
-def run(*args: str | Path):
-    return runner.invoke(app, ["audit", *map(str, args)])
-
-
-def copy_dataset(sample_dataset_dir: Path, dest: Path) -> Path:
-    shutil.copytree(sample_dataset_dir, dest / "dataset")
-    return dest
-
-
-def shard(build: Path, split: str) -> Path:
-    return build / "dataset" / "data" / shard_name(split)
-
-
-def rewrite(path: Path, rows: list[dict]) -> None:
-    schema = pq.read_schema(path)
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
-
-
-def jpeg(pixels: np.ndarray, quality: int = 90) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="JPEG", quality=quality)
-    return buffer.getvalue()
+from tests.audit.audit_runs import FAST, copy_dataset, jpeg, rewrite, run, shard, write_generic
 
 
 @pytest.fixture(scope="module")
@@ -190,22 +153,6 @@ def test_referral_field_depending_on_lesion_count_fails(sample_dataset_dir: Path
     assert report["cross_split_pairs"]["count"] == 0
 
 
-def write_generic(folder: Path, duplicate: bool = False) -> Path:
-    """A plain image dataset: only an ``image`` column, split by file name."""
-    rng = np.random.default_rng(7)
-    films = {
-        s: [jpeg(rng.integers(0, 256, (48, 96), dtype=np.uint8)) for _ in range(6)]
-        for s in ("train", "test")
-    }
-    if duplicate:
-        films["test"].append(films["train"][2])
-    folder.mkdir(parents=True)
-    for split, images in films.items():
-        table = pa.table({"image": pa.array(images, pa.binary())})
-        pq.write_table(table, folder / f"{split}-00000-of-00001.parquet")
-    return folder
-
-
 def test_generic_parquet_dataset_is_audited(tmp_path: Path):
     clean = write_generic(tmp_path / "clean")
     result = run(clean, "--out", tmp_path / "out-clean", "--method", "phash")
@@ -228,54 +175,6 @@ def test_same_inputs_give_identical_report_files(tmp_path: Path):
     run(folder, "--out", tmp_path / "two")
     for name in ("report.json", "report.html", "nearest.png"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
-
-
-@pytest.fixture
-def listed_counts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The film counts the lists were searched over, none found; the lists start from 2
-    films, so that a small dataset reaches them."""
-    searched: list[int] = []
-
-    def lists(blocks, map, partners):
-        searched.append(blocks.count)
-        return np.zeros((0, 2), np.int32)
-
-    monkeypatch.setattr(visit_find, "INVERTED_FROM", 2)
-    monkeypatch.setattr(visit_find, "stored_inverted_pairs", lists)
-    return searched
-
-
-def test_the_visit_search_asked_for_is_the_one_run_and_the_report_names_it(
-    tmp_path: Path, listed_counts: list[int]
-):
-    """``--visit-search exact`` compares every film even where the lists would be searched
-    (made to start from 2 films here); the report and the page say which search ran."""
-    folder = write_generic(tmp_path / "data")
-    for choice in ("exact", "lists"):
-        result = run(folder, "--out", tmp_path / choice, "--visit-search", choice, *FAST)
-        assert result.exit_code == 0, result.output
-        report = json.loads((tmp_path / choice / "report.json").read_text())
-        phrase = report["cross_split_visits"]["search"]
-        assert phrase.startswith(f"{choice}: ")
-        assert phrase in html.unescape((tmp_path / choice / "report.html").read_text())
-    assert listed_counts == [12]  # the lists' run alone
-
-
-def test_by_default_the_visit_search_is_exact_up_to_its_bound_and_the_lists_above(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed_counts: list[int]
-):
-    """With no ``--visit-search``, the 12 films are compared exactly while the bound allows
-    12 films (the lists made to start from 2 films), through the lists once it allows 11."""
-    folder = write_generic(tmp_path / "data")
-    ran = {}
-    for bound in (12, 11):
-        monkeypatch.setattr(visit_find, "EXACT_UP_TO", bound)
-        result = run(folder, "--out", tmp_path / f"up-to-{bound}", *FAST)
-        assert result.exit_code == 0, result.output
-        report = json.loads((tmp_path / f"up-to-{bound}" / "report.json").read_text())
-        ran[bound] = report["cross_split_visits"]["search"].split(":")[0]
-    assert ran == {12: "exact", 11: "lists"}
-    assert listed_counts == [12]  # the lists' run alone
 
 
 def test_hub_target_is_read_at_its_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

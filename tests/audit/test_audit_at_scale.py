@@ -22,7 +22,7 @@ from curation.leaks.visits import stored_candidates
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
 from curation.visits.find import candidates
 from curation.visits.stored import MissingDescriptors, stored_features
-from tests.audit.test_audit import run
+from tests.audit.audit_runs import run
 
 FILMS = 10  # distinct films per split
 SIZE = (256, 128)

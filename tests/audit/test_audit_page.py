@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from tests.audit.test_audit import FAST, copy_dataset, jpeg, rewrite, run, shard, write_generic
+from tests.audit.audit_runs import FAST, copy_dataset, jpeg, rewrite, run, shard, write_generic
 from tests.browser import SCREENS, needs_chromium, probe, screenshot
 
 HOSTILE_ID = "<script>document.title='owned'</script>\"><b>bold</b>|\n[a](javascript:x)&amp;"

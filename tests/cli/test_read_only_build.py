@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from curation.cli.app import app
 from curation.core import build_lock
 from curation.leaks import target
-from tests.audit.test_audit import write_generic
+from tests.audit.audit_runs import write_generic
 
 
 class ReadOnlyLock:

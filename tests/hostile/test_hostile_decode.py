@@ -13,7 +13,7 @@ from curation.cli.app import app
 from curation.core.vocabulary import Decode
 from curation.hashes.hash_films import _hash_one
 from curation.hashes.thumbnails import thumbnail_store
-from tests.audit.test_audit import write_generic
+from tests.audit.audit_runs import write_generic
 
 BUFFER = re.compile(r"BytesIO|0x[0-9a-f]+")
 

@@ -16,7 +16,7 @@ from curation.chain.runner import Settings, curate
 from curation.lookalikes import LookalikeConfig
 from curation.publish.card import render_card
 from curation.publish.summary import Summary
-from tests.audit.test_audit import run
+from tests.audit.audit_runs import run
 
 FAST = ("--permutations", "199")
 
