@@ -15,7 +15,10 @@ byte-identical, and every planted pair found.
 line per run on stderr as it goes) and writes them to ``audit_cluster.json`` beside this
 file, in place of that file's figures for the same sizes and executors; ``--executors local``
 skips the cluster. With ``--scratch``, the reports of both executors found there (this run's or
-an earlier one's) are compared. The audit runs with its default visit search (``auto``: exact up
+an earlier one's) are compared; ``--executors ''`` runs no audit and reads them again. A report
+lists at most ``curation.audit.report.LISTED`` hash pairs and counts them all: past that, a
+planted pair is looked for among the listed ones only, and ``report_pairs`` gives the report's
+count beside what it listed. The audit runs with its default visit search (``auto``: exact up
 to ``curation.visits.find.EXACT_UP_TO`` films); ``--visit-search exact`` or ``lists`` asks for
 one, whose figures are kept under the size and the search (``"64000 exact"``).
 """
@@ -256,7 +259,13 @@ def measure(
         }
         if len(reports) == 2:
             found[label[n]]["reports_identical"] = reports["local"] == reports["ray"]
-        named = _found(json.loads(next(iter(reports.values()))))
+        report = json.loads(next(iter(reports.values())))
+        named = _found(report)
+        hash_pairs = report["cross_split_pairs"]
+        found[label[n]]["report_pairs"] = {
+            "counted": hash_pairs["count"],
+            "listed": len(hash_pairs["listed"]),
+        }
         found[label[n]]["planted_found"] = {
             kind: sum(sorted(pair) in named[kind] for pair in pairs)
             for kind, pairs in planted.items()
@@ -283,7 +292,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     sizes = tuple(int(n) for n in args.rows.split(",") if n)
-    executors = tuple(args.executors.split(","))
+    executors = tuple(e for e in args.executors.split(",") if e)
+    if not executors and not args.scratch:
+        parser.error("--executors '' reads the reports of an earlier run: give its --scratch")
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)
         found = measure(sizes, args.scratch, executors, args.visit_search)

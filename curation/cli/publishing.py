@@ -21,7 +21,13 @@ from curation.cli.options import (
 )
 from curation.cli.up_to_date import Force, skip_when_unchanged
 from curation.core.build_lock import check_writable, holds_build_folder
-from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, ExecutorName, VisitSearch
+from curation.core.vocabulary import (
+    EXACT_UP_TO,
+    LOOKALIKE_DISTANCE,
+    Decode,
+    ExecutorName,
+    VisitSearch,
+)
 from curation.push.hub import PROJECT_ROOT
 from curation.source.source import lock_path
 
@@ -85,7 +91,8 @@ def audit_command(
             "films on, one list in 32: the cost a film stays flat, but look-alikes whose "
             "features share little can be passed over as the films grow), exact (every "
             "film against every film: the cost grows with the square of the films), or auto "
-            "(exact up to 64,000 films, the largest audit measured with it; lists above)."
+            f"(exact up to {EXACT_UP_TO:,} films, the largest audit measured with it; lists "
+            "above)."
         ),
     ] = VisitSearch.auto,
 ) -> None:

@@ -36,12 +36,18 @@ class VisitSearch(StrEnum):
     films on (``curation.visits.inverted``: the cost a film stays flat, and look-alikes whose
     features share little can be missed as the films grow), every film against every film
     (every such pair kept; the cost grows with the square of the films), or ``auto``: exact
-    up to the largest number of films at which its cost was measured (``EXACT_UP_TO`` in
-    ``curation.visits.find``), the lists above."""
+    up to ``EXACT_UP_TO`` films, the lists above."""
 
     auto = "auto"
     lists = "lists"
     exact = "exact"
+
+
+# ``VisitSearch.auto`` is exact up to here: the largest audit measured with the exact search
+# that found every planted pair (bench/scale/audit_cluster.json, "128000 exact"). Past it the
+# exact search's cost a film keeps growing with the films, unmeasured (docs/scale.md, "The
+# default, `auto`").
+EXACT_UP_TO = 128_000
 
 
 class Reason(StrEnum):

@@ -27,7 +27,7 @@ import numpy as np
 
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.store import ArrayStore
-from curation.core.vocabulary import VisitSearch
+from curation.core.vocabulary import EXACT_UP_TO, VisitSearch
 from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures
 from curation.visits.inverted import INVERTED_FROM, stored_inverted_pairs
@@ -54,10 +54,6 @@ from curation.visits.verification import VisitEvidence, verify
 
 SAMPLED_PER_JOB = 256  # films per job gathering the vocabulary's sample
 PAIRS_AT_ONCE = 4096  # verification jobs the driver holds at a time
-# ``auto`` searches exactly up to here: the largest audit measured with the exact search
-# (bench/scale/audit_cluster.json, "64000 exact": every planted pair found, the audit's CPU
-# within 0.5 % of the lists' locally, one run each); its cost a film grows with the films.
-EXACT_UP_TO = 64_000
 
 
 def chosen_search(search: VisitSearch, films: int) -> VisitSearch:

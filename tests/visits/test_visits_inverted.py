@@ -14,10 +14,10 @@ import pytest
 
 from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
-from curation.core.vocabulary import VisitSearch
+from curation.core.vocabulary import EXACT_UP_TO, VisitSearch
 from curation.visits import inverted
 from curation.visits.blocks import VectorBlocks
-from curation.visits.find import EXACT_UP_TO, chosen_search, stored_nearest
+from curation.visits.find import chosen_search, stored_nearest
 from curation.visits.inverted import (
     draw_lists,
     inverted_nearest,
