@@ -19,8 +19,8 @@ an earlier one's) are compared; ``--executors ''`` runs no audit and reads them 
 lists at most ``curation.audit.report.LISTED`` hash pairs and counts them all: past that, a
 planted pair is looked for among the listed ones only, and ``report_pairs`` gives the report's
 count beside what it listed. The audit runs with its default visit search (``auto``: exact up
-to ``curation.visits.find.EXACT_UP_TO`` films); ``--visit-search exact`` or ``lists`` asks for
-one, whose figures are kept under the size and the search (``"64000 exact"``).
+to ``curation.core.vocabulary.EXACT_UP_TO`` films); ``--visit-search exact`` or ``lists`` asks
+for one, whose figures are kept under the size and the search (``"128000 exact"``).
 """
 
 from __future__ import annotations
