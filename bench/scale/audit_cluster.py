@@ -261,10 +261,9 @@ def measure(
             found[label[n]]["reports_identical"] = reports["local"] == reports["ray"]
         report = json.loads(next(iter(reports.values())))
         named = _found(report)
-        hash_pairs = report["cross_split_pairs"]
         found[label[n]]["report_pairs"] = {
-            "counted": hash_pairs["count"],
-            "listed": len(hash_pairs["listed"]),
+            "counted": report["cross_split_pairs"]["count"],
+            "listed": len(named["lookalikes"]),  # the listed hash pairs, as _found read them
         }
         found[label[n]]["planted_found"] = {
             kind: sum(sorted(pair) in named[kind] for pair in pairs)

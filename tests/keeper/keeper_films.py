@@ -1,5 +1,5 @@
 """Films the keeper's tests draw (``support/film_kit.py``): with a border of their own, cropped,
-of faint grain, rescaled or squeezed, and a JPEG decoded back to grey levels."""
+of faint grain, rescaled or squeezed, written as a JPEG and decoded back to grey levels."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import numpy as np
 from PIL import Image
 
 import support.film_kit as kit
-from tests.keeper.test_keeper import _jpeg
+
+
+def _jpeg(picture: np.ndarray, quality: int = 90) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(np.clip(picture, 0, 255).astype(np.uint8), "L").save(
+        buffer, "JPEG", quality=quality
+    )
+    return buffer.getvalue()
+
 
 BORDER = 0.013  # of each side: a border of the film's own, as held-out archives' films have
 

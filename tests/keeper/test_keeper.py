@@ -45,6 +45,7 @@ from curation.same_picture.pixel_cache import ComparisonCache
 from curation.same_picture.pixels import Comparison
 from curation.sample import SampleTruth, write_sample_archive
 from curation.source.download import fetch_source
+from tests.keeper.keeper_films import _jpeg
 from tests.sample_reading import SMALL_FILMS, SMALL_SEED
 
 
@@ -62,14 +63,6 @@ def _radiograph(seed: int) -> np.ndarray:
     picture = kit.film(seed, SIZE)
     rows = np.linspace(40, -40, SIZE[1])[:, None]
     return np.clip(0.6 * picture + 50 + rows, 0, 255)  # no black corner, as on real films
-
-
-def _jpeg(picture: np.ndarray, quality: int = 90) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(np.clip(picture, 0, 255).astype(np.uint8), "L").save(
-        buffer, "JPEG", quality=quality
-    )
-    return buffer.getvalue()
 
 
 class Archive:

@@ -26,8 +26,8 @@ from curation.keeper.frame import (
     pad_share,
 )
 from curation.keeper.groups import same_picture_groups
-from tests.keeper.keeper_films import _bordered, _crop, _decoded, _rescaled, _smooth
-from tests.keeper.test_keeper import ORIGINALS, Archive, _jpeg, _pair, _radiograph
+from tests.keeper.keeper_films import _bordered, _crop, _decoded, _jpeg, _rescaled, _smooth
+from tests.keeper.test_keeper import ORIGINALS, Archive, _pair, _radiograph
 
 
 def _keep(archive: Archive, a: str, b: str, rescaled: bool = False) -> tuple[str, str]:

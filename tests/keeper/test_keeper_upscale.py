@@ -20,8 +20,8 @@ from curation.keeper.frame import (
     luminance_steps,
     upscale_of,
 )
-from tests.keeper.keeper_films import _crop, _decoded, _rescaled, _smooth, _squeezed
-from tests.keeper.test_keeper import _jpeg, _radiograph
+from tests.keeper.keeper_films import _crop, _decoded, _jpeg, _rescaled, _smooth, _squeezed
+from tests.keeper.test_keeper import _radiograph
 
 
 def _reading(larger: bytes, smaller: bytes):
