@@ -76,30 +76,29 @@ def _film(seed: int, brighter: int = 0) -> bytes:
 
 def write_dataset(folder: Path, rows: int) -> dict[str, list[list[str]]]:
     """``rows`` films in three splits below ``folder``; the planted pairs (film ids:
-    ``copies`` train/test, ``lookalikes`` train/validation)."""
+    ``copies`` train/test, ``lookalikes`` train/validation). Each parquet file is made and
+    written before the next one's films are drawn, so the bench holds one file's films at a
+    time, not the dataset's (6 GB at 256,000 rows)."""
     counts = {split: round(rows * share) for split, share in SHARES}
     counts["train"] = rows - counts["validation"] - counts["test"]
     planted: dict[str, list[list[str]]] = {"copies": [], "lookalikes": []}
     train_ids = [f"train-{n:07d}" for n in range(counts["train"])]
     folder.mkdir(parents=True, exist_ok=True)
     for number, (split, _) in enumerate(SHARES):
-        ids, images = [], []
-        for n in range(counts[split]):
-            film_id, seed = f"{split}-{n:07d}", number * 10_000_000 + n
-            if split != "train" and n % PLANT_EVERY == 0:
-                kind = "copies" if split == "test" else "lookalikes"
-                source = 2 * (n // PLANT_EVERY) + (kind == "lookalikes")  # each train film once
-                images.append(_film(source, 0 if kind == "copies" else BRIGHTER))
-                planted[kind].append([train_ids[source], film_id])
-            else:
-                images.append(_film(seed))
-            ids.append(film_id)
-        shards = max(1, -(-len(ids) // SHARD_ROWS))
+        shards = max(1, -(-counts[split] // SHARD_ROWS))
         for shard in range(shards):
-            part = slice(shard * SHARD_ROWS, (shard + 1) * SHARD_ROWS)
-            table = pa.table(
-                {"image": pa.array(images[part], pa.binary()), "film_id": pa.array(ids[part])}
-            )
+            ids, images = [], []
+            for n in range(shard * SHARD_ROWS, min((shard + 1) * SHARD_ROWS, counts[split])):
+                film_id, seed = f"{split}-{n:07d}", number * 10_000_000 + n
+                if split != "train" and n % PLANT_EVERY == 0:
+                    kind = "copies" if split == "test" else "lookalikes"
+                    source = 2 * (n // PLANT_EVERY) + (kind == "lookalikes")  # a train film once
+                    images.append(_film(source, 0 if kind == "copies" else BRIGHTER))
+                    planted[kind].append([train_ids[source], film_id])
+                else:
+                    images.append(_film(seed))
+                ids.append(film_id)
+            table = pa.table({"image": pa.array(images, pa.binary()), "film_id": pa.array(ids)})
             name = f"{split}-{shard:05d}-of-{shards:05d}.parquet"
             pq.write_table(table, folder / name, row_group_size=GROUP_ROWS)
     return planted
