@@ -78,7 +78,7 @@ def write_dataset(folder: Path, rows: int) -> dict[str, list[list[str]]]:
     """``rows`` films in three splits below ``folder``; the planted pairs (film ids:
     ``copies`` train/test, ``lookalikes`` train/validation). Each parquet file is made and
     written before the next one's films are drawn, so the bench holds one file's films at a
-    time, not the dataset's (6 GB at 256,000 rows)."""
+    time, not the dataset's (6.0 GiB at 256,000 rows)."""
     counts = {split: round(rows * share) for split, share in SHARES}
     counts["train"] = rows - counts["validation"] - counts["test"]
     planted: dict[str, list[list[str]]] = {"copies": [], "lookalikes": []}
@@ -262,7 +262,7 @@ def measure(
         named = _found(report)
         found[label[n]]["report_pairs"] = {
             "counted": report["cross_split_pairs"]["count"],
-            "listed": len(named["lookalikes"]),  # the listed hash pairs, as _found read them
+            "listed": len(report["cross_split_pairs"]["listed"]),
         }
         found[label[n]]["planted_found"] = {
             kind: sum(sorted(pair) in named[kind] for pair in pairs)

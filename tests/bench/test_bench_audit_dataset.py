@@ -1,5 +1,5 @@
 """``bench.scale.audit_cluster.write_dataset`` writes the audit bench's published dataset. At
-256,000 rows, holding every film until the end took its process to 6 GiB; at 1,000,000 rows
+256,000 rows, holding every film until the end took its process to 6.0 GiB; at 1,000,000 rows
 that would not fit the machine. So it must write each parquet file before it draws the next
 file's films, and still plant the pairs the bench looks for."""
 
