@@ -21,8 +21,12 @@ from curation.review.pages import render_page
 
 if TYPE_CHECKING:
     from curation.leaks.leakage import Audit, Pair
+    from curation.leaks.visits import CrossSplitMatch
 
-SHOWN = 48  # flagged pairs shown in the HTML page
+# Pairs of each kind the HTML page shows as cards (flagged by hash; verified by features),
+# the rest counted and listed in report.json: each card carries two thumbnails inline, and a
+# page of every verified pair grew to 92 MB at 256,000 rows (docs/scale.md).
+SHOWN = 48
 THUMB = (360, 180)
 FILMS_FOLDER = "films"
 
@@ -127,12 +131,19 @@ def _pair_rows(
     return rows
 
 
+def shown_visits(visits: list[CrossSplitMatch]) -> list[CrossSplitMatch]:
+    """The verified pairs the page shows, and the audit draws: visits of one patient first
+    (no hash distance shows them), then the curator's, then the same picture reframed, each
+    kind in the audit's order; at most ``SHOWN``."""
+    return sorted(visits, key=lambda m: (m.same_picture, bool(m.decided)))[:SHOWN]
+
+
 def _visit_cards(
     audit: Audit, page: ReportPage, views: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Each cross-split pair verified by features, with the hash distances the pair also has
-    (so it is shown once): both thumbnails, and a click opens the drawing of its matched
-    features (``visits/``)."""
+    """Each cross-split pair verified by features that the page shows (``shown_visits``),
+    with the hash distances the pair also has (so it is shown once): both thumbnails, and a
+    click opens the drawing of its matched features (``visits/``)."""
     hashed: dict[tuple[int, int], list[str]] = {}
     for pair in [*audit.pairs, *audit.closest]:
         flagged = " (flagged)" if pair.distance <= audit.thresholds[pair.method] else ""
@@ -140,7 +151,8 @@ def _visit_cards(
         if note not in hashed.setdefault((pair.a, pair.b), []):
             hashed[(pair.a, pair.b)].append(note)
     cards = []
-    for match, entry in zip(audit.visits, visit_entries(audit.films, audit.visits), strict=True):
+    shown = shown_visits(audit.visits)
+    for match, entry in zip(shown, visit_entries(audit.films, shown), strict=True):
         view = f"view-{len(views) + 1}"
         film, other = _view_film(audit, match.a, page), _view_film(audit, match.b, page)
         caption = (
@@ -213,6 +225,7 @@ def report_page(audit: Audit, figures: dict[str, dict[str, Any]], histogram: byt
         verdict=_verdict(audit),
         splits=_split_rows(figures),
         visit_count=len(audit.patient_visits),
+        visit_total=len(audit.visits),
         visits=visits,
         visit_rule=visit_rule(),
         visit_search=search_phrase(audit.visit_search),

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from curation.audit.page import FILMS_FOLDER, report_page
+from curation.audit.page import FILMS_FOLDER, report_page, shown_visits
 from curation.core.atomic import write_bytes, write_json
 from curation.core.build_origin import SAMPLE_BANNER, build_of, is_synthetic
 from curation.leaks.visits import search_phrase, visit_entries, visit_rule, write_drawings
@@ -129,6 +129,7 @@ def report_json(audit: Audit) -> dict[str, Any]:
             "rule": visit_rule(),
             "search": search_phrase(audit.visit_search),
             "visits_of_one_patient": len(audit.patient_visits),
+            "drawn": sum(bool(v.drawing) for v in audit.visits),
             "listed": visit_entries(audit.films, audit.visits),
         },
         **({"set_aside_by_curator": audit.decision_notes} if audit.decision_notes else {}),
@@ -246,10 +247,15 @@ def _png(image: Image.Image) -> bytes:
 
 def write_report(audit: Audit, out: Path) -> None:
     """``report.json``, ``report.html`` and ``nearest.png`` in ``out``, each written atomically,
-    the drawing of each cross-split pair verified by features (``visits/``) and the films the
-    page's pair views open (``films/``; those of an earlier audit removed after the page)."""
+    the drawing of each cross-split pair verified by features that the page shows
+    (``visits/``) and the films the page's pair views open (``films/``; those of an earlier
+    audit removed after the page)."""
     audit.visits = write_drawings(
-        audit.visits, audit.visit_fits, lambda i: audit.image_bytes(audit.films[i]), out
+        audit.visits,
+        shown_visits(audit.visits),
+        audit.visit_fits,
+        lambda i: audit.image_bytes(audit.films[i]),
+        out,
     )
     write_json(out / "report.json", report_json(audit))
     histogram = nearest_png(audit)
@@ -265,9 +271,10 @@ def write_report(audit: Audit, out: Path) -> None:
 
 
 def print_summary(audit: Audit, out: Path, console: Console) -> None:
-    """The audit's findings on the console: visits of one patient first, then the
-    curator's notes and a table of the splits."""
-    for visit in audit.patient_visits:  # first: no hash distance shows these
+    """The audit's findings on the console: visits of one patient first (those the page
+    shows, with their drawings), then the curator's notes and a table of the splits."""
+    shown = shown_visits(audit.patient_visits)
+    for visit in shown:  # first: no hash distance shows these
         a, b = audit.films[visit.a], audit.films[visit.b]
         how = f"{visit.inliers} matched features, share {visit.share}; {out / visit.drawing}"
         if visit.decided:
@@ -275,6 +282,13 @@ def print_summary(audit: Audit, out: Path, console: Console) -> None:
         console.print(
             f"[red]PATIENT[/red] visit of one patient across splits: {a.split} {a.film_id} / "
             f"{b.split} {b.film_id} ({how})",
+            highlight=False,
+        )
+    if len(audit.patient_visits) > len(shown):
+        more = len(audit.patient_visits) - len(shown)
+        console.print(
+            f"[red]PATIENT[/red] and {more} more visits of one patient across splits: "
+            f"{out / 'report.json'}",
             highlight=False,
         )
     for note in audit.decision_notes:

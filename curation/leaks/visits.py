@@ -10,7 +10,8 @@ film's nearest films, and each cross-split pair the verification confirms is the
 by the aligned frame check (``curation.same_picture.frame_check``, on ORB features of the
 two films): the same picture under another frame is a copy that leaks (a finding like any
 other); anything else is a visit of one patient, listed first in the report with the two
-films and their matched features drawn (``visits/visit-NNN.png``).
+films and their matched features drawn (``visits/visit-NNN.png``, for the pairs the report's
+page shows).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -207,27 +208,28 @@ def draw_match(data_a: bytes, data_b: bytes, evidence: VisitEvidence) -> bytes:
 
 def write_drawings(
     matches: list[CrossSplitMatch],
+    drawn: Sequence[CrossSplitMatch],
     fitted: dict[tuple[int, int], VisitEvidence],
     image_of: Callable[[int], bytes],
     out: Path,
 ) -> list[CrossSplitMatch]:
-    """Each match drawn to ``out/visits/visit-NNN.png`` (drawings of an earlier audit that
-    this one does not make again are removed); the matches with their file names."""
+    """The matches in ``drawn`` (some of ``matches``: those the report's page shows, in its
+    order) drawn to ``out/visits/visit-NNN.png``, so that the folder stays the page's size
+    however many pairs the audit verifies (drawings of an earlier audit that this one does not
+    make again are removed); ``matches`` in their order, the drawn ones with their file names."""
     folder = out / VISITS_FOLDER
-    named = []
-    for number, found in enumerate(matches, 1):
-        if found.decided:  # the curator's word, not a feature match: nothing to draw
-            named.append(found)
-            continue
+    names: dict[tuple[int, int], str] = {}
+    for number, found in enumerate((m for m in drawn if not m.decided), 1):
+        # The curator's word is not a feature match: nothing to draw for a decided pair.
         name = f"{VISITS_FOLDER}/visit-{number:03d}.png"
         drawing = draw_match(image_of(found.a), image_of(found.b), fitted[(found.a, found.b)])
         write_bytes(out / name, drawing)
-        named.append(CrossSplitMatch(**{**found.__dict__, "drawing": name}))
-    kept = {out / m.drawing for m in named}
+        names[(found.a, found.b)] = name
+    kept = {out / name for name in names.values()}
     for stale in sorted(folder.glob("visit-*.png")) if folder.is_dir() else []:
         if stale not in kept:
             stale.unlink()
-    return named
+    return [replace(m, drawing=names.get((m.a, m.b), "")) for m in matches]
 
 
 def visit_entries(films: list[Film], matches: list[CrossSplitMatch]) -> list[dict[str, Any]]:

@@ -1,10 +1,12 @@
 """The audit's visit check as distributed work: the workers' visit features stay in a store
 below the audit's work folder, no job or result carries descriptors, and the report is the
-same whether the per-file work runs in process or over worker processes."""
+same whether the per-file work runs in process or over worker processes. However many pairs
+the audit verifies, its page, its drawings and its console show at most ``SHOWN``."""
 
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,17 +16,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
+from rich.console import Console
 
+from curation.audit import page
 from curation.audit.audit import run_audit
+from curation.audit.page import shown_visits
+from curation.audit.report import print_summary, write_report
 from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
-from curation.leaks.visits import stored_candidates
+from curation.leaks.visits import CrossSplitMatch, stored_candidates
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
 from curation.visits.find import candidates
 from curation.visits.stored import MissingDescriptors, stored_features
 from tests.audit.audit_runs import run
 
 FILMS = 10  # distinct films per split
+COPIED = 12  # train films copied byte for byte into test: a pair verified by features each
 SIZE = (256, 128)
 
 
@@ -152,3 +159,65 @@ def test_a_store_file_a_node_cannot_read_is_one_sentence_naming_it(tmp_path: Pat
         match=r"\.arrays: the film's visit descriptors .* same path on every node",
     ):
         stored_features(store, "ab" * 32)
+
+
+@pytest.fixture(scope="module")
+def copied_target(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test film a byte copy of a train film: ``COPIED`` pairs verified across splits."""
+    folder = tmp_path_factory.mktemp("copied")
+    for split in ("train", "test"):
+        table = pa.table({"image": pa.array([textured(n) for n in range(COPIED)], pa.binary())})
+        pq.write_table(table, folder / f"{split}-00000-of-00001.parquet", row_group_size=4)
+    return folder
+
+
+def test_the_page_and_its_drawings_show_at_most_shown_pairs_and_report_json_lists_all(
+    copied_target: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(page, "SHOWN", 5)
+    audit = run_audit(str(copied_target), permutations=99, map=LocalMap(1))
+    assert len(audit.visits) == COPIED and not audit.patient_visits
+    out = tmp_path / "out"
+    write_report(audit, out)
+    visits = json.loads((out / "report.json").read_text())["cross_split_visits"]
+    assert len(visits["listed"]) == COPIED and visits["drawn"] == 5
+    drawn = sorted(entry["drawing"] for entry in visits["listed"] if entry["drawing"])
+    assert drawn == [f"visits/visit-{n:03d}.png" for n in range(1, 6)]
+    assert sorted(f"visits/{p.name}" for p in (out / "visits").iterdir()) == drawn
+    html = (out / "report.html").read_text()
+    section = html[html.index('id="visits"') : html.index('id="flagged"')]
+    assert f"({COPIED}: 0 visits of one patient)" in section
+    assert section.count('class="card flagged"') == 5
+    assert f"the other {COPIED - 5} are listed in report.json" in section
+
+
+def test_the_console_names_the_visits_of_one_patient_the_page_shows_and_counts_the_rest(
+    copied_target: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(page, "SHOWN", 5)
+    audit = run_audit(str(copied_target), permutations=99, map=LocalMap(1))
+    audit.visits = [CrossSplitMatch(**{**v.__dict__, "same_picture": False}) for v in audit.visits]
+    out = tmp_path / "out"
+    write_report(audit, out)
+    console = Console(record=True, width=400)
+    print_summary(audit, out, console)
+    lines = console.export_text().splitlines()
+    named = [line for line in lines if line.startswith("PATIENT visit of one patient")]
+    assert len(named) == 5
+    assert all((out / line.split("; ")[-1].rstrip(")")).is_file() for line in named)
+    more = [line for line in lines if line.startswith("PATIENT and ")]
+    assert more == [
+        f"PATIENT and {COPIED - 5} more visits of one patient across splits: {out / 'report.json'}"
+    ]
+
+
+def test_visits_of_one_patient_are_shown_first_then_the_curators_then_copies(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    monkeypatch.setattr(page, "SHOWN", 3)
+    copy = CrossSplitMatch(0, 1, 90, 80, 0.89, same_picture=True)
+    visit = CrossSplitMatch(2, 3, 90, 40, 0.44, same_picture=False)
+    decided = CrossSplitMatch(4, 5, 0, 0, 0.0, same_picture=False, decided="one patient")
+    later_visit = CrossSplitMatch(6, 7, 90, 30, 0.33, same_picture=False)
+    assert shown_visits([copy, decided, visit, later_visit]) == [visit, later_visit, decided]
+    assert shown_visits([copy, decided]) == [decided, copy]
