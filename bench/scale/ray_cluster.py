@@ -86,7 +86,7 @@ def _wait_until_started(process: subprocess.Popen, temp: Path) -> None:
     deadline = time.monotonic() + START_SECONDS
     while "Ray runtime started." not in (temp / "ray-start.log").read_text():
         assert process.poll() is None, (temp / "ray-start.log").read_text()[-3000:]
-        assert time.monotonic() < deadline, f"ray start --head took over {START_SECONDS} s"
+        assert time.monotonic() < deadline, f"ray start took over {START_SECONDS} s ({temp})"
         time.sleep(0.5)
 
 
@@ -115,6 +115,9 @@ def two_nodes(cpus: int = 1, store_mib: int = 150) -> Iterator[TwoNodes]:
         address = f"127.0.0.1:{port}"
         worker = ("--address", address, "--resources", '{"worker_node": 1}')
         started.append(_ray_start(env, temps[1], cpus, store_mib, *worker))
+        # Both nodes before the driver: the executor deals a step's chunks round the nodes it
+        # reads (again every DEAL_ROUND chunks), and a run measures two nodes from its start.
+        _wait_until_started(started[1], Path(temps[1]))
         driver_env = {**env, "RAY_ADDRESS": address}
         yield TwoNodes(started[0], started[1], driver_env, Path(temps[0]))
     finally:

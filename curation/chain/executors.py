@@ -35,6 +35,10 @@ from curation.core.parallel import LocalMap, Mapper, cancelling_pool
 from curation.core.vocabulary import ExecutorName
 
 IN_FLIGHT_PER_CPU = 16  # chunks submitted ahead of the one awaited, per CPU of the cluster
+# Chunks dealt before the cluster's nodes are read again: a node that joins while a step runs
+# gets its share of the chunks still to deal (a node that joined a few seconds after a
+# 1,000,000-row audit's scan began ran none of its 3,907 chunks).
+DEAL_ROUND = 64
 
 Job = TypeVar("Job")
 Result = TypeVar("Result")
@@ -118,7 +122,9 @@ class RayMap:
     The chunks are dealt round the nodes' CPUs (``cpu_slots``), each with a soft affinity
     to its node: Ray's own placement hands a step's next chunks to the worker it already
     leased, so a short step never reached a node whose worker was still starting. Soft: a
-    chunk whose node is gone runs elsewhere, and a task lost with its node is retried.
+    chunk whose node is gone runs elsewhere, and a task lost with its node is retried. The
+    nodes are read again every ``DEAL_ROUND`` chunks, so a node that joins (or leaves) while a
+    step runs is dealt the chunks still to deal.
 
     At most ``IN_FLIGHT_PER_CPU`` chunks a CPU are submitted ahead of the one awaited, and a
     chunk's reference is dropped once its results are read: what waits in the object store
@@ -135,12 +141,26 @@ class RayMap:
         self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 16
     ) -> Iterator[Result]:
         chunks = [jobs[start : start + chunksize] for start in range(0, len(jobs), chunksize)]
-        slots = cpu_slots(self.ray.nodes()) if chunks else []
-        submitted = (self._submit(function, chunk, slots, n) for n, chunk in enumerate(chunks))
-        pending = deque(itertools.islice(submitted, IN_FLIGHT_PER_CPU * max(len(slots), 1)))
+        slots: list[str] = []  # the CPU slots the chunks are dealt round now
+
+        def dealt() -> Iterator[Any]:
+            """Each chunk's task as it is submitted, the nodes read every ``DEAL_ROUND``."""
+            nonlocal slots
+            for n, chunk in enumerate(chunks):
+                if n % DEAL_ROUND == 0:
+                    slots = cpu_slots(self.ray.nodes())
+                yield self._submit(function, chunk, slots, n)
+
+        def ahead() -> int:
+            """How many chunks may be submitted and not yet read, for those slots."""
+            return IN_FLIGHT_PER_CPU * max(len(slots), 1)
+
+        submitted = dealt()
+        pending = deque(itertools.islice(submitted, 1))  # the first reads the nodes
+        pending.extend(itertools.islice(submitted, ahead() - 1))
         while pending:
             done = pending.popleft()
-            pending.extend(itertools.islice(submitted, 1))
+            pending.extend(itertools.islice(submitted, max(0, ahead() - len(pending))))
             try:
                 node, results = self.ray.get(done)
             except self.ray.exceptions.RayError as error:  # retries spent, or the job failed

@@ -17,6 +17,7 @@ os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 ray = pytest.importorskip("ray")
 
 from curation.chain.executors import (  # noqa: E402
+    DEAL_ROUND,
     IN_FLIGHT_PER_CPU,
     LocalExecutor,
     RayExecutor,
@@ -151,3 +152,33 @@ def test_ray_map_keeps_a_bounded_number_of_chunks_in_flight():
     assert list(mapper(str, list(range(500)), chunksize=1)) == [str(n) for n in range(500)]
     assert fake.outstanding == 0
     assert fake.most == IN_FLIGHT_PER_CPU * 2 + 1  # the one read, and those submitted ahead
+
+
+class JoiningRay(OutstandingRay):
+    """The stand-in, on a cluster of one node of one CPU that a second node joins after the
+    nodes were first read; records the node each chunk is dealt to."""
+
+    def __init__(self) -> None:
+        super().__init__(cpus=1)
+        self.reads, self.dealt = 0, []
+
+    def nodes(self):
+        self.reads += 1
+        ids = ["a" * 56] if self.reads == 1 else ["a" * 56, "b" * 56]
+        return [{"NodeID": node, "Alive": True, "Resources": {"CPU": 1}} for node in ids]
+
+    def options(self, scheduling_strategy, **_):
+        self.dealt.append(scheduling_strategy.node_id)
+        return self
+
+
+def test_a_node_that_joins_while_a_step_runs_is_dealt_the_chunks_still_to_deal():
+    """A worker node that joined a few seconds after a long step began ran none of its chunks:
+    the chunks were all dealt round the nodes read at the start."""
+    fake = JoiningRay()
+    mapper = RayMap(fake, fake, "hash", Counter())
+    count = 3 * DEAL_ROUND
+    assert list(mapper(str, list(range(count)), chunksize=1)) == [str(n) for n in range(count)]
+    assert fake.dealt[:DEAL_ROUND] == ["a" * 56] * DEAL_ROUND  # before it joined
+    assert Counter(fake.dealt[DEAL_ROUND:]) == {"a" * 56: DEAL_ROUND, "b" * 56: DEAL_ROUND}
+    assert fake.most == IN_FLIGHT_PER_CPU * 2 + 1  # as many ahead as two CPUs take
