@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +197,7 @@ def test_the_console_names_the_visits_of_one_patient_the_page_shows_and_counts_t
 ):
     monkeypatch.setattr(page, "SHOWN", 5)
     audit = run_audit(str(copied_target), permutations=99, map=LocalMap(1))
-    audit.visits = [CrossSplitMatch(**{**v.__dict__, "same_picture": False}) for v in audit.visits]
+    audit.visits = [replace(v, same_picture=False) for v in audit.visits]  # all visits
     out = tmp_path / "out"
     write_report(audit, out)
     console = Console(record=True, width=400)
