@@ -173,7 +173,10 @@ def _search(indexed: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarra
 
 
 def closest_pairs(films: list[Film], splits: list[str], count: int = CLOSEST_PAIRS) -> list[Pair]:
-    """The ``count`` closest cross-split pairs by average hash, flagged or not."""
+    """The ``count`` closest cross-split pairs by average hash, flagged or not. Each search
+    gives every film of the later split its ``count`` nearest in the earlier; only those
+    within the ``count``-th smallest of these distances can be among the closest, so only
+    they become pairs (at 1,000,000 films the searches give 7.2 million)."""
     members = _members(films, splits)
     pairs = []
     for i, first in enumerate(splits):
@@ -184,11 +187,11 @@ def closest_pairs(films: list[Film], splits: list[str], count: int = CLOSEST_PAI
             distances, labels = _search(
                 _codes(films, members[first], "ahash"), _codes(films, members[second], "ahash"), k
             )
-            for q, (row_d, row_l) in enumerate(
-                zip(distances.tolist(), labels.tolist(), strict=True)
-            ):
-                for d, r in zip(row_d, row_l, strict=True):
-                    pairs.append(Pair("ahash", d, members[first][r], members[second][q]))
+            kept = min(count, distances.size)
+            bound = np.partition(distances, kept - 1, axis=None)[kept - 1]
+            for q, rank in zip(*np.nonzero(distances <= bound), strict=True):  # in search order
+                d, r = int(distances[q, rank]), int(labels[q, rank])
+                pairs.append(Pair("ahash", d, members[first][r], members[second][int(q)]))
     return sorted_pairs(films, pairs)[:count]
 
 
