@@ -20,6 +20,7 @@ association between each referral field and the labels.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -38,16 +39,24 @@ if TYPE_CHECKING:
 METHODS = ("ahash", "phash", "dhash")
 DEFAULT_PERMUTATIONS = 9999
 VISIT_FEATURES = "visit-features"  # the store of the workers' visit features, below the work folder
+WORK_FOLDER = ".pericurate-audit-work"  # below the report's folder, until the audit is done
 
 
 @contextmanager
 def work_folder(below: Path | None) -> Iterator[Path]:
-    """A new folder below ``below`` (default: the temporary folder), removed with what it
-    holds when the block ends."""
-    if below is not None:
-        below.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".pericurate-audit-work-", dir=below) as folder:
-        yield Path(folder)
+    """``below/WORK_FOLDER``, removed once the block is done but kept when it stops midway
+    (killed, interrupted, failed): the films' features there are keyed by content, so the
+    next audit into the same folder reads them again instead of describing every film anew
+    (half an audit's work, hours at a million rows). Without ``below``, a new temporary
+    folder, always removed."""
+    if below is None:
+        with tempfile.TemporaryDirectory(prefix=f"{WORK_FOLDER}-") as temporary:
+            yield Path(temporary)
+        return
+    folder = below / WORK_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    yield folder
+    shutil.rmtree(folder)
 
 
 def run_audit(
@@ -69,8 +78,9 @@ def run_audit(
     local features across splits, ``curation.leaks.visits``, the pairs to verify searched as
     ``visit_search`` says); per-file work through ``map`` (an executor's,
     ``curation.chain.executors``; default: this machine's cores). The workers' visit features
-    go to a work folder below ``work_below`` (removed when done; default: the temporary
-    folder), which every worker must see at the same path."""
+    go to a work folder below ``work_below`` (``work_folder``: kept by an audit that stops
+    midway, for the next; default: the temporary folder), which every worker must see at
+    the same path."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
     from curation.audit.decided import apply_decisions
@@ -168,6 +178,7 @@ def run_audit(
     if visits:
         with work_folder(work_below) as folder:
             store = ArrayStore(folder / VISIT_FEATURES, DESCRIPTORS_VERSION)
+            store.drop_other_versions()  # an earlier audit's, by another descriptor
             describe_films(shards, names["image"] or columns.image, rep_films, store, map)
             matches, fits = cross_split_matches(
                 rep_films,

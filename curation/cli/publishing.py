@@ -5,13 +5,14 @@ function of its options that calls its logic (``curation.audit``, ``cards``,
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from curation.audit.audit import DEFAULT_PERMUTATIONS
+from curation.audit.audit import DEFAULT_PERMUTATIONS, WORK_FOLDER
 from curation.cli.options import (
     DEFAULT_BUILD,
     BuildDir,
@@ -20,7 +21,7 @@ from curation.cli.options import (
     Workers,
 )
 from curation.cli.up_to_date import Force, skip_when_unchanged
-from curation.core.build_lock import check_writable, holds_build_folder
+from curation.core.build_lock import check_writable, holding_build_folder, holds_build_folder
 from curation.core.vocabulary import (
     EXACT_UP_TO,
     LOOKALIKE_DISTANCE,
@@ -118,29 +119,42 @@ def audit_command(
         id_column,
         referral_column,
     )
+    made = not out.exists()  # removed again when the audit fails: nothing of it to keep
     try:
         if permutations < 1:
             raise AuditError("--permutations must be at least 1.")
-        with (
-            executor_for(executor, workers).mapping("audit") as map,
-            hashing_progress(console) as (on_start, on_film),
-        ):
-            audit = run_audit(
-                target,
-                columns,
-                threshold,
-                tuple(method or ()),
-                permutations,
-                seed,
-                decode,
-                on_start,
-                on_film,
-                map=map,
-                work_below=out,  # where the report goes: a cluster's nodes must see it
-                visit_search=visit_search,
-            )
-        write_report(audit, out)
+        out.mkdir(parents=True, exist_ok=True)
+        with holding_build_folder(out, "audit", kind="report folder"):  # one audit at a time
+            with (
+                executor_for(executor, workers).mapping("audit") as map,
+                hashing_progress(console) as (on_start, on_film),
+            ):
+                if (out / WORK_FOLDER).is_dir():
+                    console.print(
+                        f"{out}: resuming an audit that stopped midway; the films' features it "
+                        f"stored in {WORK_FOLDER} are read again, not computed again.",
+                        markup=False,
+                        highlight=False,
+                        soft_wrap=True,
+                    )
+                audit = run_audit(
+                    target,
+                    columns,
+                    threshold,
+                    tuple(method or ()),
+                    permutations,
+                    seed,
+                    decode,
+                    on_start,
+                    on_film,
+                    map=map,
+                    work_below=out,  # where the report goes: a cluster's nodes must see it
+                    visit_search=visit_search,
+                )
+            write_report(audit, out)
     except AuditError as error:
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
         console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     print_summary(audit, out, console)

@@ -38,10 +38,13 @@ class BuildFolderReadOnly(PericurateError):
 
 
 @contextmanager
-def holding_build_folder(folder: Path, command: str, *, writes: bool = True) -> Iterator[None]:
+def holding_build_folder(
+    folder: Path, command: str, *, writes: bool = True, kind: str = "build folder"
+) -> Iterator[None]:
     """Hold ``folder``'s lock for ``command`` (refused at once when another command holds
     it) and remove earlier runs' leftovers; a missing folder is not locked, nor a read-only
-    one that ``command`` only reads (``writes=False``)."""
+    one that ``command`` only reads (``writes=False``). ``kind`` names the folder in the
+    refusal (the audit's report folder is held too)."""
     from filelock import FileLock, Timeout  # a few ms; the help never pays it
 
     from curation.core.atomic import remove_leftovers
@@ -54,16 +57,16 @@ def holding_build_folder(folder: Path, command: str, *, writes: bool = True) -> 
         lock.acquire()
     except Timeout:
         raise BuildFolderBusy(
-            f"{folder}: another pericurate command is using this build folder, so "
-            f"'{command}' did not start; wait for it to finish or use another build folder."
+            f"{folder}: another pericurate command is using this {kind}, so "
+            f"'{command}' did not start; wait for it to finish or use another {kind}."
         ) from None
     except OSError as error:
         if error.errno not in NOT_WRITABLE:
             raise
         if writes:
             raise BuildFolderReadOnly(
-                f"{folder}: this build folder cannot be written to ({error.strerror}), so "
-                f"'{command}' did not start; use a build folder you can write to."
+                f"{folder}: this {kind} cannot be written to ({error.strerror}), so "
+                f"'{command}' did not start; use a {kind} you can write to."
             ) from None
         yield  # not ours to write: nothing of ours can mix there
         return

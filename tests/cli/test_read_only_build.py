@@ -20,13 +20,20 @@ from tests.audit.audit_runs import write_generic
 
 
 class ReadOnlyLock:
-    """``filelock.FileLock`` on a read-only mount: acquiring it fails as the kernel does."""
+    """``filelock.FileLock`` on a read-only mount: acquiring it fails as the kernel does,
+    but in the folders of ``writable`` (an audit's report folder elsewhere)."""
+
+    writable: tuple[Path, ...] = ()
 
     def __init__(self, path: Path, timeout: float) -> None:
-        self.path = path
+        self.path = Path(path)
 
     def acquire(self) -> None:
-        raise OSError(errno.EROFS, "Read-only file system", str(self.path))
+        if self.path.parent not in self.writable:
+            raise OSError(errno.EROFS, "Read-only file system", str(self.path))
+
+    def release(self) -> None:
+        pass
 
 
 @pytest.fixture
@@ -45,10 +52,11 @@ def test_a_build_in_a_read_only_folder_says_so_in_one_sentence(tmp_path, read_on
     ]
 
 
-def test_an_audit_of_a_read_only_build_writing_elsewhere_runs(tmp_path, read_only):
+def test_an_audit_of_a_read_only_build_writing_elsewhere_runs(tmp_path, read_only, monkeypatch):
     build = write_generic(tmp_path / "build")
     (build / "work").mkdir()  # a build folder: the audit would take its lock
     out = tmp_path / "report"
+    monkeypatch.setattr(ReadOnlyLock, "writable", (out,))
     result = CliRunner().invoke(app, ["audit", str(build), "--out", str(out), "--workers", "1"])
     assert result.exit_code == 0, (result.output, result.exception)
     assert json.loads((out / "report.json").read_text())["splits"]["train"]["films"] == 6

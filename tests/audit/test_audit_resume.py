@@ -1,0 +1,110 @@
+"""An audit that stops midway (killed, interrupted) keeps the films' features it stored below
+its report folder, and the next audit into that folder reads them again instead of describing
+every film anew: at a million rows that is hours of work. Its report is the one an audit that
+never stopped writes. One audit writes into a report folder at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
+from typer.testing import CliRunner
+
+import curation.leaks.visits
+from curation.audit.audit import WORK_FOLDER, run_audit
+from curation.audit.report import write_report
+from curation.cli.app import app
+from curation.core.build_lock import LOCK_NAME
+from tests.audit.test_audit_at_scale import FILMS, write_target
+
+
+class Stopped(Exception):
+    """Stands in for the audit's process being stopped."""
+
+
+class StoppingMap:
+    """A map in this process that stops the audit once it has run ``described`` jobs that
+    describe films."""
+
+    def __init__(self, described: int | None = None) -> None:
+        self.described = described
+
+    def __call__(
+        self, function: Callable[[Any], Any], jobs: Sequence[Any], chunksize: int = 1
+    ) -> Iterator[Any]:
+        name = getattr(function, "__name__", None) or function.func.__name__  # type: ignore[attr-defined]
+        for job in jobs:
+            if name == "_describe_group" and self.described is not None:
+                if self.described == 0:
+                    raise Stopped
+                self.described -= 1
+            yield function(job)
+
+
+def counting_descriptions(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the films the visit check describes (one entry a film)."""
+    described: list[int] = []
+    describe = curation.leaks.visits.visit_features_of
+
+    def counted(data: bytes) -> Any:
+        described.append(1)
+        return describe(data)
+
+    monkeypatch.setattr(curation.leaks.visits, "visit_features_of", counted)
+    return described
+
+
+def stored_features(out: Path) -> list[Path]:
+    return sorted((out / WORK_FOLDER).rglob("*.arrays"))
+
+
+def test_an_audit_stopped_midway_resumes_from_the_features_it_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    target = write_target(tmp_path / "target")
+    whole = run_audit(str(target), permutations=99, map=StoppingMap(), work_below=tmp_path / "w")
+    write_report(whole, tmp_path / "whole")
+    distinct = 2 * FILMS - 1  # one test film is a byte copy of a train film
+
+    out = tmp_path / "out"
+    with pytest.raises(Stopped):  # two row groups of four films described, then stopped
+        run_audit(str(target), permutations=99, map=StoppingMap(described=2), work_below=out)
+    kept = stored_features(out)
+    assert len(kept) == 8
+
+    described = counting_descriptions(monkeypatch)
+    resumed = run_audit(str(target), permutations=99, map=StoppingMap(), work_below=out)
+    assert len(described) == distinct - len(kept)
+    assert not (out / WORK_FOLDER).exists()  # removed once the audit is done
+    write_report(resumed, out)
+    assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
+
+
+def test_the_command_says_it_resumes(tmp_path: Path):
+    target = write_target(tmp_path / "target")
+    out = tmp_path / "out"
+    with pytest.raises(Stopped):
+        run_audit(str(target), permutations=99, map=StoppingMap(described=1), work_below=out)
+    args = ["audit", str(target), "--out", str(out), "--permutations", "99", "--workers", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1, result.output  # the copied film leaks
+    assert f"{out}: resuming an audit that stopped midway" in " ".join(result.output.split())
+    assert not (out / WORK_FOLDER).exists()
+
+
+def test_a_second_audit_into_a_report_folder_in_use_is_refused_in_one_sentence(tmp_path: Path):
+    target = write_target(tmp_path / "target")
+    out = tmp_path / "out"
+    out.mkdir()
+    with FileLock(out / LOCK_NAME):
+        result = CliRunner().invoke(app, ["audit", str(target), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [
+        f"{out}: another pericurate command is using this report folder, so 'audit' did not "
+        "start; wait for it to finish or use another report folder."
+    ]
+    assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
