@@ -1,6 +1,8 @@
-"""The audit's closest cross-split pairs (``curation.leaks.leakage.closest_pairs``) alone, on
-films of random 512-bit codes split 8:1:1: CPU seconds of this process and the peak of
-Python's traced memory (tracemalloc: the pairs, not faiss's buffers).
+"""The audit's searches between splits by average hash and what it reads from them
+(``curation.leaks.leakage``: ``split_searches``, then ``closest_pairs`` and
+``nearest_to_train``) alone, on films of random 512-bit codes split 8:1:1: CPU seconds of
+this process and the peak of Python's traced memory (tracemalloc: the pairs, not faiss's
+buffers).
 
 ``python -m bench.scale.audit_closest --films 200000`` prints the figures as JSON.
 """
@@ -14,7 +16,7 @@ import tracemalloc
 
 import numpy as np
 
-from curation.leaks.leakage import closest_pairs, order_splits
+from curation.leaks.leakage import closest_pairs, nearest_to_train, order_splits, split_searches
 from curation.leaks.target import Film
 
 SEED = 0
@@ -39,7 +41,9 @@ def main(argv: list[str] | None = None) -> None:
     splits = order_splits({f.split for f in films})
     tracemalloc.start()
     started = time.process_time()
-    found = closest_pairs(films, splits)
+    searches = split_searches(films, splits)
+    found = closest_pairs(films, splits, searches)
+    nearest = nearest_to_train(searches)
     cpu_s = time.process_time() - started
     peak = tracemalloc.get_traced_memory()[1]
     figures = {
@@ -47,6 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         "cpu_s": round(cpu_s, 2),
         "traced_peak_mib": round(peak / 2**20, 1),
         "closest": [[p.distance, p.a, p.b] for p in found[:3]],
+        "nearest_to_train_min": {split: distances[0] for split, distances in nearest.items()},
     }
     print(json.dumps(figures))
 

@@ -101,6 +101,7 @@ def run_audit(
         reused_ids,
         same_content,
         sorted_pairs,
+        split_searches,
     )
     from curation.leaks.referrals import associations, find_hints
     from curation.leaks.target import (
@@ -140,6 +141,7 @@ def run_audit(
     rep_of = representatives(films)
     reps = sorted(set(rep_of))
     rep_films = [films[i] for i in reps]
+    searches = split_searches(films, splits)
     pairs = [
         Pair(p.method, p.distance, reps[p.a], reps[p.b])
         for m in methods
@@ -155,8 +157,8 @@ def run_audit(
         hash_version=hasher.version,
         pairs=sorted_pairs(films, pairs),
         turned=[],
-        closest=closest_pairs(films, splits),
-        nearest=nearest_to_train(films, splits),
+        closest=closest_pairs(films, splits, searches),
+        nearest=nearest_to_train(searches),
         same_bytes=same_content(films, lambda f: f.sha256),
         same_pixels=same_content(films, lambda f: f.pixels),
         clusters=check_clusters(films, threshold, rep_of) if names["cluster"] else None,

@@ -172,42 +172,56 @@ def _search(indexed: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarra
     return index.search(queries, k)
 
 
-def closest_pairs(films: list[Film], splits: list[str], count: int = CLOSEST_PAIRS) -> list[Pair]:
-    """The ``count`` closest cross-split pairs by average hash, flagged or not. Each search
-    gives every film of the later split its ``count`` nearest in the earlier; only those
-    within the ``count``-th smallest of these distances can be among the closest, so only
-    they become pairs (at 1,000,000 films the searches give 7.2 million)."""
+# (earlier split, later split) -> faiss's distances and labels (positions among the earlier
+# split's films) of each later film's nearest earlier films, nearest first
+SplitSearches = dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]
+
+
+def split_searches(
+    films: list[Film], splits: list[str], count: int = CLOSEST_PAIRS
+) -> SplitSearches:
+    """Every film of each later split with its ``count`` nearest films of each earlier split by
+    average hash: one exhaustive search a pair of splits, which the closest pairs and the
+    nearest distances to train share (at 1,000,000 rows a search costs the driver minutes)."""
     members = _members(films, splits)
-    pairs = []
+    searches = {}
     for i, first in enumerate(splits):
         for second in splits[i + 1 :]:
-            if not members[first] or not members[second]:
-                continue
-            k = min(count, len(members[first]))
-            distances, labels = _search(
-                _codes(films, members[first], "ahash"), _codes(films, members[second], "ahash"), k
-            )
-            kept = min(count, distances.size)
-            bound = np.partition(distances, kept - 1, axis=None)[kept - 1]
-            for q, rank in zip(*np.nonzero(distances <= bound), strict=True):  # in search order
-                d, r = int(distances[q, rank]), int(labels[q, rank])
-                pairs.append(Pair("ahash", d, members[first][r], members[second][int(q)]))
+            if members[first] and members[second]:
+                searches[first, second] = _search(
+                    _codes(films, members[first], "ahash"),
+                    _codes(films, members[second], "ahash"),
+                    min(count, len(members[first])),
+                )
+    return searches
+
+
+def closest_pairs(
+    films: list[Film], splits: list[str], searches: SplitSearches, count: int = CLOSEST_PAIRS
+) -> list[Pair]:
+    """The ``count`` closest cross-split pairs by average hash, flagged or not, from
+    ``searches`` (``split_searches`` with at least ``count``). Only the results within a
+    search's ``count``-th smallest distance can be among the closest, so only they become
+    pairs (at 1,000,000 films the searches give 7.2 million)."""
+    members = _members(films, splits)
+    pairs = []
+    for (first, second), (distances, labels) in searches.items():
+        kept = min(count, distances.size)
+        bound = np.partition(distances, kept - 1, axis=None)[kept - 1]
+        for q, rank in zip(*np.nonzero(distances <= bound), strict=True):  # in search order
+            d, r = int(distances[q, rank]), int(labels[q, rank])
+            pairs.append(Pair("ahash", d, members[first][r], members[second][int(q)]))
     return sorted_pairs(films, pairs)[:count]
 
 
-def nearest_to_train(films: list[Film], splits: list[str]) -> dict[str, list[int]]:
-    """For each split other than train, each film's nearest average-hash distance to train."""
-    members = _members(films, splits)
-    train = members.get("train", [])
-    nearest = {}
-    for split in splits:
-        if split == "train" or not train or not members[split]:
-            continue
-        distances, _ = _search(
-            _codes(films, train, "ahash"), _codes(films, members[split], "ahash"), 1
-        )
-        nearest[split] = sorted(distances[:, 0].tolist())
-    return nearest
+def nearest_to_train(searches: SplitSearches) -> dict[str, list[int]]:
+    """For each split other than train, each film's nearest average-hash distance to train:
+    the first column of the searches from train (train comes first, ``order_splits``)."""
+    return {
+        later: sorted(distances[:, 0].tolist())
+        for (earlier, later), (distances, _) in searches.items()
+        if earlier == "train"
+    }
 
 
 def same_content(films: list[Film], key: Callable[[Film], str | None]) -> list[list[int]]:

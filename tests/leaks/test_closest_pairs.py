@@ -1,6 +1,7 @@
 """The audit's closest cross-split pairs: the same pairs as every search result sorted, made
 from the few results that can be among them (a 1,000,000-row audit's searches give 7.2
-million, which the driver held as pairs)."""
+million, which the driver held as pairs). The nearest distances to train are read from the
+same searches: one exhaustive search a pair of splits, not a second one from train."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ import faiss
 import numpy as np
 import pytest
 
+from curation.audit.audit import run_audit
 from curation.leaks import leakage
-from curation.leaks.leakage import CLOSEST_PAIRS, Pair, closest_pairs, sorted_pairs
+from curation.leaks.leakage import (
+    CLOSEST_PAIRS,
+    Pair,
+    closest_pairs,
+    nearest_to_train,
+    sorted_pairs,
+    split_searches,
+)
 from curation.leaks.target import Film
+from tests.audit.test_audit_at_scale import write_target
 
 SPLITS = ["train", "validation", "test"]
 
@@ -48,7 +58,7 @@ def every_result(films: list[Film], count: int) -> list[Pair]:
 def test_the_closest_pairs_are_those_of_every_result_sorted(count: int):
     films = films_with_ties()
     assert (
-        closest_pairs(films, SPLITS, count)
+        closest_pairs(films, SPLITS, split_searches(films, SPLITS, count), count)
         == sorted_pairs(films, every_result(films, count))[:count]
     )
 
@@ -63,8 +73,38 @@ def test_only_results_that_can_be_among_the_closest_become_pairs(monkeypatch):
 
     films = films_with_ties()
     monkeypatch.setattr(leakage, "Pair", CountedPair)
-    closest_pairs(films, SPLITS, 5)
+    closest_pairs(films, SPLITS, split_searches(films, SPLITS, 5), 5)
     # In each search at least 5 results are copies, at distance 0: they alone can be among the
     # 5 closest. The old way made a pair of each of the 1,125 results.
     zero = [(p.method, p.distance, p.a, p.b) for p in every_result(films, 5) if p.distance == 0]
     assert made == zero and len(zero) < 1125 / 10
+
+
+def test_the_nearest_distances_to_train_are_each_films_least_distance_to_a_train_film():
+    films = films_with_ties()
+    bits = np.unpackbits(np.stack([np.frombuffer(f.ahash, np.uint8) for f in films]), axis=1)
+    train = bits[[f.split == "train" for f in films]]
+    expected = {
+        split: sorted(
+            int((train != bits[n]).sum(axis=1).min())
+            for n, f in enumerate(films)
+            if f.split == split
+        )
+        for split in SPLITS[1:]
+    }
+    assert nearest_to_train(split_searches(films, SPLITS)) == expected
+    assert expected["validation"][:8] == [0] * 8  # the copies are there
+
+
+def test_an_audit_searches_each_pair_of_splits_once(tmp_path, monkeypatch):
+    searched = []
+    search = leakage._search
+
+    def counted(indexed: np.ndarray, queries: np.ndarray, k: int) -> tuple:
+        searched.append((len(indexed), len(queries)))
+        return search(indexed, queries, k)
+
+    monkeypatch.setattr(leakage, "_search", counted)
+    audit = run_audit(str(write_target(tmp_path / "t")), permutations=9, visits=False)
+    assert searched == [(10, 10)]  # train against test: the closest pairs and the nearest
+    assert audit.nearest["test"][0] == 0 and audit.closest[0].distance == 0
