@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +33,7 @@ from curation.core.vocabulary import LOOKALIKE_DISTANCE, Decode, VisitSearch
 
 if TYPE_CHECKING:
     from curation.core.parallel import Mapper
+    from curation.core.progress import Track
     from curation.leaks.leakage import Audit
     from curation.leaks.target import Columns
 
@@ -67,8 +68,7 @@ def run_audit(
     permutations: int = DEFAULT_PERMUTATIONS,
     seed: int = 0,
     decode: Decode = Decode.draft,
-    on_start: Callable[[int], None] | None = None,
-    on_film: Callable[[], None] | None = None,
+    track: Track | None = None,
     visits: bool = True,
     map: Mapper | None = None,
     work_below: Path | None = None,
@@ -77,7 +77,8 @@ def run_audit(
     """Read the target, recompute every hash and run every check (``visits``: also match
     local features across splits, ``curation.leaks.visits``, the pairs to verify searched as
     ``visit_search`` says); per-file work through ``map`` (an executor's,
-    ``curation.chain.executors``; default: this machine's cores). The workers' visit features
+    ``curation.chain.executors``; default: this machine's cores), the hashing, the describing
+    and the verifying each reported to a bar of ``track``. The workers' visit features
     go to a work folder below ``work_below`` (``work_folder``: kept by an audit that stops
     midway, for the next; default: the temporary folder), which every worker must see at
     the same path."""
@@ -126,10 +127,9 @@ def run_audit(
     shards_folder = resolve_target(target)
     shards = find_shards(shards_folder)
     names = resolve_columns(shards, columns)
-    if on_start:
-        on_start(count_rows(shards))
+    hashing = track("hash films", count_rows(shards)) if track else None
     hasher = AverageHash512(decode)
-    films = scan(shards, names, hasher, methods, on_film, map)
+    films = scan(shards, names, hasher, methods, hashing.advance if hashing else None, map)
     fill_pixels(films, shards, columns.image, map)
     splits = order_splits({f.split for f in films})
     if len(splits) < 2:
@@ -181,7 +181,15 @@ def run_audit(
         with work_folder(work_below) as folder:
             store = ArrayStore(folder / VISIT_FEATURES, DESCRIPTORS_VERSION)
             store.drop_other_versions()  # an earlier audit's, by another descriptor
-            describe_films(shards, names["image"] or columns.image, rep_films, store, map)
+            describing = track("describe films", len(rep_films)) if track else None
+            describe_films(
+                shards,
+                names["image"] or columns.image,
+                rep_films,
+                store,
+                map,
+                describing.advance if describing else None,
+            )
             matches, fits = cross_split_matches(
                 rep_films,
                 store,
@@ -189,6 +197,7 @@ def run_audit(
                 lambda index: audit.image_bytes(rep_films[index]),
                 map,
                 audit.visit_search,
+                track,
             )
         audit.visits = [replace(m, a=reps[m.a], b=reps[m.b]) for m in matches]
         audit.visit_fits = {(reps[a], reps[b]): fit for (a, b), fit in fits.items()}

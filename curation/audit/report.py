@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +14,6 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from curation.audit.page import FILMS_FOLDER, report_page, shown_visits
@@ -33,31 +30,6 @@ BIN = 8
 PLOT = (720, 360)
 MARGIN = (60, 30, 20, 50)  # left, top, right, bottom
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
-
-
-@contextmanager
-def hashing_progress(
-    console: Console,
-) -> Iterator[tuple[Callable[[int], None], Callable[[], None]]]:
-    """A progress bar over the films being hashed: ``(on_start(total), on_film())``; it shows
-    only once hashing starts, so an error reading the target prints nothing but the error."""
-    columns = (TextColumn("hash films"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    progress = Progress(*columns, console=console)
-    task = progress.add_task("hash", start=False)
-
-    started = []
-
-    def on_start(total: int) -> None:
-        progress.update(task, total=total)
-        progress.start()
-        progress.start_task(task)
-        started.append(True)
-
-    try:
-        yield on_start, lambda: progress.advance(task)
-    finally:
-        if started:
-            progress.stop()
 
 
 def _film(audit: Audit, index: int) -> dict[str, str]:

@@ -6,27 +6,17 @@ nothing reads it but people and ``make bench``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
-
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from curation.chain.chain import CHAIN, Executor, bound_settings, checkpoint_name, through
 from curation.chain.executors import LocalExecutor
 from curation.chain.run import Products, Run, StepTime
 from curation.chain.settings import Settings
 from curation.core.atomic import write_json
-from curation.core.parallel import LocalMap, Tracker
+from curation.core.parallel import LocalMap
+from curation.core.progress import progress_bars
 from curation.core.records import Fate, Kind, SourceRecord, write_records
 from curation.decisions import CURATOR_REJECTED
 from curation.publish.summary import Summary
@@ -91,27 +81,6 @@ class Outcome:
         }
 
 
-@dataclass(frozen=True)
-class _Bar:
-    """One step's bar in the run's progress display."""
-
-    progress: Progress
-    task: TaskID
-
-    def total(self, count: int) -> None:
-        self.progress.update(self.task, total=count)
-
-    def advance(self, count: int) -> None:
-        self.progress.advance(self.task, count)
-
-
-@contextmanager
-def _progress() -> Iterator[Progress]:
-    columns = (TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, TimeElapsedColumn(), transient=False) as progress:
-        yield progress
-
-
 def curate(
     source: Source,
     out: Path,
@@ -122,11 +91,7 @@ def curate(
     """Run the chain through ``stop_after`` (local by default), whose records go to
     ``out/work``."""
     steps = through(stop_after)
-    with _progress() as progress:
-
-        def track(description: str, total: int | None) -> Tracker:
-            return _Bar(progress, progress.add_task(description, total=total))
-
+    with progress_bars() as track:
         run = Run(source, out, bound_settings(settings), track, LocalMap())
         executor = executor or LocalExecutor()
         products = executor.run(steps, run)

@@ -102,9 +102,10 @@ def audit_command(
     --strict-patients). TARGET is a build folder, a folder of parquet files, or a Hub dataset
     as OWNER/NAME@REVISION."""
     from curation.audit.audit import run_audit
-    from curation.audit.report import hashing_progress, print_summary, write_report
+    from curation.audit.report import print_summary, write_report
     from curation.chain.executors import executor_for
     from curation.core.build_origin import audit_folder
+    from curation.core.progress import progress_bars
     from curation.leaks.target import AuditError, Columns
 
     console = Console(stderr=True)
@@ -127,7 +128,7 @@ def audit_command(
         with holding_build_folder(out, "audit", kind="report folder"):  # one audit at a time
             with (
                 executor_for(executor, workers).mapping("audit") as map,
-                hashing_progress(console) as (on_start, on_film),
+                progress_bars(console) as track,
             ):
                 if (out / WORK_FOLDER).is_dir():
                     console.print(
@@ -145,8 +146,7 @@ def audit_command(
                     permutations,
                     seed,
                     decode,
-                    on_start,
-                    on_film,
+                    track,
                     map=map,
                     work_below=out,  # where the report goes: a cluster's nodes must see it
                     visit_search=visit_search,

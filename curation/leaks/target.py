@@ -337,11 +337,12 @@ def scan(
     names: dict[str, str | None],
     hasher: AverageHash512,
     methods: tuple[str, ...],
-    on_film: Callable[[], None] | None = None,
+    on_films: Callable[[int], None] | None = None,
     map: Mapper | None = None,
 ) -> list[Film]:
     """Hash every row of every shard, a row group per job through ``map`` (default: one
-    process per core); the small columns are read here, beside the results."""
+    process per core), telling ``on_films`` how many rows each group held; the small columns
+    are read here, beside the results."""
     image = names["image"]
     assert image is not None
     wanted = sorted({n for key, n in names.items() if n and key != "image"})
@@ -357,8 +358,8 @@ def scan(
             rows = [{} for _ in range(job.rows)]
         for offset, (values, film) in enumerate(zip(rows, hashed, strict=True)):
             films.append(_film(job, job.first_row + offset, values, film, names))
-            if on_film:
-                on_film()
+        if on_films:
+            on_films(len(rows))
     return films
 
 

@@ -42,6 +42,7 @@ from curation.visits.stored import VisitStores, as_arrays, stored_features
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
 if TYPE_CHECKING:
+    from curation.core.progress import Track
     from curation.leaks.target import Film
 
 VISITS_FOLDER = "visits"
@@ -83,12 +84,17 @@ def _describe_group(job: tuple[RowGroup, tuple[int, ...]], image: str, store: Ar
 
 
 def describe_films(
-    shards: list[Path], image: str, films: list[Film], store: ArrayStore, map: Mapper | None = None
+    shards: list[Path],
+    image: str,
+    films: list[Film],
+    store: ArrayStore,
+    map: Mapper | None = None,
+    on_films: Callable[[int], None] | None = None,
 ) -> int:
     """The visit features of ``films`` put in ``store`` by workers, read from the shards a row
-    group per job through ``map`` (default: one process per core); the jobs carry the row
-    group and the store, and return a count: no descriptor reaches this process. The number
-    of descriptors stored."""
+    group per job through ``map`` (default: one process per core), telling ``on_films`` how
+    many films each job described; the jobs carry the row group and the store, and return a
+    count: no descriptor reaches this process. The number of descriptors stored."""
     groups = row_groups(shards)  # in order of shard, then first row
     starts = [(g.shard, g.first_row) for g in groups]
     rows_of: dict[RowGroup, list[int]] = {}
@@ -97,7 +103,12 @@ def describe_films(
         rows_of.setdefault(group, []).append(row)
     jobs = [(group, tuple(rows)) for group, rows in rows_of.items()]
     work = partial(_describe_group, image=image, store=store)
-    return sum((map or LocalMap())(work, jobs, chunksize=1))
+    described = 0
+    for (_, rows), count in zip(jobs, (map or LocalMap())(work, jobs, chunksize=1), strict=True):
+        described += count
+        if on_films:
+            on_films(len(rows))
+    return described
 
 
 def stored_candidates(
@@ -140,11 +151,13 @@ def cross_split_matches(
     image_of: Callable[[int], bytes],
     map: Mapper | None = None,
     search: VisitSearch = VisitSearch.lists,
+    track: Track | None = None,
 ) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], VisitEvidence]]:
     """Every retrieved pair (searched as ``search`` says) of films in different splits that
     verification confirms, sorted by film ids, with the evidence of each (for drawing); the
-    films' features are in ``store`` (``describe_films``); the vectors, the verification and
-    the aligned checks go through ``map`` (default: one process per core)."""
+    films' features are in ``store`` (``describe_films``); the vectors, the verification
+    (reported to a bar of ``track``) and the aligned checks go through ``map`` (default: one
+    process per core)."""
     rank = {split: n for n, split in enumerate(splits)}
     mapped = map or LocalMap()
     keys = [f.sha256 for f in films]
@@ -153,12 +166,14 @@ def cross_split_matches(
         for i, j in stored_candidates(store, keys, mapped, search)
         if films[i].split != films[j].split
     ]
-    found_evidence = mapped(_verify, [(store, keys[a], keys[b]) for a, b in pairs], chunksize=8)
-    fitted = {
-        pair: evidence
-        for pair, evidence in zip(pairs, found_evidence, strict=True)
-        if evidence.verified
-    }
+    verifying = track("verify pairs", len(pairs)) if track else None
+    fitted = {}
+    checks = [(store, keys[a], keys[b]) for a, b in pairs]
+    for pair, evidence in zip(pairs, mapped(_verify, checks, chunksize=8), strict=True):
+        if evidence.verified:
+            fitted[pair] = evidence
+        if verifying:
+            verifying.advance(1)
     verified_pairs = list(fitted.items())
     same: list[bool] = []
     for start in range(0, len(verified_pairs), PAIRS_AT_ONCE):

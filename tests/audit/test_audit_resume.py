@@ -108,3 +108,22 @@ def test_a_second_audit_into_a_report_folder_in_use_is_refused_in_one_sentence(t
         "start; wait for it to finish or use another report folder."
     ]
     assert sorted(p.name for p in out.iterdir()) == [LOCK_NAME]
+
+
+def test_the_command_shows_a_bar_for_each_long_piece_of_work(tmp_path: Path):
+    """Hashing, describing and verifying each take hours at a million rows: each has a bar,
+    counted to its end."""
+    target = write_target(tmp_path / "target")
+    args = ["audit", str(target), "--out", str(tmp_path / "out"), "--permutations", "99"]
+    result = CliRunner().invoke(app, [*args, "--workers", "1"])
+    assert result.exit_code == 1, result.output
+    bars = {
+        line.split("━")[0].strip(): line.split()[-2]
+        for line in result.output.splitlines()
+        if "━" in line and line.split()[-1].count(":") == 2
+    }
+    assert bars.keys() == {"hash films", "describe films", "verify pairs"}, result.output
+    assert bars["hash films"] == f"{2 * FILMS}/{2 * FILMS}"
+    assert bars["describe films"] == f"{2 * FILMS}/{2 * FILMS}"
+    done, total = bars["verify pairs"].split("/")
+    assert done == total and int(total) >= 1
