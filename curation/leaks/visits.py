@@ -69,13 +69,14 @@ class CrossSplitMatch:
 
 def _described(data: bytes, store: ArrayStore) -> int:
     """Worker side: the film's visit features put in ``store`` under its sha256 (once per
-    content); the number of descriptors."""
+    content); 1 when described now, 0 when stored already (another row of the same bytes, or
+    an audit that stopped midway: a stored file is not read here, a million of them being
+    some 20 GB)."""
     key = hashlib.sha256(data).hexdigest()
-    if key in store:  # another row of the same bytes
-        return len(stored_features(store, key).descriptors)
-    features = visit_features_of(data)
-    store.put(key, as_arrays(features))
-    return len(features.descriptors)
+    if key in store:
+        return 0
+    store.put(key, as_arrays(visit_features_of(data)))
+    return 1
 
 
 def _describe_group(job: tuple[RowGroup, tuple[int, ...]], image: str, store: ArrayStore) -> int:
@@ -94,7 +95,8 @@ def describe_films(
     """The visit features of ``films`` put in ``store`` by workers, read from the shards a row
     group per job through ``map`` (default: one process per core), telling ``on_films`` how
     many films each job described; the jobs carry the row group and the store, and return a
-    count: no descriptor reaches this process. The number of descriptors stored."""
+    count: no descriptor reaches this process. The number of films described now, not found
+    in the store."""
     groups = row_groups(shards)  # in order of shard, then first row
     starts = [(g.shard, g.first_row) for g in groups]
     rows_of: dict[RowGroup, list[int]] = {}

@@ -18,6 +18,9 @@ from curation.audit.audit import WORK_FOLDER, run_audit
 from curation.audit.report import write_report
 from curation.cli.app import app
 from curation.core.build_lock import LOCK_NAME
+from curation.core.store import ArrayStore
+from curation.leaks.visits import describe_films
+from curation.visits.descriptors import DESCRIPTORS_VERSION
 from tests.audit.test_audit_at_scale import FILMS, write_target
 
 
@@ -81,6 +84,24 @@ def test_an_audit_stopped_midway_resumes_from_the_features_it_stored(
     assert not (out / WORK_FOLDER).exists()  # removed once the audit is done
     write_report(resumed, out)
     assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
+
+
+def test_stored_features_are_not_read_while_describing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A resumed audit of a million films would read some 20 GB only to count descriptors."""
+    target = write_target(tmp_path / "target")
+    shards = sorted(target.glob("*.parquet"))
+    films = run_audit(str(target), permutations=99, map=StoppingMap(), visits=False).films
+    store = ArrayStore(tmp_path / "store", DESCRIPTORS_VERSION)
+    read: list[str] = []
+    stored = curation.leaks.visits.stored_features
+    monkeypatch.setattr(
+        curation.leaks.visits, "stored_features", lambda s, k: read.append(k) or stored(s, k)
+    )
+    assert describe_films(shards, "image", films, store, StoppingMap()) == 2 * FILMS - 1
+    assert describe_films(shards, "image", films, store, StoppingMap()) == 0
+    assert read == []
 
 
 def test_the_command_says_it_resumes(tmp_path: Path):
