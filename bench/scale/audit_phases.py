@@ -35,12 +35,8 @@ WORKERS = 2
 PHASES = {
     "curation.leaks.target": ("scan",),
     "curation.leaks.identical": ("fill_pixels",),
-    "curation.leaks.leakage": (
-        "cross_split_pairs",
-        "split_searches",
-        "closest_pairs",
-        "nearest_to_train",
-    ),
+    "curation.leaks.leakage": ("cross_split_pairs", "closest_pairs", "nearest_to_train"),
+    "curation.leaks.nearest": ("split_searches",),
     "curation.leaks.turned": ("turned_same_picture",),
     "curation.leaks.visits": ("describe_films", "cross_split_matches"),
     "curation.visits.find": ("stored_vocabulary", "stored_vectors", "stored_nearest"),

@@ -46,9 +46,9 @@ WORK_FOLDER = ".pericurate-audit-work"  # below the report's folder, until the a
 @contextmanager
 def work_folder(below: Path | None) -> Iterator[Path]:
     """``below/WORK_FOLDER``, removed once the block is done but kept when it stops midway
-    (killed, interrupted, failed): the films' features there are keyed by content, so the
-    next audit into the same folder reads them again instead of describing every film anew
-    (half an audit's work, hours at a million rows). Without ``below``, a new temporary
+    (killed, interrupted, failed): the films' visit features there are keyed by content, so
+    the next audit into the same folder reads them again instead of describing every film
+    anew (half an audit's work, hours at a million rows). Without ``below``, a new temporary
     folder, always removed."""
     if below is None:
         with tempfile.TemporaryDirectory(prefix=f"{WORK_FOLDER}-") as temporary:
@@ -89,6 +89,7 @@ def run_audit(
     from curation.hashes.hashing import AverageHash512
     from curation.leaks.identical import fill_pixels, representatives
     from curation.leaks.leakage import (
+        CLOSEST_PAIRS,
         Audit,
         Pair,
         check_clusters,
@@ -102,8 +103,8 @@ def run_audit(
         reused_ids,
         same_content,
         sorted_pairs,
-        split_searches,
     )
+    from curation.leaks.nearest import split_searches
     from curation.leaks.referrals import associations, find_hints
     from curation.leaks.target import (
         AuditError,
@@ -141,44 +142,44 @@ def run_audit(
     rep_of = representatives(films)
     reps = sorted(set(rep_of))
     rep_films = [films[i] for i in reps]
-    searches = split_searches(films, splits)
-    pairs = [
-        Pair(p.method, p.distance, reps[p.a], reps[p.b])
-        for m in methods
-        for p in cross_split_pairs(rep_films, splits, m, thresholds[m])
-    ]
-    audit = Audit(
-        target=target,
-        shards=shards,
-        columns=names,
-        films=films,
-        splits=splits,
-        thresholds=thresholds,
-        hash_version=hasher.version,
-        pairs=sorted_pairs(films, pairs),
-        turned=[],
-        closest=closest_pairs(films, splits, searches),
-        nearest=nearest_to_train(searches),
-        same_bytes=same_content(films, lambda f: f.sha256),
-        same_pixels=same_content(films, lambda f: f.pixels),
-        clusters=check_clusters(films, threshold, rep_of) if names["cluster"] else None,
-        groups=check_groups(films) if names["group"] else None,
-        hints=find_hints(films),
-        associations=associations(films, permutations, seed),
-        permutations=permutations,
-        seed=seed,
-    )
-    audit.copies = {r: n for r, n in Counter(rep_of).items() if n > 1}
-    turned = turned_same_picture(
-        [f.split for f in rep_films],
-        [f.ahash for f in rep_films],
-        [f.turned for f in rep_films],
-        lambda index: audit.image_bytes(rep_films[index]),
-    )
-    audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
-    audit.visit_search = chosen_search(visit_search, len(rep_films))
-    if visits:
-        with work_folder(work_below) as folder:
+    with work_folder(work_below) as folder:  # the splits' codes, the visit features
+        searches = split_searches(films, splits, folder, CLOSEST_PAIRS, map)
+        pairs = [
+            Pair(p.method, p.distance, reps[p.a], reps[p.b])
+            for m in methods
+            for p in cross_split_pairs(rep_films, splits, m, thresholds[m])
+        ]
+        audit = Audit(
+            target=target,
+            shards=shards,
+            columns=names,
+            films=films,
+            splits=splits,
+            thresholds=thresholds,
+            hash_version=hasher.version,
+            pairs=sorted_pairs(films, pairs),
+            turned=[],
+            closest=closest_pairs(films, splits, searches),
+            nearest=nearest_to_train(searches),
+            same_bytes=same_content(films, lambda f: f.sha256),
+            same_pixels=same_content(films, lambda f: f.pixels),
+            clusters=check_clusters(films, threshold, rep_of) if names["cluster"] else None,
+            groups=check_groups(films) if names["group"] else None,
+            hints=find_hints(films),
+            associations=associations(films, permutations, seed),
+            permutations=permutations,
+            seed=seed,
+        )
+        audit.copies = {r: n for r, n in Counter(rep_of).items() if n > 1}
+        turned = turned_same_picture(
+            [f.split for f in rep_films],
+            [f.ahash for f in rep_films],
+            [f.turned for f in rep_films],
+            lambda index: audit.image_bytes(rep_films[index]),
+        )
+        audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
+        audit.visit_search = chosen_search(visit_search, len(rep_films))
+        if visits:
             store = ArrayStore(folder / VISIT_FEATURES, DESCRIPTORS_VERSION)
             store.drop_other_versions()  # an earlier audit's, by another descriptor
             describing = track("describe films", len(rep_films)) if track else None
@@ -199,8 +200,8 @@ def run_audit(
                 audit.visit_search,
                 track,
             )
-        audit.visits = [replace(m, a=reps[m.a], b=reps[m.b]) for m in matches]
-        audit.visit_fits = {(reps[a], reps[b]): fit for (a, b), fit in fits.items()}
+            audit.visits = [replace(m, a=reps[m.a], b=reps[m.b]) for m in matches]
+            audit.visit_fits = {(reps[a], reps[b]): fit for (a, b), fit in fits.items()}
     audit.reused_ids = reused_ids(films)
     apply_decisions(audit, shards_folder)  # a build's decisions.toml, when it has one
     audit.findings = findings(audit)

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from curation.audit.audit import DEFAULT_PERMUTATIONS, WORK_FOLDER
+from curation.audit.audit import DEFAULT_PERMUTATIONS, VISIT_FEATURES, WORK_FOLDER
 from curation.cli.options import (
     DEFAULT_BUILD,
     BuildDir,
@@ -130,7 +130,7 @@ def audit_command(
                 executor_for(executor, workers).mapping("audit") as map,
                 progress_bars(console) as track,
             ):
-                if (out / WORK_FOLDER).is_dir():
+                if (out / WORK_FOLDER / VISIT_FEATURES).is_dir():
                     console.print(
                         f"{out}: resuming an audit that stopped midway; the films' features it "
                         f"stored in {WORK_FOLDER} are read again, not computed again.",

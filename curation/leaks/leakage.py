@@ -7,9 +7,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import faiss
 import networkx as nx
 import numpy as np
 
@@ -23,6 +22,9 @@ from curation.leaks.turned import TurnedPair
 from curation.leaks.visits import CrossSplitMatch
 from curation.publish.schema import SPLITS as KNOWN_SPLITS
 from curation.visits.verification import VisitEvidence
+
+if TYPE_CHECKING:
+    from curation.leaks.nearest import SplitSearches
 
 SHORT_HASH_BITS = 64
 CLOSEST_PAIRS = 24
@@ -166,43 +168,13 @@ def sorted_pairs(films: list[Film], pairs: list[Pair]) -> list[Pair]:
     )
 
 
-def _search(indexed: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    index = faiss.IndexBinaryFlat(indexed.shape[1] * 8)
-    index.add(indexed)
-    return index.search(queries, k)
-
-
-# (earlier split, later split) -> faiss's distances and labels (positions among the earlier
-# split's films) of each later film's nearest earlier films, nearest first
-SplitSearches = dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]
-
-
-def split_searches(
-    films: list[Film], splits: list[str], count: int = CLOSEST_PAIRS
-) -> SplitSearches:
-    """Every film of each later split with its ``count`` nearest films of each earlier split by
-    average hash: one exhaustive search a pair of splits, which the closest pairs and the
-    nearest distances to train share (at 1,000,000 rows a search costs the driver minutes)."""
-    members = _members(films, splits)
-    searches = {}
-    for i, first in enumerate(splits):
-        for second in splits[i + 1 :]:
-            if members[first] and members[second]:
-                searches[first, second] = _search(
-                    _codes(films, members[first], "ahash"),
-                    _codes(films, members[second], "ahash"),
-                    min(count, len(members[first])),
-                )
-    return searches
-
-
 def closest_pairs(
     films: list[Film], splits: list[str], searches: SplitSearches, count: int = CLOSEST_PAIRS
 ) -> list[Pair]:
     """The ``count`` closest cross-split pairs by average hash, flagged or not, from
-    ``searches`` (``split_searches`` with at least ``count``). Only the results within a
-    search's ``count``-th smallest distance can be among the closest, so only they become
-    pairs (at 1,000,000 films the searches give 7.2 million)."""
+    ``searches`` (``curation.leaks.nearest.split_searches`` with at least ``count``). Only
+    the results within a search's ``count``-th smallest distance can be among the closest,
+    so only they become pairs (at 1,000,000 films the searches give 7.2 million)."""
     members = _members(films, splits)
     pairs = []
     for (first, second), (distances, labels) in searches.items():

@@ -1,26 +1,33 @@
 """The audit's closest cross-split pairs: the same pairs as every search result sorted, made
 from the few results that can be among them (a 1,000,000-row audit's searches give 7.2
 million, which the driver held as pairs). The nearest distances to train are read from the
-same searches: one exhaustive search a pair of splits, not a second one from train."""
+same searches: one exhaustive search a pair of splits, not a second one from train. The
+searches are per-file work: blocks of films through the executor's map, each job reading the
+earlier split's codes from the work folder, with the results of one search of all the films."""
 
 from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
 import pytest
 
 from curation.audit.audit import run_audit
-from curation.leaks import leakage
+from curation.leaks import leakage, nearest
 from curation.leaks.leakage import (
     CLOSEST_PAIRS,
     Pair,
     closest_pairs,
     nearest_to_train,
     sorted_pairs,
-    split_searches,
 )
+from curation.leaks.nearest import SplitSearches, split_searches
 from curation.leaks.target import Film
-from tests.audit.test_audit_at_scale import write_target
+from tests.audit.test_audit_at_scale import RecordingMap, write_target
 
 SPLITS = ["train", "validation", "test"]
 
@@ -36,6 +43,15 @@ def films_with_ties(count: int = 300) -> list[Film]:
     return [
         Film(f"f{n % 250:04d}", splits[n], 0, n, "", None, codes[n].tobytes()) for n in range(count)
     ]
+
+
+def in_process(function: Any, jobs: Sequence[Any], chunksize: int = 1) -> Iterator[Any]:
+    return map(function, jobs)
+
+
+def searched(films: list[Film], count: int = CLOSEST_PAIRS) -> SplitSearches:
+    with tempfile.TemporaryDirectory() as folder:
+        return split_searches(films, SPLITS, Path(folder), count, in_process)
 
 
 def every_result(films: list[Film], count: int) -> list[Pair]:
@@ -58,7 +74,7 @@ def every_result(films: list[Film], count: int) -> list[Pair]:
 def test_the_closest_pairs_are_those_of_every_result_sorted(count: int):
     films = films_with_ties()
     assert (
-        closest_pairs(films, SPLITS, split_searches(films, SPLITS, count), count)
+        closest_pairs(films, SPLITS, searched(films, count), count)
         == sorted_pairs(films, every_result(films, count))[:count]
     )
 
@@ -73,7 +89,7 @@ def test_only_results_that_can_be_among_the_closest_become_pairs(monkeypatch):
 
     films = films_with_ties()
     monkeypatch.setattr(leakage, "Pair", CountedPair)
-    closest_pairs(films, SPLITS, split_searches(films, SPLITS, 5), 5)
+    closest_pairs(films, SPLITS, searched(films, 5), 5)
     # In each search at least 5 results are copies, at distance 0: they alone can be among the
     # 5 closest. The old way made a pair of each of the 1,125 results.
     zero = [(p.method, p.distance, p.a, p.b) for p in every_result(films, 5) if p.distance == 0]
@@ -92,19 +108,31 @@ def test_the_nearest_distances_to_train_are_each_films_least_distance_to_a_train
         )
         for split in SPLITS[1:]
     }
-    assert nearest_to_train(split_searches(films, SPLITS)) == expected
+    assert nearest_to_train(searched(films)) == expected
     assert expected["validation"][:8] == [0] * 8  # the copies are there
 
 
-def test_an_audit_searches_each_pair_of_splits_once(tmp_path, monkeypatch):
-    searched = []
-    search = leakage._search
+def test_searching_in_blocks_gives_the_results_of_one_search(monkeypatch):
+    films = films_with_ties()
+    monkeypatch.setattr(nearest, "QUERY_BLOCK", 7)  # 75 films a later split: 11 blocks
+    codes = {
+        s: np.stack([np.frombuffer(f.ahash, np.uint8) for f in films if f.split == s])
+        for s in SPLITS
+    }
+    for (first, second), (distances, labels) in searched(films).items():
+        index = faiss.IndexBinaryFlat(512)
+        index.add(codes[first])
+        whole = index.search(codes[second], CLOSEST_PAIRS)
+        assert np.array_equal(distances, whole[0]) and np.array_equal(labels, whole[1])
 
-    def counted(indexed: np.ndarray, queries: np.ndarray, k: int) -> tuple:
-        searched.append((len(indexed), len(queries)))
-        return search(indexed, queries, k)
 
-    monkeypatch.setattr(leakage, "_search", counted)
-    audit = run_audit(str(write_target(tmp_path / "t")), permutations=9, visits=False)
-    assert searched == [(10, 10)]  # train against test: the closest pairs and the nearest
+def test_an_audit_searches_each_pair_of_splits_once_in_jobs_that_read_the_codes(tmp_path):
+    recording = RecordingMap()
+    audit = run_audit(
+        str(write_target(tmp_path / "t")), permutations=9, visits=False, map=recording
+    )
+    jobs = [job for what, job in recording.seen if what == "_nearest_block job"]
+    # Train against test, once: the closest pairs and the nearest distances read it; the job
+    # carries the test films' codes and the path of the train films', not the codes.
+    assert [(type(path), len(block), k) for path, block, k in jobs] == [(type(tmp_path), 640, 10)]
     assert audit.nearest["test"][0] == 0 and audit.closest[0].distance == 0

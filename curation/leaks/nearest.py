@@ -1,0 +1,91 @@
+"""The audit's exhaustive searches between splits by average hash, as per-file work: each
+film of a later split with its nearest films of each earlier split (the report's closest
+cross-split pairs and its nearest distances to train read them).
+
+Nothing finds a film's nearest film in Hamming space but comparing it with every film: at
+1,000,000 rows (800,000 train, 100,000 each for validation and test) that is some 1.7 x 10^11
+comparisons, many minutes of faiss on one machine's cores. So the searches go through the
+executor's map, like the hashing: each job searches one block of a later split's films
+against every film of the earlier split. The earlier split's codes are written once to a
+file in the audit's work folder, which every node sees (as it sees the visit features), and
+each job reads them from there: a job carries its block's codes (512 KB) and the file's
+path, never the 51 MB of a large split's codes. A query's nearest films do not depend on
+the block it was searched in, so the results are those of one search of all the films.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import faiss
+import numpy as np
+
+from curation.core.atomic import write_bytes
+from curation.core.parallel import LocalMap, Mapper
+from curation.hashes.hashing import HASH_BYTES
+from curation.hashes.pairs import as_codes
+from curation.visits.retrieval import one_openmp_thread
+
+if TYPE_CHECKING:
+    from curation.leaks.target import Film
+
+QUERY_BLOCK = 8_192  # films of the later split a job searches (512 KB of codes)
+CODES_FOLDER = "split-codes"  # below the work folder: one file of codes a split
+
+# (earlier split, later split) -> faiss's distances and labels (positions among the earlier
+# split's films) of each later film's nearest earlier films, nearest first
+SplitSearches = dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]
+
+
+def _nearest_block(job: tuple[Path, bytes, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Worker side: each film of a block (its codes) with its ``k`` nearest films among the
+    codes stored in the file, on one OpenMP thread (the executor's processes fill the cores)."""
+    path, block, k = job
+    index = faiss.IndexBinaryFlat(HASH_BYTES * 8)
+    index.add(np.fromfile(path, np.uint8).reshape(-1, HASH_BYTES))
+    queries = np.frombuffer(block, np.uint8).reshape(-1, HASH_BYTES)
+    with one_openmp_thread():
+        distances, labels = index.search(queries, k)
+    return distances, labels
+
+
+def split_searches(
+    films: list[Film],
+    splits: list[str],
+    folder: Path,
+    count: int,
+    map: Mapper | None = None,
+) -> SplitSearches:
+    """Every film of each later split with its ``count`` nearest films of each earlier split
+    by average hash, one block of films a job through ``map`` (default: one process per
+    core); the splits' codes are written below ``folder``, which the workers must see."""
+    members: dict[str, list[int]] = {split: [] for split in splits}
+    for index, film in enumerate(films):
+        members[film.split].append(index)
+    codes = {split: as_codes([films[i].ahash for i in members[split]]) for split in splits}
+    paths = {}
+    for number, split in enumerate(splits):  # by number: a split's name may be any text
+        paths[split] = folder / CODES_FOLDER / f"split-{number}.codes"
+        write_bytes(paths[split], codes[split].tobytes())
+    searched = [
+        (first, second)
+        for i, first in enumerate(splits)
+        for second in splits[i + 1 :]
+        if members[first] and members[second]
+    ]
+    jobs = [
+        (paths[first], codes[second][start : start + QUERY_BLOCK].tobytes(), k)
+        for first, second in searched
+        for k in [min(count, len(members[first]))]
+        for start in range(0, len(members[second]), QUERY_BLOCK)
+    ]
+    found = iter((map or LocalMap())(_nearest_block, jobs, chunksize=1))
+    searches = {}
+    for first, second in searched:
+        blocks = [next(found) for _ in range(0, len(members[second]), QUERY_BLOCK)]
+        searches[first, second] = (
+            np.concatenate([distances for distances, _ in blocks]),
+            np.concatenate([labels for _, labels in blocks]),
+        )
+    return searches
