@@ -11,9 +11,9 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from curation.chain import runner as pipeline
 from curation.chain.executors import LocalExecutor
 from curation.chain.runner import Settings, curate
+from curation.core import progress as bars_module
 from curation.core.parallel import LocalMap
 from curation.features import close_pairs, shortlist, vote_shards
 from curation.features.close_pairs import HASH_TABLES, WINDOW, key_bits
@@ -190,7 +190,7 @@ def recorded(monkeypatch):
         calls.append((len(shas), len(set(shas))))
         return stored_pair_votes(store, shas, *args, **kwargs)
 
-    class Bar(pipeline._Bar):
+    class Bar(bars_module.Bar):
         def total(self, count: int) -> None:
             bars[self.progress.tasks[self.task].description][0] = count
             super().total(count)
@@ -199,7 +199,7 @@ def recorded(monkeypatch):
             bars[self.progress.tasks[self.task].description][1] += count
             super().advance(count)
 
-    real_track = pipeline.Progress.add_task
+    real_track = bars_module.Progress.add_task
 
     def add_task(self, description, total=None, **kwargs):
         task = real_track(self, description, total=total, **kwargs)
@@ -207,8 +207,8 @@ def recorded(monkeypatch):
         return task
 
     monkeypatch.setattr(frame_step, "stored_pair_votes", counted)
-    monkeypatch.setattr(pipeline, "_Bar", Bar)
-    monkeypatch.setattr(pipeline.Progress, "add_task", add_task)
+    monkeypatch.setattr(bars_module, "Bar", Bar)
+    monkeypatch.setattr(bars_module.Progress, "add_task", add_task)
     return calls, bars
 
 
