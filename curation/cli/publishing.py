@@ -120,7 +120,7 @@ def audit_command(
         id_column,
         referral_column,
     )
-    made = not out.exists()  # removed again when the audit fails: nothing of it to keep
+    made = not out.exists()  # removed again when the audit fails before it kept any work
     try:
         if permutations < 1:
             raise AuditError("--permutations must be at least 1.")
@@ -153,7 +153,7 @@ def audit_command(
                 )
             write_report(audit, out)
     except AuditError as error:
-        if made:
+        if made and not (out / WORK_FOLDER).exists():
             shutil.rmtree(out, ignore_errors=True)
         console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

@@ -19,6 +19,7 @@ from curation.audit.report import write_report
 from curation.cli.app import app
 from curation.core.build_lock import LOCK_NAME
 from curation.core.store import ArrayStore
+from curation.leaks.target import AuditError
 from curation.leaks.visits import describe_films
 from curation.visits.descriptors import DESCRIPTORS_VERSION
 from tests.audit.test_audit_at_scale import FILMS, write_target
@@ -148,3 +149,22 @@ def test_the_command_shows_a_bar_for_each_long_piece_of_work(tmp_path: Path):
     assert bars["describe films"] == f"{2 * FILMS}/{2 * FILMS}"
     done, total = bars["verify pairs"].split("/")
     assert done == total and int(total) >= 1
+
+
+def test_an_audit_that_fails_after_it_kept_work_keeps_it_for_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A report folder the audit made is removed when the audit fails, unless it holds the
+    work folder: a film found unreadable while describing must not cost the films described."""
+    target = write_target(tmp_path / "target")
+    out = tmp_path / "out"
+
+    def unreadable(*args: object, **kwargs: object) -> int:
+        raise AuditError(f"{target}: row 3 is missing on re-read.")
+
+    monkeypatch.setattr(curation.leaks.visits, "describe_films", unreadable)
+    args = ["audit", str(target), "--out", str(out), "--permutations", "99", "--workers", "1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1] == f"{target}: row 3 is missing on re-read."
+    assert (out / WORK_FOLDER).is_dir()
