@@ -51,6 +51,7 @@ from bench.visits.real import NATIVE_FILMS, _grey
 from curation.core.atomic import write_json
 from curation.core.parallel import ordered_map
 from curation.drawing.revisits import revisit
+from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.descriptors import (
     DESCRIPTORS_VERSION,
     VisitFeatures,
@@ -70,7 +71,6 @@ from curation.visits.retrieval import (
     WHITENING,
     VectorProjection,
     film_sample,
-    one_openmp_thread,
     projection_films,
     sampled_films,
     train_projection,

@@ -131,7 +131,6 @@ def run_audit(
     hashing = track("hash films", count_rows(shards)) if track else None
     hasher = AverageHash512(decode)
     films = scan(shards, names, hasher, methods, hashing.advance if hashing else None, map)
-    fill_pixels(films, shards, columns.image, map)
     splits = order_splits({f.split for f in films})
     if len(splits) < 2:
         raise AuditError(
@@ -142,12 +141,13 @@ def run_audit(
     rep_of = representatives(films)
     reps = sorted(set(rep_of))
     rep_films = [films[i] for i in reps]
-    with work_folder(work_below) as folder:  # the splits' codes, the visit features
+    with work_folder(work_below) as folder:  # the searches' codes, the visit features
+        fill_pixels(films, shards, columns.image, folder, map)
         searches = split_searches(films, splits, folder, CLOSEST_PAIRS, map)
         pairs = [
             Pair(p.method, p.distance, reps[p.a], reps[p.b])
             for m in methods
-            for p in cross_split_pairs(rep_films, splits, m, thresholds[m])
+            for p in cross_split_pairs(rep_films, splits, m, thresholds[m], folder, map)
         ]
         audit = Audit(
             target=target,
@@ -163,7 +163,9 @@ def run_audit(
             nearest=nearest_to_train(searches),
             same_bytes=same_content(films, lambda f: f.sha256),
             same_pixels=same_content(films, lambda f: f.pixels),
-            clusters=check_clusters(films, threshold, rep_of) if names["cluster"] else None,
+            clusters=(
+                check_clusters(films, threshold, rep_of, folder, map) if names["cluster"] else None
+            ),
             groups=check_groups(films) if names["group"] else None,
             hints=find_hints(films),
             associations=associations(films, permutations, seed),
@@ -176,6 +178,8 @@ def run_audit(
             [f.ahash for f in rep_films],
             [f.turned for f in rep_films],
             lambda index: audit.image_bytes(rep_films[index]),
+            folder,
+            map,
         )
         audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
         audit.visit_search = chosen_search(visit_search, len(rep_films))

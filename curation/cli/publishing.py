@@ -153,7 +153,7 @@ def audit_command(
                 )
             write_report(audit, out)
     except AuditError as error:
-        if made and not (out / WORK_FOLDER).exists():
+        if made and not (out / WORK_FOLDER / VISIT_FEATURES).exists():
             shutil.rmtree(out, ignore_errors=True)
         console.print(str(error), style="red", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

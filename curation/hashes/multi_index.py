@@ -60,25 +60,26 @@ def substrings(indexed: np.ndarray, max_distance: int) -> np.ndarray | None:
 
 
 def _keys(codes: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Each code's substring in each table, as ``uint32`` (table bit k is key bit k)."""
-    bits = codes.shape[1] * 8
-    positions = np.full((len(tables), 32), bits)  # ``bits`` names an extra column of zeros
-    positions[:, : tables.shape[1]] = tables
+    """Each code's substring in each of ``tables`` (rows of bit positions), as ``uint32``
+    (table bit k is key bit k): only the bits a table names are read, so the keys of one
+    table cost a fraction of unpacking every bit."""
+    byte_at, shift = tables >> 3, 7 - (tables & 7)  # bit p: byte p // 8, most significant first
     keys = np.empty((len(codes), len(tables)), dtype=np.uint32)
     for start in range(0, len(codes), BLOCK):
-        unpacked = np.unpackbits(codes[start : start + BLOCK], axis=1)
-        unpacked = np.concatenate([unpacked, np.zeros((len(unpacked), 1), np.uint8)], axis=1)
-        packed = np.packbits(unpacked[:, positions], axis=-1, bitorder="little")
+        block = codes[start : start + BLOCK]
+        bits = np.zeros((len(block), len(tables), 32), dtype=np.uint8)
+        bits[..., : tables.shape[1]] = (block[:, byte_at] >> shift) & 1
+        packed = np.packbits(bits, axis=-1, bitorder="little")
         keys[start : start + BLOCK] = np.ascontiguousarray(packed).view("<u4")[..., 0]
     return keys
 
 
 def _table(
     indexed: np.ndarray, keys: np.ndarray, lookup: np.ndarray, probes: int
-) -> tuple[faiss.IndexBinaryIVF, np.ndarray]:
+) -> faiss.IndexBinaryIVF:
     """One table: a faiss IVF whose lists are the buckets of ``keys``; ``lookup`` (all -1 on
-    entry) is set to each present key's list number. Returns the index and the keys present.
-    Codes are added in key order, so that one bucket's codes sit together in memory."""
+    entry) is set to each present key's list number. Codes are added in key order, so that
+    one bucket's codes sit together in memory."""
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     present = ordered[np.flatnonzero(np.diff(ordered, prepend=~ordered[:1]))]
@@ -96,7 +97,7 @@ def _table(
     index.add_core(  # type: ignore[attr-defined]
         len(codes), faiss.swig_ptr(codes), faiss.swig_ptr(ids), faiss.swig_ptr(lists)
     )
-    return index, present
+    return index
 
 
 def multi_index_pairs(
@@ -110,28 +111,60 @@ def multi_index_pairs(
     """Every ``[query_row, indexed_row, distance]`` at distance <= ``max_distance``, sorted by
     query row, then indexed row; ``tables`` from ``substrings``. ``same_codes`` (the queries
     are the indexed codes) keeps only pairs with ``query_row < indexed_row``."""
-    indexed_keys = _keys(indexed, tables)
-    query_keys = indexed_keys if same_codes else _keys(queries, tables)
+    lookup = np.full(1 << tables.shape[1], -1, dtype=np.int32)
+    found = [
+        table_pairs(indexed, [(queries, same_codes)], max_distance, tables, table, lookup)[0]
+        for table in range(len(tables))
+    ]
+    return sorted_rows(found)
+
+
+def table_pairs(
+    indexed: np.ndarray,
+    query_sets: list[tuple[np.ndarray, bool]],
+    max_distance: int,
+    tables: np.ndarray,
+    table: int,
+    lookup: np.ndarray | None = None,
+) -> list[np.ndarray]:
+    """The rows ``[query_row, indexed_row, distance]`` of each query set (its codes, and
+    whether they are the indexed codes, as ``multi_index_pairs``'s ``same_codes``) that table
+    ``table`` finds and no earlier table can: every table's rows together are the search's.
+    One table a call, its index built once for every query set, so that the tables of one
+    search can run as separate jobs. ``lookup``, ``2**b`` ``int32`` all -1 and left so, is
+    the table's lookup array, given to reuse it between calls: making it is most of the cost
+    of a small search's table."""
     width = tables.shape[1]
     variants = np.concatenate([[0], 1 << np.arange(width)]).astype(np.uint32)
-    lookup = np.full(1 << width, -1, dtype=np.int32)
+    if lookup is None:
+        lookup = np.full(1 << width, -1, dtype=np.int32)
+    keys = _keys(indexed, tables[table : table + 1])[:, 0]
+    index = _table(indexed, keys, lookup, len(variants))
     found = []
-    for table in range(len(tables)):
-        index, present = _table(indexed, indexed_keys[:, table], lookup, len(variants))
-        by_key = np.argsort(query_keys[:, table], kind="stable")
+    for queries, same_codes in query_sets:
+        query_keys = keys if same_codes else _keys(queries, tables[table : table + 1])[:, 0]
+        rows_found = []
+        by_key = np.argsort(query_keys, kind="stable")
         for start in range(0, len(by_key), BLOCK):
             rows = by_key[start : start + BLOCK]
-            lists = lookup[query_keys[rows, table, None] ^ variants].astype(np.int64)
+            lists = lookup[query_keys[rows, None] ^ variants].astype(np.int64)
             limits, distances, labels = index.range_search_preassigned(
                 np.ascontiguousarray(queries[rows]), max_distance + 1, lists, None
             )
             query = np.repeat(rows, np.diff(limits.astype(np.int64)))
             keep = query < labels if same_codes else np.ones(len(query), dtype=bool)
             if table:  # a pair within one bit in an earlier table's substring was found there
-                earlier = query_keys[query, :table] ^ indexed_keys[labels, :table]
+                earlier = _keys(queries[query], tables[:table])
+                earlier ^= _keys(indexed[labels], tables[:table])
                 keep &= (np.bitwise_count(earlier) > 1).all(axis=1)
-            found.append(np.stack([query[keep], labels[keep], distances[keep]], axis=1))
-        lookup[present] = -1
-        del index
-    pairs = np.concatenate(found).astype(np.int64) if found else np.zeros((0, 3), np.int64)
+            rows_found.append(np.stack([query[keep], labels[keep], distances[keep]], axis=1))
+        found.append(sorted_rows(rows_found))
+    lookup[keys] = -1
+    return found
+
+
+def sorted_rows(blocks: list[np.ndarray]) -> np.ndarray:
+    """Blocks of ``[query_row, indexed_row, distance]`` rows as one ``int64`` array sorted by
+    query row, then indexed row."""
+    pairs = np.concatenate(blocks).astype(np.int64) if blocks else np.zeros((0, 3), np.int64)
     return pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]

@@ -10,10 +10,13 @@ the exact pair search of ``curation.hashes.pairs``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 
 import numpy as np
 
+from curation.core.parallel import Mapper
 from curation.hashes.hashing import View
+from curation.hashes.mapped_pairs import mapped_range_pairs
 from curation.hashes.pairs import range_pairs, self_pairs
 
 NEGATIVE_PAIRS = np.zeros((0, 3), np.int64)
@@ -37,7 +40,50 @@ def pairs_in_any_orientation(
             yield view, self_pairs(upright, max_distance)
             continue
         for block in range_pairs(upright, codes_in(view), max_distance):
-            yield view, block[block[:, 0] != block[:, 1]]
+            yield view, _turned(block)
+
+
+def _turned(rows: np.ndarray) -> np.ndarray:
+    """A turned film is no pair with itself (a symmetric film is within reach of its own
+    upright hash)."""
+    kept: np.ndarray = rows[rows[:, 0] != rows[:, 1]]
+    return kept
+
+
+def _once(rows: np.ndarray) -> np.ndarray:
+    kept: np.ndarray = rows[rows[:, 0] < rows[:, 1]]
+    return kept
+
+
+def mapped_pairs_in_any_orientation(
+    codes_in: Callable[[View], np.ndarray],
+    max_distance: int,
+    views: Iterable[View],
+    folder: Path,
+    map: Mapper | None = None,
+    *,
+    negatives: bool = False,
+) -> list[tuple[View | None, np.ndarray]]:
+    """``pairs_in_any_orientation``'s ``(view, rows)`` for each of ``views``, then with
+    ``negatives`` the rows of ``negative_pairs`` under ``None``, as one search
+    (``curation.hashes.mapped_pairs``): a table of the upright codes a job through ``map``,
+    the codes written below ``folder``, which the workers must see. ``codes_in`` is called
+    once per view, and its codes go to a file before the next view's are made."""
+    views = list(views)
+    upright = codes_in(View.identity)
+
+    def query_sets() -> Iterator[np.ndarray | None]:
+        for view in views:
+            yield None if view is View.identity else codes_in(view)
+        if negatives:
+            yield np.bitwise_not(upright)
+
+    found = mapped_range_pairs(upright, query_sets(), max_distance, folder, map)
+    named: list[View | None] = [*views, *([None] if negatives else [])]
+    return [
+        (view, rows if view is View.identity else _once(rows) if view is None else _turned(rows))
+        for view, rows in zip(named, found, strict=True)
+    ]
 
 
 def negative_pairs(upright: np.ndarray, max_distance: int) -> np.ndarray:
@@ -45,8 +91,5 @@ def negative_pairs(upright: np.ndarray, max_distance: int) -> np.ndarray:
     lies within ``max_distance`` bits of film ``b``'s. A negative (grey levels inverted) turns
     every pixel to the other side of the film's mean, so its average hash is the original's
     inverted but for the few cells at the mean: far from it upright, near it inverted."""
-    blocks = [
-        block[block[:, 0] < block[:, 1]]
-        for block in range_pairs(upright, np.bitwise_not(upright), max_distance)
-    ]
+    blocks = [_once(block) for block in range_pairs(upright, np.bitwise_not(upright), max_distance)]
     return np.concatenate(blocks) if blocks else NEGATIVE_PAIRS

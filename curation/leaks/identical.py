@@ -21,7 +21,8 @@ from functools import partial
 from pathlib import Path
 
 from curation.core.parallel import LocalMap, Mapper
-from curation.hashes.pairs import as_codes, self_pairs
+from curation.hashes.mapped_pairs import mapped_range_pairs
+from curation.hashes.pairs import as_codes
 from curation.leaks.target import Film, RowGroup, pixels_digest, read_images, row_groups
 
 PIXEL_CHECK_RADIUS = 48
@@ -36,9 +37,13 @@ def representatives(films: list[Film]) -> list[int]:
     return [first.setdefault((film.split, film.sha256), i) for i, film in enumerate(films)]
 
 
-def pixel_candidates(films: list[Film], radius: int = PIXEL_CHECK_RADIUS) -> list[int]:
+def pixel_candidates(
+    films: list[Film], folder: Path, map: Mapper | None = None, radius: int = PIXEL_CHECK_RADIUS
+) -> list[int]:
     """Films sharing their header with another film within ``radius`` bits of average hash.
-    Films with the same bytes are searched once: all of a set are chosen when it has two."""
+    Films with the same bytes are searched once: all of a set are chosen when it has two.
+    Each header's search runs through ``map`` (``mapped_range_pairs``), its codes below
+    ``folder``."""
     by_header: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
     for index, film in enumerate(films):
         by_header[film.header][film.sha256].append(index)
@@ -49,7 +54,8 @@ def pixel_candidates(films: list[Film], radius: int = PIXEL_CHECK_RADIUS) -> lis
         if len(sets) < 2:
             continue
         codes = as_codes([films[members[0]].ahash for members in sets])
-        for i, j, _ in self_pairs(codes, radius).tolist():
+        (rows,) = mapped_range_pairs(codes, [None], radius, folder, map)
+        for i, j, _ in rows.tolist():
             chosen.update((*sets[i], *sets[j]))
     return sorted(chosen)
 
@@ -63,12 +69,14 @@ def fill_pixels(
     films: list[Film],
     shards: list[Path],
     image: str,
+    folder: Path,
     map: Mapper | None = None,
     radius: int = PIXEL_CHECK_RADIUS,
 ) -> None:
-    """Set ``Film.pixels`` of every ``pixel_candidates`` film, decoding each distinct image
-    once, a row group per job through ``map`` (default: one process per core)."""
-    chosen = pixel_candidates(films, radius)
+    """Set ``Film.pixels`` of every ``pixel_candidates`` film (searched with ``folder``),
+    decoding each distinct image once, a row group per job through ``map`` (default: one
+    process per core)."""
+    chosen = pixel_candidates(films, folder, map, radius)
     first_with: dict[str, Film] = {}
     for index in chosen:
         first_with.setdefault(films[index].sha256, films[index])

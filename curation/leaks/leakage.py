@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import numpy as np
 
+from curation.core.parallel import Mapper
 from curation.core.vocabulary import VisitSearch
 from curation.hashes.hashing import HASH_BYTES, View
-from curation.hashes.orientations import pairs_in_any_orientation
-from curation.hashes.pairs import as_codes, range_pairs
+from curation.hashes.mapped_pairs import mapped_range_pairs
+from curation.hashes.orientations import mapped_pairs_in_any_orientation
+from curation.hashes.pairs import as_codes
 from curation.leaks.referrals import Association, HintHit
 from curation.leaks.target import Film, read_image
 from curation.leaks.turned import TurnedPair
@@ -145,18 +147,24 @@ def _members(films: list[Film], splits: list[str]) -> dict[str, list[int]]:
 
 
 def cross_split_pairs(
-    films: list[Film], splits: list[str], method: str, max_distance: int
+    films: list[Film],
+    splits: list[str],
+    method: str,
+    max_distance: int,
+    folder: Path,
+    map: Mapper | None = None,
 ) -> list[Pair]:
-    """Every pair of films in different splits at distance <= ``max_distance``."""
+    """Every pair of films in different splits at distance <= ``max_distance``, each pair of
+    splits one search through ``map`` (``mapped_range_pairs``), its codes below ``folder``."""
     members = _members(films, splits)
     pairs = []
     for i, first in enumerate(splits):
         for second in splits[i + 1 :]:
             indexed = _codes(films, members[first], method)
             queries = _codes(films, members[second], method)
-            for block in range_pairs(indexed, queries, max_distance):
-                for q, r, d in block.tolist():
-                    pairs.append(Pair(method, d, members[first][r], members[second][q]))
+            (rows,) = mapped_range_pairs(indexed, [queries], max_distance, folder, map)
+            for q, r, d in rows.tolist():
+                pairs.append(Pair(method, d, members[first][r], members[second][q]))
     return sorted_pairs(films, pairs)
 
 
@@ -240,13 +248,16 @@ def _grouped(films: list[Film], key: Callable[[Film], str | None]) -> dict[str, 
     return groups
 
 
-def check_clusters(films: list[Film], threshold: int, rep_of: list[int]) -> dict[str, Any]:
+def check_clusters(
+    films: list[Film], threshold: int, rep_of: list[int], folder: Path, map: Mapper | None = None
+) -> dict[str, Any]:
     """Stored cluster ids against the look-alike components recomputed over all films, in
     every orientation. The curator may also have joined films on evidence a reviewer cannot
     see (one patient), so stored clusters may be coarser: each recomputed component must lie
     within one stored cluster ("consistent"); "equal" says whether they are the same.
     Films are searched through their representatives (``rep_of``), each copy joined to its
-    own: the components are those of searching every film."""
+    own: the components are those of searching every film. The search runs through ``map``
+    (``mapped_pairs_in_any_orientation``), its codes below ``folder``."""
     graph = nx.Graph()
     graph.add_nodes_from(range(len(films)))
     graph.add_edges_from((i, r) for i, r in enumerate(rep_of) if i != r)
@@ -257,7 +268,7 @@ def check_clusters(films: list[Film], threshold: int, rep_of: list[int]) -> dict
             return _codes(films, reps, "ahash")
         return as_codes([films[i].turned_code(view.value) for i in reps])
 
-    for _, rows in pairs_in_any_orientation(codes_in, threshold):
+    for _, rows in mapped_pairs_in_any_orientation(codes_in, threshold, View, folder, map):
         graph.add_edges_from((reps[i], reps[j]) for i, j, _ in rows.tolist())
     recomputed = {frozenset(c) for c in nx.connected_components(graph)}
     stored = _grouped(films, lambda f: f.cluster)

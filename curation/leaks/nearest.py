@@ -24,8 +24,8 @@ import numpy as np
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
 from curation.hashes.hashing import HASH_BYTES
+from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.hashes.pairs import as_codes
-from curation.visits.retrieval import one_openmp_thread
 
 if TYPE_CHECKING:
     from curation.leaks.target import Film

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from curation.core.parallel import Mapper
 from curation.core.vocabulary import SAME_PICTURE_RADIUS
 from curation.hashes.hashing import HASH_BYTES, View
-from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
+from curation.hashes.orientations import mapped_pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
 from curation.leaks.target import TURNED_VIEWS
 from curation.same_picture.pixels import compare
@@ -42,11 +43,14 @@ def turned_same_picture(
     upright: Sequence[bytes],
     turned: Sequence[bytes],
     image_bytes: Callable[[int], bytes],
+    folder: Path,
+    map: Mapper | None = None,
     radius: int = SAME_PICTURE_RADIUS,
 ) -> list[TurnedPair]:
     """Cross-split same-picture pairs in a mirrored or turned orientation, pixel-confirmed.
     ``splits_of``, ``upright`` and ``turned`` (``Film.turned``: the codes of ``TURNED_VIEWS``
-    one after the other) are per film (index); ``image_bytes`` reads one."""
+    one after the other) are per film (index); ``image_bytes`` reads one. The search runs
+    through ``map`` (``mapped_pairs_in_any_orientation``), its codes below ``folder``."""
 
     def codes_in(view: View) -> np.ndarray:
         if view is View.identity:
@@ -54,22 +58,20 @@ def turned_same_picture(
         at = TURNED_VIEWS.index(view) * HASH_BYTES
         return as_codes([t[at : at + HASH_BYTES] for t in turned])
 
+    found_rows = mapped_pairs_in_any_orientation(
+        codes_in, radius, TURNED_VIEWS, folder, map, negatives=True
+    )
     candidates = [
-        (a, b, view, distance)
-        for view, rows in pairs_in_any_orientation(codes_in, radius, TURNED_VIEWS)
+        (a, b, View.identity if view is None else view, distance)  # None: a negative, upright
+        for view, rows in found_rows
         for a, b, distance in rows.tolist()
         if splits_of[a] != splits_of[b]
     ]
-    candidates += [
-        (a, b, View.identity, distance)  # a negative, the only upright candidate here
-        for a, b, distance in negative_pairs(codes_in(View.identity), radius).tolist()
-        if splits_of[a] != splits_of[b]
-    ]
     found: dict[tuple[int, int], TurnedPair] = {}
-    with tempfile.TemporaryDirectory(prefix="pericurate-audit-") as folder:
+    with tempfile.TemporaryDirectory(prefix="pericurate-audit-") as images:
 
         def path(index: int) -> Path:
-            file = Path(folder) / f"{index}.jpg"
+            file = Path(images) / f"{index}.jpg"
             if not file.exists():
                 file.write_bytes(image_bytes(index))
             return file

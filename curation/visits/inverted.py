@@ -34,12 +34,12 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from curation.core.parallel import Mapper
+from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.retrieval import (
     KMEANS_SEED,
     PAIR_INDEX,
     evenly_chosen,
-    one_openmp_thread,
     one_thread,
 )
 from curation.visits.stored import stored_arrays

@@ -24,6 +24,7 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.descriptors import QUANTUM, VisitFeatures
 
 WORDS = 64  # vocabulary size: a film's vector has WORDS x 128 components
@@ -41,20 +42,6 @@ RETRIEVAL_VERSION = (
     f"vlad{WORDS}-train{TRAINING_PER_FILM}-{TRAINING_MAX}-seed{KMEANS_SEED}"
     f"-pca{PROJECTED_WIDTH}-{PROJECTION_FILMS}-w{WHITENING}"
 )
-
-
-@contextmanager
-def one_openmp_thread() -> Iterator[None]:
-    """faiss on one OpenMP thread inside the block, the process's setting put back after:
-    the executor's processes fill the cores, and idle OpenMP threads spin (training the
-    vocabulary on every thread burned about twenty times the CPU of one thread: docs/design.md,
-    "Visits of one patient"); one thread also sums in one order on every machine."""
-    threads = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(threads)
 
 
 def one_thread(index: faiss.Index, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

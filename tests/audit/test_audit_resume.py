@@ -155,11 +155,15 @@ def test_an_audit_that_fails_after_it_kept_work_keeps_it_for_the_next(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """A report folder the audit made is removed when the audit fails, unless it holds the
-    work folder: a film found unreadable while describing must not cost the films described."""
+    films' features: a film found unreadable while describing must not cost the films
+    described before it. One that fails before it described any is removed."""
     target = write_target(tmp_path / "target")
     out = tmp_path / "out"
+    described = 0
 
-    def unreadable(*args: object, **kwargs: object) -> int:
+    def unreadable(shards: Any, image: Any, films: list[Any], *args: Any) -> int:
+        nonlocal described
+        described = describe_films(shards, image, films[:described], *args)
         raise AuditError(f"{target}: row 3 is missing on re-read.")
 
     monkeypatch.setattr(curation.leaks.visits, "describe_films", unreadable)
@@ -167,4 +171,8 @@ def test_an_audit_that_fails_after_it_kept_work_keeps_it_for_the_next(
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2, result.output
     assert result.output.splitlines()[-1] == f"{target}: row 3 is missing on re-read."
-    assert (out / WORK_FOLDER).is_dir()
+    assert not out.exists()  # no film described: nothing to keep
+    described = 4
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert described == 4 and (out / WORK_FOLDER).is_dir()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -132,7 +133,8 @@ def scanned(folder: Path, workers: int):
     shards = find_shards(folder)
     names = resolve_columns(shards, Columns())
     films = scan(shards, names, AverageHash512(), ("ahash",), map=LocalMap(workers))
-    fill_pixels(films, shards, "image", map=LocalMap(workers))
+    with tempfile.TemporaryDirectory() as folder:  # the search's codes
+        fill_pixels(films, shards, "image", Path(folder), map=LocalMap(workers))
     return films
 
 
@@ -143,9 +145,11 @@ def test_parallel_reading_gives_what_one_process_gives(sample_dataset_dir: Path)
     assert associations(one, 199, 0, workers=1) == associations(one, 199, 0, workers=2)
 
 
-def test_candidates_share_a_header_and_lie_within_the_radius(sample_dataset_dir: Path):
+def test_candidates_share_a_header_and_lie_within_the_radius(
+    sample_dataset_dir: Path, tmp_path: Path
+):
     films = scanned(sample_dataset_dir, 1)
-    chosen = set(pixel_candidates(films))
+    chosen = set(pixel_candidates(films, tmp_path))
     for index, film in enumerate(films):
         partners = [
             other
