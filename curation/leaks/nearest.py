@@ -65,8 +65,8 @@ def split_searches(
         members[film.split].append(index)
     codes = {split: as_codes([films[i].ahash for i in members[split]]) for split in splits}
     paths = {}
-    for number, split in enumerate(splits):  # by number: a split's name may be any text
-        paths[split] = folder / CODES_FOLDER / f"split-{number}.codes"
+    for number, split in enumerate(splits[:-1]):  # by number: a name may be any text
+        paths[split] = folder / CODES_FOLDER / f"split-{number}.codes"  # the last is no index
         write_bytes(paths[split], codes[split].tobytes())
     searched = [
         (first, second)
