@@ -4,7 +4,9 @@ A mirrored or turned copy of a film is far from it upright: only the copy's hash
 orientation (``View``) is close. Same picture (its candidates), look-alikes (their links) and
 the audit (turned leaks, recomputed clusters) all ask the same question, each with its own
 radius and its own rule for which pairs count; this is the one search that answers it, on
-the exact pair search of ``curation.hashes.pairs``.
+the exact pair search of ``curation.hashes.pairs``, in this process
+(``pairs_in_any_orientation``) or a table of the multi-index a job on the executor
+(``mapped_pairs_in_any_orientation``, the audit's), with the same rows.
 """
 
 from __future__ import annotations
