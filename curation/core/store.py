@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +83,16 @@ class ArrayStore:
         except (OSError, ValueError, TypeError, json.JSONDecodeError):
             return None
         return arrays if at == len(data) else None
+
+    def kept(self, sha256: str, compute: Callable[[], Arrays]) -> Arrays:
+        """The arrays stored for ``sha256``; when there are none, ``compute``'s, stored first:
+        a piece of a long search or verification done once, kept for a run that stops
+        midway and runs again."""
+        arrays = self.get(sha256)
+        if arrays is None:
+            arrays = compute()
+            self.put(sha256, arrays)
+        return arrays
 
     def rows(self, sha256: str, name: str, wanted: np.ndarray) -> np.ndarray | None:
         """Rows ``wanted`` (indexes on its first axis) of the array ``name`` stored for

@@ -36,8 +36,9 @@ from curation.leaks.target import RowGroup, read_images, row_groups
 from curation.same_picture.frame_check import compare_frames
 from curation.visits.descriptors import visit_features_of
 from curation.visits.find import stored_candidates as find_candidates
+from curation.visits.find import stored_verified, verified_store
 from curation.visits.inverted import INVERTED_FROM, LISTS_PER_PROBE
-from curation.visits.retrieval import PARTNERS
+from curation.visits.retrieval import PAIR_INDEX, PARTNERS
 from curation.visits.stored import VisitStores, as_arrays, stored_features
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from curation.leaks.target import Film
 
 VISITS_FOLDER = "visits"
+VERIFIED_FOLDER = "visit-verified"  # the verification's evidence, beside the features' store
 PAIRS_AT_ONCE = 64  # verified pairs whose images the aligned checks hold (about 50 MB)
 DRAWN_HEIGHT = 360  # pixels: each film's height in the drawing
 DRAWN_MATCHES = 80  # inlier matches drawn per pair (evenly chosen), so the lines stay legible
@@ -127,23 +129,15 @@ def stored_candidates(
     return find_candidates(stores, keys, map, search=search)
 
 
-def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:
-    """Worker side: the verification of one pair read from the store; the inliers (for
-    drawing) only when it is verified."""
-    store, key_a, key_b = job
+def _aligned(job: tuple[ArrayStore, str, str, bytes, bytes]) -> tuple[VisitEvidence, bool]:
+    """Worker side: a verified pair's evidence with its inliers (for drawing), and whether the
+    aligned check calls the pair one picture under two frames (ORB features of both films
+    matched, as the frame step matches them)."""
+    store, key_a, key_b, data_a, data_b = job
     evidence = verify(stored_features(store, key_a), stored_features(store, key_b))
-    if evidence.verified:
-        return evidence
-    empty = np.zeros((0, 2), np.float32)
-    return VisitEvidence(evidence.matches, evidence.inliers, evidence.cells, empty, empty)
-
-
-def _same_picture(job: tuple[bytes, bytes]) -> bool:
-    """Worker side: whether the aligned check calls the pair one picture under two frames
-    (ORB features of both films matched, as the frame step matches them)."""
-    (grey_a, size_a), (grey_b, size_b) = decoded_grey(job[0]), decoded_grey(job[1])
+    (grey_a, size_a), (grey_b, size_b) = decoded_grey(data_a), decoded_grey(data_b)
     match = match_features(film_features(grey_a, size_a), film_features(grey_b, size_b))
-    return compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
+    return evidence, compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
 
 
 def cross_split_matches(
@@ -159,35 +153,35 @@ def cross_split_matches(
     verification confirms, sorted by film ids, with the evidence of each (for drawing); the
     films' features are in ``store`` (``describe_films``); the vectors, the verification
     (reported to a bar of ``track``) and the aligned checks go through ``map`` (default: one
-    process per core)."""
+    process per core). The search's pairs and the verification's evidence are kept beside
+    ``store``, for an audit that stops midway and runs again."""
     rank = {split: n for n, split in enumerate(splits)}
     mapped = map or LocalMap()
     keys = [f.sha256 for f in films]
-    pairs = [
-        (i, j) if rank[films[i].split] <= rank[films[j].split] else (j, i)
-        for i, j in stored_candidates(store, keys, mapped, search)
-        if films[i].split != films[j].split
-    ]
+    pairs = np.array(
+        [
+            pair
+            for pair in stored_candidates(store, keys, mapped, search)
+            if films[pair[0]].split != films[pair[1]].split
+        ],
+        PAIR_INDEX,
+    ).reshape(-1, 2)
     verifying = track("verify pairs", len(pairs)) if track else None
-    fitted = {}
-    checks = [(store, keys[a], keys[b]) for a, b in pairs]
-    for pair, evidence in zip(pairs, mapped(_verify, checks, chunksize=8), strict=True):
-        if evidence.verified:
-            fitted[pair] = evidence
-        if verifying:
-            verifying.advance(1)
-    verified_pairs = list(fitted.items())
-    same: list[bool] = []
-    for start in range(0, len(verified_pairs), PAIRS_AT_ONCE):
-        batch = verified_pairs[start : start + PAIRS_AT_ONCE]
-        jobs = [(image_of(a), image_of(b)) for (a, b), _ in batch]
-        same.extend(mapped(_same_picture, jobs, chunksize=1))
-    found = [
-        CrossSplitMatch(
-            a, b, e.matches, e.inliers, round(e.inliers / max(1, e.matches), 4), is_same, e.cells
-        )
-        for ((a, b), e), is_same in zip(verified_pairs, same, strict=True)
-    ]
+    kept = verified_store(store.root.parent / VERIFIED_FOLDER)
+    kept.drop_other_versions()  # an earlier audit's, by another verification
+    advance = verifying.advance if verifying else None
+    verified = []  # each pair's film of the earlier split first
+    for v in stored_verified(store, keys, pairs, mapped, advance, kept):
+        earlier = rank[films[v.first].split] < rank[films[v.second].split]
+        verified.append((v.first, v.second) if earlier else (v.second, v.first))
+    found, fitted = [], {}
+    for start in range(0, len(verified), PAIRS_AT_ONCE):
+        batch = verified[start : start + PAIRS_AT_ONCE]
+        jobs = [(store, keys[a], keys[b], image_of(a), image_of(b)) for a, b in batch]
+        for (a, b), (e, same) in zip(batch, mapped(_aligned, jobs, chunksize=1), strict=True):
+            share = round(e.inliers / max(1, e.matches), 4)
+            found.append(CrossSplitMatch(a, b, e.matches, e.inliers, share, same, e.cells))
+            fitted[(a, b)] = e
     found.sort(key=lambda m: (films[m.a].film_id, films[m.b].film_id))
     return found, fitted
 

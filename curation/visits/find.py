@@ -10,6 +10,9 @@ search runs in tiles that read two blocks of vectors and return each query's few
 ``INVERTED_FROM`` films on, through the inverted file of ``curation.visits.inverted``), and
 each pair is verified by a job that reads the two films' descriptors. The driver holds the
 keys, the vocabulary, the projection while it stores it, a query block's best and the pairs.
+What the search found is kept beside the vectors, and what the verification found (when the
+caller gives it a store: the build's cache, the audit's work folder) a window of pairs a file,
+so that a run stopped midway does neither again.
 
 The in-memory functions (``film_vectors``, ``candidates``, ``verified_pairs``,
 ``find_visits``) write their features to a temporary store and run the same jobs.
@@ -21,16 +24,17 @@ import hashlib
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import faiss
 import numpy as np
 
 from curation.core.parallel import LocalMap, Mapper
-from curation.core.store import ArrayStore
+from curation.core.store import Arrays, ArrayStore
 from curation.core.vocabulary import EXACT_UP_TO, VisitSearch
 from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures
-from curation.visits.inverted import INVERTED_FROM, stored_inverted_pairs
+from curation.visits.inverted import INVERTED_FROM, INVERTED_VERSION, stored_inverted_pairs
 from curation.visits.retrieval import (
     PAIR_INDEX,
     PARTNERS,
@@ -50,10 +54,11 @@ from curation.visits.retrieval import (
     train_vocabulary,
 )
 from curation.visits.stored import VisitStores, stored_arrays, stored_features, temporary_stores
-from curation.visits.verification import VisitEvidence, verify
+from curation.visits.verification import VERIFICATION_VERSION, VisitEvidence, verify
 
 SAMPLED_PER_JOB = 256  # films per job gathering the vocabulary's sample
-PAIRS_AT_ONCE = 4096  # verification jobs the driver holds at a time
+PAIRS_AT_ONCE = 4096  # verification jobs the driver holds at a time, and a kept window
+NO_POINTS = np.zeros((0, 2), np.float32)  # evidence without its inliers' points
 
 
 def chosen_search(search: VisitSearch, films: int) -> VisitSearch:
@@ -144,20 +149,29 @@ def projection_key(projection: VectorProjection) -> str:
     return hashlib.sha256(f"projection {projection.digest}".encode()).hexdigest()
 
 
+def _digest(what: str, keys: Sequence[str]) -> str:
+    """A key in a store for ``what`` is kept of the films ``keys``, in order (no film's
+    sha256)."""
+    return hashlib.sha256((what + "\n" + "\n".join(keys)).encode()).hexdigest()
+
+
 def _block_name(keys: Sequence[str]) -> str:
-    """A block's key in the store: its films' keys, in order (no film's sha256)."""
-    return hashlib.sha256(("block\n" + "\n".join(keys)).encode()).hexdigest()
+    """A block's key in the store: its films' keys, in order."""
+    return _digest("block", keys)
 
 
 def _vector_block(job: tuple[ArrayStore, ArrayStore, Vocabulary, str, str, list[str]]) -> int:
     """Worker side: the projected VLAD vectors of one block of films into the vectors' store
     as one array (unless there already); how many films."""
     descriptors, vectors, vocabulary, projected_by, name, keys = job
-    if vectors.get(name) is None:
+
+    def projected() -> Arrays:
         stored = stored_arrays(vectors, projected_by, "the vectors' projection is")
         projection = VectorProjection(stored["mean"], stored["components"])
         full = [vocabulary.vector(stored_features(descriptors, key)) for key in keys]
-        vectors.put(name, {"vectors": projection.apply(np.stack(full))})
+        return {"vectors": projection.apply(np.stack(full))}
+
+    vectors.kept(name, projected)
     return len(keys)
 
 
@@ -208,19 +222,27 @@ def stored_nearest(
 ) -> np.ndarray:
     """``nearest_films`` over the stored vectors, one job per tile (from ``INVERTED_FROM``
     films on through the lists, where ``chosen_search`` says so), as an ``(n, 2)`` array
-    (``tiled_pairs``)."""
+    (``tiled_pairs``), kept beside the vectors: a run stopped after the search (at 1,000,000
+    films it took some 50 minutes on two nodes) does not search again."""
     count = blocks.count
     if count < 2:
         return np.zeros((0, 2), PAIR_INDEX)
-    if chosen_search(search, count) is VisitSearch.lists and count >= INVERTED_FROM:
-        return stored_inverted_pairs(blocks, map, partners)
-    keep = search_width(partners, count)[1]
-    tiles = search_tiles(count, blocks.width)
-    jobs = [
-        (blocks.store, t, blocks.covering(t.queries), blocks.covering(t.indexed), keep)
-        for t in tiles
-    ]
-    return tiled_pairs(tiles, map(_tile, jobs, chunksize=1), partners, count)
+    lists = chosen_search(search, count) is VisitSearch.lists and count >= INVERTED_FROM
+    through = f"lists {INVERTED_VERSION}" if lists else "exact"
+    key = _digest(f"nearest {partners} {through}", blocks.names)
+
+    def searched() -> Arrays:
+        if lists:
+            return {"pairs": stored_inverted_pairs(blocks, map, partners)}
+        keep = search_width(partners, count)[1]
+        tiles = search_tiles(count, blocks.width)
+        jobs = [
+            (blocks.store, t, blocks.covering(t.queries), blocks.covering(t.indexed), keep)
+            for t in tiles
+        ]
+        return {"pairs": tiled_pairs(tiles, map(_tile, jobs, chunksize=1), partners, count)}
+
+    return blocks.store.kept(key, searched)["pairs"]
 
 
 def stored_candidate_pairs(
@@ -253,8 +275,12 @@ def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:
     stay in the worker)."""
     store, first, second = job
     evidence = verify(stored_features(store, first), stored_features(store, second))
-    empty = np.zeros((0, 2), np.float32)
-    return VisitEvidence(evidence.matches, evidence.inliers, evidence.cells, empty, empty)
+    return VisitEvidence(evidence.matches, evidence.inliers, evidence.cells, NO_POINTS, NO_POINTS)
+
+
+def verified_store(root: Path) -> ArrayStore:
+    """The store of the verification's evidence below ``root``, a window of pairs a file."""
+    return ArrayStore(root, f"{VERIFICATION_VERSION}/{DESCRIPTORS_VERSION}")
 
 
 def stored_verified(
@@ -263,18 +289,35 @@ def stored_verified(
     pairs: np.ndarray,
     map: Mapper,
     on_progress: Callable[[int], None] | None = None,
+    kept: ArrayStore | None = None,
 ) -> list[VisitPair]:
     """The ``pairs`` (an ``(n, 2)`` array of film indexes into ``keys``) verified as visits,
-    sorted by index; ``PAIRS_AT_ONCE`` pairs at a time are held as Python objects."""
+    sorted by index; ``PAIRS_AT_ONCE`` pairs at a time are held as Python objects. Each
+    window's evidence is kept in ``kept`` (``verified_store``) when given: a run stopped
+    midway (at 1,000,000 films the verification took over half an hour on two nodes)
+    verifies only the windows it had not."""
     found = []
     for start in range(0, len(pairs), PAIRS_AT_ONCE):
         window = as_tuples(pairs[start : start + PAIRS_AT_ONCE])
         jobs = [(store, keys[i], keys[j]) for i, j in window]
-        for (i, j), evidence in zip(window, map(_verify, jobs, chunksize=8), strict=True):
-            if on_progress is not None:
-                on_progress(1)
-            if evidence.verified:
-                found.append(VisitPair(i, j, evidence.matches, evidence.inliers, evidence.cells))
+        key = _digest("verified", [f"{a} {b}" for _, a, b in jobs])
+        stored = kept.get(key) if kept is not None else None
+        if stored is None:
+            rows = []
+            for evidence in map(_verify, jobs, chunksize=8):
+                rows.append((evidence.matches, evidence.inliers, evidence.cells))
+                if on_progress is not None:
+                    on_progress(1)
+            stored = {"evidence": np.array(rows, np.int64).reshape(-1, 3)}
+            if kept is not None:
+                kept.put(key, stored)
+        elif on_progress is not None:
+            on_progress(len(window))
+        for (i, j), (matches, inliers, cells) in zip(
+            window, stored["evidence"].tolist(), strict=True
+        ):
+            if VisitEvidence(matches, inliers, cells, NO_POINTS, NO_POINTS).verified:
+                found.append(VisitPair(i, j, matches, inliers, cells))
     return sorted(found, key=lambda v: (v.first, v.second))
 
 

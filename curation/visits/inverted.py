@@ -34,6 +34,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from curation.core.parallel import Mapper
+from curation.core.store import Arrays
 from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.retrieval import (
@@ -251,8 +252,8 @@ def _key(*parts: str) -> str:
 def _train(job: tuple[VectorBlocks, str]) -> str:
     """Worker side: the lists trained on the stored vectors, stored under ``key``."""
     blocks, key = job
-    if blocks.store.get(key) is None:
-        blocks.store.put(key, {"centres": train_lists(blocks.count, blocks.width, blocks.films)})
+    count, width, read = blocks.count, blocks.width, blocks.films
+    blocks.store.kept(key, lambda: {"centres": train_lists(count, width, read)})
     return key
 
 
@@ -261,13 +262,12 @@ def _file_block(job: tuple[VectorBlocks, str, int]) -> np.ndarray:
     number of films filed in each list."""
     blocks, centres_key, number = job
     centres = stored_arrays(blocks.store, centres_key, "the visits' lists are")["centres"]
-    key = _key(centres_key, blocks.names[number])
-    stored = blocks.store.get(key)
-    if stored is None:
-        films = min(blocks.size, blocks.count - number * blocks.size)
-        vectors = range_rows(blocks.store, [blocks.names[number]], 0, films)
-        stored = {"probes": nearest_lists(centres, vectors)}
-        blocks.store.put(key, stored)
+    films, name = min(blocks.size, blocks.count - number * blocks.size), blocks.names[number]
+
+    def filed() -> Arrays:
+        return {"probes": nearest_lists(centres, range_rows(blocks.store, [name], 0, films))}
+
+    stored = blocks.store.kept(_key(centres_key, name), filed)
     return np.bincount(stored["probes"][:, 0], minlength=len(centres))
 
 

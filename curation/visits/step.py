@@ -28,12 +28,13 @@ from curation.core.parallel import Mapper, Tracker
 from curation.core.records import SourceRecord
 from curation.core.store import ArrayStore
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
-from curation.visits.find import stored_candidate_pairs, stored_verified
+from curation.visits.find import stored_candidate_pairs, stored_verified, verified_store
 from curation.visits.stored import Described, VisitStores, describe_into, descriptor_store
 
 DESCRIPTORS_STORE = "visit-descriptors"  # below BUILD/cache
 VECTORS_STORE = "visit-vectors"
 SAMPLE_FOLDER = "visit-sample"  # while the vocabulary is trained
+VERIFIED_STORE = "visit-verified"  # the verification's evidence, a window of pairs a file
 RECORDS_CACHE = "visit-records.parquet"
 _RECORDS = pa.schema([("sha256", pa.string()), ("descriptors", pa.int32())])
 
@@ -128,7 +129,8 @@ def kept_film_visits(
         describe_films(films, root, stores.descriptors, below(RECORDS_CACHE), map, bar)
         keys = [films[film].sha256 for film in ids]
         pairs = stored_candidate_pairs(stores, keys, map)
-        found = stored_verified(
-            stores.descriptors, keys, pairs, map, track("verify visits", len(pairs)).advance
-        )
+        verified = verified_store(below(VERIFIED_STORE))
+        verified.drop_other_versions()
+        verifying = track("verify visits", len(pairs))
+        found = stored_verified(stores.descriptors, keys, pairs, map, verifying.advance, verified)
     return [Visit(ids[v.first], ids[v.second], v.matches, v.inliers, v.cells) for v in found]

@@ -14,6 +14,7 @@ from filelock import FileLock
 from typer.testing import CliRunner
 
 import curation.leaks.visits
+import curation.visits.find
 from curation.audit.audit import WORK_FOLDER, run_audit
 from curation.audit.report import write_report
 from curation.cli.app import app
@@ -31,20 +32,21 @@ class Stopped(Exception):
 
 class StoppingMap:
     """A map in this process that stops the audit once it has run ``described`` jobs that
-    describe films."""
+    describe films (or ``verified`` jobs that verify a pair), keeping the names of the jobs
+    it ran."""
 
-    def __init__(self, described: int | None = None) -> None:
-        self.described = described
+    def __init__(self, described: int | None = None, verified: int | None = None) -> None:
+        self.stop_after = {"_describe_group": described, "_verify": verified}
+        self.ran: list[str] = []
 
     def __call__(
         self, function: Callable[[Any], Any], jobs: Sequence[Any], chunksize: int = 1
     ) -> Iterator[Any]:
         name = getattr(function, "__name__", None) or function.func.__name__  # type: ignore[attr-defined]
         for job in jobs:
-            if name == "_describe_group" and self.described is not None:
-                if self.described == 0:
-                    raise Stopped
-                self.described -= 1
+            if self.ran.count(name) == self.stop_after.get(name):
+                raise Stopped
+            self.ran.append(name)
             yield function(job)
 
 
@@ -85,6 +87,34 @@ def test_an_audit_stopped_midway_resumes_from_the_features_it_stored(
     assert not (out / WORK_FOLDER).exists()  # removed once the audit is done
     write_report(resumed, out)
     assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
+
+
+def test_an_audit_stopped_while_verifying_neither_searches_nor_verifies_again_what_it_had(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """At a million rows the search for pairs to verify took some 50 minutes and the
+    verification over half an hour: a resumed audit reads the search's pairs and the windows
+    of pairs it verified, and verifies only the others."""
+    monkeypatch.setattr(curation.visits.find, "PAIRS_AT_ONCE", 4)
+    target = write_target(tmp_path / "target")
+    whole_map = StoppingMap()
+    whole = run_audit(str(target), permutations=99, map=whole_map, work_below=tmp_path / "w")
+    write_report(whole, tmp_path / "whole")
+    pairs = whole_map.ran.count("_verify")
+    assert pairs > 8 and whole_map.ran.count("_tile") >= 1
+
+    out = tmp_path / "out"
+    with pytest.raises(Stopped):  # two windows of four pairs verified, then stopped
+        run_audit(str(target), permutations=99, map=StoppingMap(verified=10), work_below=out)
+    described = counting_descriptions(monkeypatch)
+    resumed_map = StoppingMap()
+    resumed = run_audit(str(target), permutations=99, map=resumed_map, work_below=out)
+    assert described == []
+    assert resumed_map.ran.count("_tile") == 0  # the search's pairs read
+    assert resumed_map.ran.count("_verify") == pairs - 8
+    write_report(resumed, out)
+    assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
+    assert len(resumed.visits) >= 1
 
 
 def test_stored_features_are_not_read_while_describing(
