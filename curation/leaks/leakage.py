@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -18,15 +18,13 @@ from curation.hashes.hashing import HASH_BYTES, View
 from curation.hashes.mapped_pairs import mapped_range_pairs
 from curation.hashes.orientations import mapped_pairs_in_any_orientation
 from curation.hashes.pairs import as_codes
+from curation.leaks.nearest import SplitSearches, split_members
 from curation.leaks.referrals import Association, HintHit
 from curation.leaks.target import Film, read_image
 from curation.leaks.turned import TurnedPair
 from curation.leaks.visits import CrossSplitMatch
 from curation.publish.schema import SPLITS as KNOWN_SPLITS
 from curation.visits.verification import VisitEvidence
-
-if TYPE_CHECKING:
-    from curation.leaks.nearest import SplitSearches
 
 SHORT_HASH_BITS = 64
 CLOSEST_PAIRS = 24
@@ -139,13 +137,6 @@ def _codes(films: list[Film], members: list[int], method: str) -> np.ndarray:
     return np.frombuffer(joined, dtype=np.uint8).reshape(len(members), width)
 
 
-def _members(films: list[Film], splits: list[str]) -> dict[str, list[int]]:
-    members: dict[str, list[int]] = {s: [] for s in splits}
-    for index, film in enumerate(films):
-        members[film.split].append(index)
-    return members
-
-
 def cross_split_pairs(
     films: list[Film],
     splits: list[str],
@@ -156,7 +147,7 @@ def cross_split_pairs(
 ) -> list[Pair]:
     """Every pair of films in different splits at distance <= ``max_distance``, each pair of
     splits one search through ``map`` (``mapped_range_pairs``), its codes below ``folder``."""
-    members = _members(films, splits)
+    members = split_members(films, splits)
     pairs = []
     for i, first in enumerate(splits):
         for second in splits[i + 1 :]:
@@ -183,7 +174,7 @@ def closest_pairs(
     ``searches`` (``curation.leaks.nearest.split_searches`` with at least ``count``). Only
     the results within a search's ``count``-th smallest distance can be among the closest,
     so only they become pairs (at 1,000,000 films the searches give 7.2 million)."""
-    members = _members(films, splits)
+    members = split_members(films, splits)
     pairs = []
     for (first, second), (distances, labels) in searches.items():
         kept = min(count, distances.size)

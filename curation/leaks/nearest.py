@@ -50,6 +50,14 @@ def _nearest_block(job: tuple[Path, bytes, int]) -> tuple[np.ndarray, np.ndarray
     return distances, labels
 
 
+def split_members(films: list[Film], splits: list[str]) -> dict[str, list[int]]:
+    """The indexes of each split's films, in order."""
+    members: dict[str, list[int]] = {split: [] for split in splits}
+    for index, film in enumerate(films):
+        members[film.split].append(index)
+    return members
+
+
 def split_searches(
     films: list[Film],
     splits: list[str],
@@ -60,9 +68,7 @@ def split_searches(
     """Every film of each later split with its ``count`` nearest films of each earlier split
     by average hash, one block of films a job through ``map`` (default: one process per
     core); the splits' codes are written below ``folder``, which the workers must see."""
-    members: dict[str, list[int]] = {split: [] for split in splits}
-    for index, film in enumerate(films):
-        members[film.split].append(index)
+    members = split_members(films, splits)
     codes = {split: as_codes([films[i].ahash for i in members[split]]) for split in splits}
     paths = {}
     for number, split in enumerate(splits[:-1]):  # by number: a name may be any text
