@@ -35,7 +35,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Generic, Protocol, TypeVar
@@ -97,6 +97,16 @@ class Tracker(Protocol):
 
     def advance(self, count: int) -> None:
         """Count ``count`` more files done."""
+
+
+def counted(results: Iterable[Result], total: int, bar: Tracker | None) -> Iterator[Result]:
+    """``results``, each counted on ``bar`` (of ``total``) as it comes."""
+    if bar is not None:
+        bar.total(total)
+    for result in results:
+        if bar is not None:
+            bar.advance(1)
+        yield result
 
 
 class LocalMap:

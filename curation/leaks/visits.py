@@ -120,13 +120,14 @@ def stored_candidates(
     keys: Sequence[str],
     map: Mapper,
     search: VisitSearch = VisitSearch.lists,
+    track: Track | None = None,
 ) -> list[tuple[int, int]]:
     """``curation.visits.find.candidates`` of the films stored under ``keys``, as the visits
-    step finds them (``stored_candidates``, searched as ``search`` says): the vectors and the
-    vocabulary's sample in folders beside ``store``."""
+    step finds them (``stored_candidates``, searched as ``search`` says, shown on bars of
+    ``track``): the vectors and the vocabulary's sample in folders beside ``store``."""
     beside = store.root.parent
     stores = VisitStores(store, beside / "visit-vectors", beside / "visit-sample")
-    return find_candidates(stores, keys, map, search=search)
+    return find_candidates(stores, keys, map, search=search, track=track)
 
 
 def _aligned(job: tuple[ArrayStore, str, str, bytes, bytes]) -> tuple[VisitEvidence, bool]:
@@ -151,17 +152,17 @@ def cross_split_matches(
 ) -> tuple[list[CrossSplitMatch], dict[tuple[int, int], VisitEvidence]]:
     """Every retrieved pair (searched as ``search`` says) of films in different splits that
     verification confirms, sorted by film ids, with the evidence of each (for drawing); the
-    films' features are in ``store`` (``describe_films``); the vectors, the verification
-    (reported to a bar of ``track``) and the aligned checks go through ``map`` (default: one
-    process per core). The search's pairs and the verification's evidence are kept beside
-    ``store``, for an audit that stops midway and runs again."""
+    films' features are in ``store`` (``describe_films``); the vectors, the search, the
+    verification (each reported to a bar of ``track``) and the aligned checks go through
+    ``map`` (default: one process per core). The search's pairs and the verification's
+    evidence are kept beside ``store``, for an audit that stops midway and runs again."""
     rank = {split: n for n, split in enumerate(splits)}
     mapped = map or LocalMap()
     keys = [f.sha256 for f in films]
     pairs = np.array(
         [
             pair
-            for pair in stored_candidates(store, keys, mapped, search)
+            for pair in stored_candidates(store, keys, mapped, search, track)
             if films[pair[0]].split != films[pair[1]].split
         ],
         PAIR_INDEX,

@@ -25,11 +25,12 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import faiss
 import numpy as np
 
-from curation.core.parallel import LocalMap, Mapper
+from curation.core.parallel import LocalMap, Mapper, counted
 from curation.core.store import Arrays, ArrayStore
 from curation.core.vocabulary import EXACT_UP_TO, VisitSearch
 from curation.visits.blocks import VectorBlocks, range_rows
@@ -55,6 +56,9 @@ from curation.visits.retrieval import (
 )
 from curation.visits.stored import VisitStores, stored_arrays, stored_features, temporary_stores
 from curation.visits.verification import VERIFICATION_VERSION, VisitEvidence, verify
+
+if TYPE_CHECKING:
+    from curation.core.progress import Track
 
 SAMPLED_PER_JOB = 256  # films per job gathering the vocabulary's sample
 PAIRS_AT_ONCE = 4096  # verification jobs the driver holds at a time, and a kept window
@@ -176,12 +180,16 @@ def _vector_block(job: tuple[ArrayStore, ArrayStore, Vocabulary, str, str, list[
 
 
 def stored_vectors(
-    stores: VisitStores, keys: Sequence[str], vocabulary: Vocabulary, map: Mapper
+    stores: VisitStores,
+    keys: Sequence[str],
+    vocabulary: Vocabulary,
+    map: Mapper,
+    on_films: Callable[[int], None] | None = None,
 ) -> VectorBlocks:
     """Every film's projected vector computed into its store, a block of films a job (the
     search's indexed block, ``faiss.cvar.distance_compute_blas_database_bs``), the projection
-    trained first by one job on at most ``PROJECTION_FILMS`` films. The vectors of other
-    vocabularies and projections are dropped."""
+    trained first by one job on at most ``PROJECTION_FILMS`` films, each block's films told
+    to ``on_films``. The vectors of other vocabularies and projections are dropped."""
     unique = list(dict.fromkeys(keys))
     sample = [unique[n] for n in projection_films(len(unique))]
     (projection,) = map(_projection, [(stores.descriptors, vocabulary, sample)], chunksize=1)
@@ -195,8 +203,9 @@ def stored_vectors(
         (stores.descriptors, vectors, vocabulary, key, name, block)
         for name, block in zip(names, blocks, strict=True)
     ]
-    for _ in map(_vector_block, jobs, chunksize=1):
-        pass
+    for films in map(_vector_block, jobs, chunksize=1):
+        if on_films is not None:
+            on_films(films)
     vectors.drop_other_versions()
     return VectorBlocks(vectors, names, size, len(keys), projection.components.shape[1])
 
@@ -219,11 +228,13 @@ def stored_nearest(
     map: Mapper,
     partners: int = PARTNERS,
     search: VisitSearch = VisitSearch.lists,
+    track: Track | None = None,
 ) -> np.ndarray:
     """``nearest_films`` over the stored vectors, one job per tile (from ``INVERTED_FROM``
     films on through the lists, where ``chosen_search`` says so), as an ``(n, 2)`` array
     (``tiled_pairs``), kept beside the vectors: a run stopped after the search (at 1,000,000
-    films it took some 50 minutes on two nodes) does not search again."""
+    films it took some 50 minutes on two nodes) does not search again. A search that runs
+    counts its jobs on a bar of ``track``."""
     count = blocks.count
     if count < 2:
         return np.zeros((0, 2), PAIR_INDEX)
@@ -232,15 +243,17 @@ def stored_nearest(
     key = _digest(f"nearest {partners} {through}", blocks.names)
 
     def searched() -> Arrays:
+        bar = track("search nearest films", None) if track is not None else None
         if lists:
-            return {"pairs": stored_inverted_pairs(blocks, map, partners)}
+            return {"pairs": stored_inverted_pairs(blocks, map, partners, bar=bar)}
         keep = search_width(partners, count)[1]
         tiles = search_tiles(count, blocks.width)
         jobs = [
             (blocks.store, t, blocks.covering(t.queries), blocks.covering(t.indexed), keep)
             for t in tiles
         ]
-        return {"pairs": tiled_pairs(tiles, map(_tile, jobs, chunksize=1), partners, count)}
+        found = counted(map(_tile, jobs, chunksize=1), len(jobs), bar)
+        return {"pairs": tiled_pairs(tiles, found, partners, count)}
 
     return blocks.store.kept(key, searched)["pairs"]
 
@@ -251,12 +264,15 @@ def stored_candidate_pairs(
     map: Mapper,
     partners: int = PARTNERS,
     search: VisitSearch = VisitSearch.lists,
+    track: Track | None = None,
 ) -> np.ndarray:
     """Each film's ``partners`` nearest films (``keys``: one per film), as pairs to verify:
-    an ``(n, 2)`` array of indexes into ``keys``, sorted."""
+    an ``(n, 2)`` array of indexes into ``keys``, sorted; the vectors and the search each
+    shown on a bar of ``track`` (at 1,000,000 films some 15 and 50 minutes on two nodes)."""
     vocabulary = stored_vocabulary(stores, keys, map)
-    vectors = stored_vectors(stores, keys, vocabulary, map)
-    return stored_nearest(vectors, map, partners, search)
+    on_films = track("film vectors", len(keys)).advance if track is not None else None
+    vectors = stored_vectors(stores, keys, vocabulary, map, on_films)
+    return stored_nearest(vectors, map, partners, search, track)
 
 
 def stored_candidates(
@@ -265,9 +281,10 @@ def stored_candidates(
     map: Mapper,
     partners: int = PARTNERS,
     search: VisitSearch = VisitSearch.lists,
+    track: Track | None = None,
 ) -> list[tuple[int, int]]:
     """``stored_candidate_pairs`` as a list of ``(i, j)`` tuples."""
-    return as_tuples(stored_candidate_pairs(stores, keys, map, partners, search))
+    return as_tuples(stored_candidate_pairs(stores, keys, map, partners, search, track))
 
 
 def _verify(job: tuple[ArrayStore, str, str]) -> VisitEvidence:

@@ -33,7 +33,7 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from curation.core.parallel import Mapper
+from curation.core.parallel import Mapper, Tracker, counted
 from curation.core.store import Arrays
 from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.blocks import VectorBlocks, range_rows
@@ -287,11 +287,15 @@ def _search(job: tuple[VectorBlocks, str, range, int]) -> tuple[np.ndarray, Best
 
 
 def stored_inverted_pairs(
-    blocks: VectorBlocks, map: Mapper, partners: int, shard_films: int = SHARD_FILMS
+    blocks: VectorBlocks,
+    map: Mapper,
+    partners: int,
+    shard_films: int = SHARD_FILMS,
+    bar: Tracker | None = None,
 ) -> np.ndarray:
     """Each film's ``partners`` nearest films among those of its probed lists, as an ``(n, 2)``
     array of pairs ``i < j``, sorted: the lists trained, the blocks filed and the shards
-    searched as jobs through ``map``."""
+    searched as jobs through ``map``, each shard counted on ``bar``."""
     lists = list_count(blocks.count)
     centres_key = _key("centres", str(lists), *blocks.names)
     for _ in map(_train, [(blocks, centres_key)], chunksize=1):
@@ -302,7 +306,8 @@ def stored_inverted_pairs(
         sizes += filed
     keep = min(blocks.count, partners + 1)
     shards = [(blocks, centres_key, shard, keep) for shard in shard_lists(sizes, shard_films)]
-    return merged_pairs(blocks.count, map(_search, shards, chunksize=1), keep)
+    found = counted(map(_search, shards, chunksize=1), len(shards), bar)
+    return merged_pairs(blocks.count, found, keep)
 
 
 def rows_of(vectors: np.ndarray) -> Read:

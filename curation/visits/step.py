@@ -128,7 +128,7 @@ def kept_film_visits(
         bar = track("describe anatomy", None)
         describe_films(films, root, stores.descriptors, below(RECORDS_CACHE), map, bar)
         keys = [films[film].sha256 for film in ids]
-        pairs = stored_candidate_pairs(stores, keys, map)
+        pairs = stored_candidate_pairs(stores, keys, map, track=track)
         verified = verified_store(below(VERIFIED_STORE))
         verified.drop_other_versions()
         verifying = track("verify visits", len(pairs))

@@ -20,7 +20,7 @@ def listed_counts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     films, so that a small dataset reaches them."""
     searched: list[int] = []
 
-    def lists(blocks, map, partners):
+    def lists(blocks, map, partners, bar=None):
         searched.append(blocks.count)
         return np.zeros((0, 2), np.int32)
 

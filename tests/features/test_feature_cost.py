@@ -227,6 +227,9 @@ def test_a_build_computes_the_shortlist_once_and_every_long_part_shows_progress(
     described = bars["describe anatomy"]
     # The visits step describes each kept film's content once (fewer: copies were dropped).
     assert 0 < described[0] < contents and described == [described[0], described[0]]
+    assert bars["film vectors"] == described  # a vector for each described film
+    searched = bars["search nearest films"]
+    assert searched[0] > 0 and searched == [searched[0], searched[0]]
     assert bars["verify visits"][0] > 0 and bars["verify visits"][0] == bars["verify visits"][1]
     summary = outcome.products["summary"]
     assert summary.counts.verified_visits > 0

@@ -190,6 +190,33 @@ def test_stored_and_over_two_workers_the_search_chooses_as_in_memory(tmp_path):
         assert np.array_equal(found, expected)
 
 
+class CountingBar:
+    """A ``Tracker`` that keeps its total and what was counted."""
+
+    def __init__(self) -> None:
+        self.set_to: list[int] = []
+        self.done = 0
+
+    def total(self, count: int) -> None:
+        self.set_to.append(count)
+
+    def advance(self, count: int) -> None:
+        self.done += count
+
+
+def test_the_search_through_the_lists_counts_each_shard_on_its_bar(tmp_path, monkeypatch):
+    """At 1,000,000 films the shards' search took some 50 minutes: its bar is set to the
+    number of shards and counts each shard searched."""
+    vectors = clustered(1200, 16, 10)
+    shards: list[range] = []
+    cut = inverted.shard_lists
+    monkeypatch.setattr(inverted, "shard_lists", lambda *a: shards.extend(cut(*a)) or shards)
+    bar = CountingBar()
+    stored_inverted_pairs(stored(vectors, tmp_path), LocalMap(1), PARTNERS, 200, bar)
+    assert len(shards) >= 2
+    assert bar.set_to == [len(shards)] and bar.done == len(shards)
+
+
 def test_a_shard_s_job_holds_the_probed_lists_of_its_queries_only(tmp_path, monkeypatch):
     """Every film's probed lists grow with the archive and the lists searched (512 MB at
     1,000,000 films): a shard's job keeps only those of the films that probe its lists."""
