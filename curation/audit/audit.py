@@ -77,14 +77,16 @@ def run_audit(
     """Read the target, recompute every hash and run every check (``visits``: also match
     local features across splits, ``curation.leaks.visits``, the pairs to verify searched as
     ``visit_search`` says); per-file work through ``map`` (an executor's,
-    ``curation.chain.executors``; default: this machine's cores), the hashing, the describing
-    and the verifying each reported to a bar of ``track``. The workers' visit features
+    ``curation.chain.executors``; default: this machine's cores), the hashing, the checks by
+    hash, the describing, the vectors, the search and the verifying each reported to a bar of
+    ``track``. The workers' visit features
     go to a work folder below ``work_below`` (``work_folder``: kept by an audit that stops
     midway, for the next; default: the temporary folder), which every worker must see at
     the same path."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
     from curation.audit.decided import apply_decisions
+    from curation.core.parallel import CountingMap, LocalMap
     from curation.core.store import ArrayStore
     from curation.hashes.hashing import AverageHash512
     from curation.leaks.identical import fill_pixels, representatives
@@ -142,12 +144,14 @@ def run_audit(
     reps = sorted(set(rep_of))
     rep_films = [films[i] for i in reps]
     with work_folder(work_below) as folder:  # the searches' codes, the visit features
-        fill_pixels(films, shards, columns.image, folder, map)
-        searches = split_searches(films, splits, folder, CLOSEST_PAIRS, map)
+        # The checks by hash: some minutes of jobs at a million rows, counted on one bar.
+        checking = CountingMap(map or LocalMap(), track("hash checks", None) if track else None)
+        fill_pixels(films, shards, columns.image, folder, checking)
+        searches = split_searches(films, splits, folder, CLOSEST_PAIRS, checking)
         pairs = [
             Pair(p.method, p.distance, reps[p.a], reps[p.b])
             for m in methods
-            for p in cross_split_pairs(rep_films, splits, m, thresholds[m], folder, map)
+            for p in cross_split_pairs(rep_films, splits, m, thresholds[m], folder, checking)
         ]
         audit = Audit(
             target=target,
@@ -164,7 +168,9 @@ def run_audit(
             same_bytes=same_content(films, lambda f: f.sha256),
             same_pixels=same_content(films, lambda f: f.pixels),
             clusters=(
-                check_clusters(films, threshold, rep_of, folder, map) if names["cluster"] else None
+                check_clusters(films, threshold, rep_of, folder, checking)
+                if names["cluster"]
+                else None
             ),
             groups=check_groups(films) if names["group"] else None,
             hints=find_hints(films),
@@ -179,8 +185,9 @@ def run_audit(
             [f.turned for f in rep_films],
             lambda index: audit.image_bytes(rep_films[index]),
             folder,
-            map,
+            checking,
         )
+        checking.finish()
         audit.turned = [replace(p, a=reps[p.a], b=reps[p.b]) for p in turned]
         audit.visit_search = chosen_search(visit_search, len(rep_films))
         if visits:

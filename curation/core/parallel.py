@@ -109,6 +109,27 @@ def counted(results: Iterable[Result], total: int, bar: Tracker | None) -> Itera
         yield result
 
 
+class CountingMap:
+    """``map`` with each job's result counted on ``bar``: many maps' work on one bar, whose
+    total is set to the jobs counted once the work is done (``finish``)."""
+
+    def __init__(self, map: Mapper, bar: Tracker | None) -> None:
+        self.map, self.bar, self.done = map, bar, 0
+
+    def __call__(
+        self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 16
+    ) -> Iterator[Result]:
+        for result in self.map(function, jobs, chunksize):
+            self.done += 1
+            if self.bar is not None:
+                self.bar.advance(1)
+            yield result
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.total(self.done)
+
+
 class LocalMap:
     """The ``Mapper`` of this machine: ``workers`` processes, those of ``pool`` when given (a
     step's, shared by all its maps: ``curation.chain.executors``), else a pool of its own for

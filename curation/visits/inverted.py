@@ -33,7 +33,7 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from curation.core.parallel import Mapper, Tracker, counted
+from curation.core.parallel import Mapper, Tracker
 from curation.core.store import Arrays
 from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.blocks import VectorBlocks, range_rows
@@ -56,6 +56,7 @@ REFINED_AT_ONCE = 1024  # training films read at the full width at a time
 # lone job in the driver's process, which would then hold every film's vector.
 SHARD_FILMS = 2048
 QUERIES_AT_ONCE = 4096  # a shard's queries read and searched at a time
+SHARDS_KEPT = 64  # shards merged between two keepings of the best so far (72 MB at 1,000,000)
 INVERTED_VERSION = (
     f"ivf{LISTS_PER_ROOT}-train{TRAINING_PER_LIST}-seed{KMEANS_SEED}"
     f"-probe1in{LISTS_PER_PROBE}-w{LIST_WIDTH}"
@@ -225,19 +226,38 @@ def search_shard(
     return queries.astype(PAIR_INDEX), (similarity, found)
 
 
-def merged_pairs(count: int, found: Iterable[tuple[np.ndarray, Best]], keep: int) -> np.ndarray:
-    """The pairs ``(i, j)``, ``i < j``, of each film ``i`` and the ``keep`` best films it found
-    over the shards (itself aside), each once, sorted: an ``(n, 2)`` array."""
-    best = (np.full((count, keep), -np.inf, np.float32), np.full((count, keep), -1, PAIR_INDEX))
-    for queries, (similarity, films) in found:
-        merged = best_of(
-            np.hstack([best[0][queries], similarity]), np.hstack([best[1][queries], films]), keep
-        )
-        best[0][queries], best[1][queries] = merged
-    firsts = np.broadcast_to(np.arange(count, dtype=PAIR_INDEX)[:, None], best[1].shape)
-    chosen = (best[1] >= 0) & (best[1] != firsts)
-    pairs = np.sort(np.column_stack([firsts[chosen], best[1][chosen]]), axis=1)
+def merge_shard(best: Best, queries: np.ndarray, found: Best, keep: int) -> None:
+    """One shard's ``found`` (the best of its ``queries``) merged into ``best``: per film, the
+    ``keep`` best over the shards merged so far."""
+    similarity, films = found
+    merged = best_of(
+        np.hstack([best[0][queries], similarity]), np.hstack([best[1][queries], films]), keep
+    )
+    best[0][queries], best[1][queries] = merged
+
+
+def no_best(count: int, keep: int) -> Best:
+    """The best of ``count`` films before any shard is merged: none."""
+    return np.full((count, keep), -np.inf, np.float32), np.full((count, keep), -1, PAIR_INDEX)
+
+
+def best_pairs(best: Best) -> np.ndarray:
+    """The pairs ``(i, j)``, ``i < j``, of each film ``i`` and the films of its ``best`` (itself
+    aside), each once, sorted: an ``(n, 2)`` array."""
+    films = best[1]
+    firsts = np.broadcast_to(np.arange(len(films), dtype=PAIR_INDEX)[:, None], films.shape)
+    chosen = (films >= 0) & (films != firsts)
+    pairs = np.sort(np.column_stack([firsts[chosen], films[chosen]]), axis=1)
     return np.unique(pairs, axis=0) if len(pairs) else np.zeros((0, 2), PAIR_INDEX)
+
+
+def merged_pairs(count: int, found: Iterable[tuple[np.ndarray, Best]], keep: int) -> np.ndarray:
+    """The pairs of each film ``i`` and the ``keep`` best films it found over the shards
+    (``best_pairs``)."""
+    best = no_best(count, keep)
+    for queries, its_best in found:
+        merge_shard(best, queries, its_best, keep)
+    return best_pairs(best)
 
 
 # The same search over the stored vectors, as jobs: the lists trained by one job on evenly
@@ -295,7 +315,10 @@ def stored_inverted_pairs(
 ) -> np.ndarray:
     """Each film's ``partners`` nearest films among those of its probed lists, as an ``(n, 2)``
     array of pairs ``i < j``, sorted: the lists trained, the blocks filed and the shards
-    searched as jobs through ``map``, each shard counted on ``bar``."""
+    searched as jobs through ``map``, each shard counted on ``bar``. Every ``SHARDS_KEPT``
+    shards the best merged so far are kept beside the vectors (one file, replaced each time,
+    removed at the end): the shards' search took some 50 minutes at 1,000,000 films on two
+    nodes, and a run stopped midway searches only the shards it had not merged."""
     lists = list_count(blocks.count)
     centres_key = _key("centres", str(lists), *blocks.names)
     for _ in map(_train, [(blocks, centres_key)], chunksize=1):
@@ -305,9 +328,27 @@ def stored_inverted_pairs(
     for filed in map(_file_block, jobs, chunksize=1):
         sizes += filed
     keep = min(blocks.count, partners + 1)
-    shards = [(blocks, centres_key, shard, keep) for shard in shard_lists(sizes, shard_films)]
-    found = counted(map(_search, shards, chunksize=1), len(shards), bar)
-    return merged_pairs(blocks.count, found, keep)
+    shards = shard_lists(sizes, shard_films)
+    cut = [f"{shard.start}-{shard.stop}" for shard in shards]
+    kept_key = _key(centres_key, "merged", str(keep), *cut)
+    kept = blocks.store.get(kept_key)
+    done, best = 0, no_best(blocks.count, keep)
+    if kept is not None:
+        done, best = int(kept["shards"][0]), (kept["similarity"].copy(), kept["films"].copy())
+    if bar is not None:
+        bar.total(len(shards))
+        bar.advance(done)
+    searches = [(blocks, centres_key, shard, keep) for shard in shards[done:]]
+    found = map(_search, searches, chunksize=1)
+    for merged, (queries, its_best) in enumerate(found, done + 1):
+        merge_shard(best, queries, its_best, keep)
+        if bar is not None:
+            bar.advance(1)
+        if merged % SHARDS_KEPT == 0 and merged < len(shards):
+            arrays = {"shards": np.array([merged]), "similarity": best[0], "films": best[1]}
+            blocks.store.put(kept_key, arrays)
+    blocks.store.path(kept_key).unlink(missing_ok=True)
+    return best_pairs(best)
 
 
 def rows_of(vectors: np.ndarray) -> Read:

@@ -24,12 +24,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from curation.core.cache import read_cache, write_cache
-from curation.core.parallel import Mapper, Tracker
+from curation.core.parallel import Mapper, Tracker, counted
 from curation.core.records import SourceRecord
 from curation.core.store import ArrayStore
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
 from curation.visits.find import stored_candidate_pairs, stored_verified, verified_store
-from curation.visits.stored import Described, VisitStores, describe_into, descriptor_store
+from curation.visits.stored import VisitStores, describe_into, descriptor_store
 
 DESCRIPTORS_STORE = "visit-descriptors"  # below BUILD/cache
 VECTORS_STORE = "visit-vectors"
@@ -77,27 +77,15 @@ def describe_films(
         sha = record.sha256
         if sha not in todo and not (is_known and sha in store):
             todo[sha] = str(root / record.path)
-    if bar is not None:
-        bar.total(len(todo))
     jobs = [(store, sha, path) for sha, path in todo.items()]
-    counts = np.fromiter(
-        (d.descriptors for d in _advancing(map(describe_into, jobs), bar)), np.int32
-    )
+    described = counted(map(describe_into, jobs), len(jobs), bar)  # none kept: only the counts
+    counts = np.fromiter((d.descriptors for d in described), np.int32)
     if len(counts):
         fresh = pa.table({"sha256": list(todo), "descriptors": counts}, schema=_RECORDS)
         if recorded is not None:
             kept = pc.invert(pc.is_in(recorded["sha256"], value_set=fresh["sha256"]))
             fresh = pa.concat_tables([recorded.filter(kept), fresh])
         write_cache(records_path, DESCRIPTORS_VERSION, fresh.sort_by("sha256"))
-
-
-def _advancing(results: Iterator[Described], bar: Tracker | None) -> Iterator[Described]:
-    """``results`` as they come, each counted on ``bar``; none kept (the driver keeps each
-    film's count in an array, not its ``Described``)."""
-    for done in results:
-        if bar is not None:
-            bar.advance(1)
-        yield done
 
 
 @contextmanager

@@ -163,9 +163,9 @@ def test_a_second_audit_into_a_report_folder_in_use_is_refused_in_one_sentence(t
 
 
 def test_the_command_shows_a_bar_for_each_long_piece_of_work(tmp_path: Path):
-    """Hashing, describing, the films' vectors, the search for pairs to verify and the
-    verification each take from a quarter of an hour to hours at a million rows: each has a
-    bar, counted to its end."""
+    """Hashing, the checks by hash, describing, the films' vectors, the search for pairs to
+    verify and the verification each take from ten minutes to hours at a million rows: each
+    has a bar, counted to its end."""
     target = write_target(tmp_path / "target")
     args = ["audit", str(target), "--out", str(tmp_path / "out"), "--permutations", "99"]
     result = CliRunner().invoke(app, [*args, "--workers", "1"])
@@ -175,12 +175,12 @@ def test_the_command_shows_a_bar_for_each_long_piece_of_work(tmp_path: Path):
         for line in result.output.splitlines()
         if "━" in line and line.split()[-1].count(":") == 2
     }
-    long_work = {"hash films", "describe films", "film vectors", "search nearest films"}
-    assert bars.keys() == {*long_work, "verify pairs"}, result.output
+    long_work = {"hash films", "hash checks", "describe films", "film vectors"}
+    assert bars.keys() == {*long_work, "search nearest films", "verify pairs"}, result.output
     assert bars["hash films"] == f"{2 * FILMS}/{2 * FILMS}"
     assert bars["describe films"] == f"{2 * FILMS}/{2 * FILMS}"
     assert bars["film vectors"] == f"{2 * FILMS}/{2 * FILMS}"
-    for name in ("search nearest films", "verify pairs"):
+    for name in ("hash checks", "search nearest films", "verify pairs"):
         done, total = bars[name].split("/")
         assert done == total and int(total) >= 1, name
 

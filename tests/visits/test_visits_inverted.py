@@ -217,6 +217,44 @@ def test_the_search_through_the_lists_counts_each_shard_on_its_bar(tmp_path, mon
     assert bar.set_to == [len(shards)] and bar.done == len(shards)
 
 
+class Stopped(Exception):
+    """Stands in for the run's process being stopped."""
+
+
+class StoppingMap:
+    """A map in this process that stops once ``searched`` shards' jobs have run (never, by
+    default), counting them."""
+
+    def __init__(self, searched: int | None = None) -> None:
+        self.searched, self.ran = searched, 0
+
+    def __call__(self, function, jobs, chunksize=1):
+        for job in jobs:
+            if function.__name__ == "_search":
+                if self.ran == self.searched:
+                    raise Stopped
+                self.ran += 1
+            yield function(job)
+
+
+def test_a_search_stopped_midway_searches_only_the_shards_it_had_not_merged(tmp_path, monkeypatch):
+    """At 1,000,000 films the shards' search took some 50 minutes: the best merged so far is
+    kept every ``SHARDS_KEPT`` shards, and the next run merges the other shards into it, to
+    the pairs of a search that never stopped."""
+    vectors = clustered(1200, 16, 10)
+    blocks = stored(vectors, tmp_path)
+    expected = stored_inverted_pairs(blocks, StoppingMap(), PARTNERS, 100)
+    files = sorted(blocks.store.folder.rglob("*.arrays"))
+    monkeypatch.setattr(inverted, "SHARDS_KEPT", 2)
+    with pytest.raises(Stopped):  # five shards searched, four of them kept
+        stored_inverted_pairs(blocks, StoppingMap(searched=5), PARTNERS, 100)
+    resumed, bar = StoppingMap(), CountingBar()
+    assert np.array_equal(stored_inverted_pairs(blocks, resumed, PARTNERS, 100, bar), expected)
+    assert bar.set_to == [bar.done] and bar.done >= 8  # every shard on the bar, kept or not
+    assert resumed.ran == bar.done - 4
+    assert sorted(blocks.store.folder.rglob("*.arrays")) == files  # the kept best removed
+
+
 def test_a_shard_s_job_holds_the_probed_lists_of_its_queries_only(tmp_path, monkeypatch):
     """Every film's probed lists grow with the archive and the lists searched (512 MB at
     1,000,000 films): a shard's job keeps only those of the films that probe its lists."""
