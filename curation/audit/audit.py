@@ -108,6 +108,7 @@ def run_audit(
     )
     from curation.leaks.nearest import split_searches
     from curation.leaks.referrals import associations, find_hints
+    from curation.leaks.scan import hash_store, scan
     from curation.leaks.target import (
         AuditError,
         Columns,
@@ -115,7 +116,6 @@ def run_audit(
         find_shards,
         resolve_columns,
         resolve_target,
-        scan,
     )
     from curation.leaks.turned import turned_same_picture
     from curation.leaks.visits import cross_split_matches, describe_films
@@ -132,7 +132,9 @@ def run_audit(
     names = resolve_columns(shards, columns)
     hashing = track("hash films", count_rows(shards)) if track else None
     hasher = AverageHash512(decode)
-    films = scan(shards, names, hasher, methods, hashing.advance if hashing else None, map)
+    image = names["image"] or columns.image
+    kept = hash_store(work_below / WORK_FOLDER, hasher, methods, image) if work_below else None
+    films = scan(shards, names, hasher, methods, hashing.advance if hashing else None, map, kept)
     splits = order_splits({f.split for f in films})
     if len(splits) < 2:
         raise AuditError(
@@ -196,7 +198,7 @@ def run_audit(
             describing = track("describe films", len(rep_films)) if track else None
             describe_films(
                 shards,
-                names["image"] or columns.image,
+                image,
                 rep_films,
                 store,
                 map,

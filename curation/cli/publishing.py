@@ -130,10 +130,11 @@ def audit_command(
                 executor_for(executor, workers).mapping("audit") as map,
                 progress_bars(console) as track,
             ):
-                if (out / WORK_FOLDER / VISIT_FEATURES).is_dir():
+                if (out / WORK_FOLDER).is_dir():
                     console.print(
-                        f"{out}: resuming an audit that stopped midway; the films' features it "
-                        f"stored in {WORK_FOLDER} are read again, not computed again.",
+                        f"{out}: resuming an audit that stopped midway; what it stored in "
+                        f"{WORK_FOLDER} (hashes, films' features, pairs searched and verified) "
+                        "is read again, not computed again.",
                         markup=False,
                         highlight=False,
                         soft_wrap=True,

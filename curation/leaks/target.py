@@ -1,18 +1,16 @@
 """Reading an audit target: a build, a folder of parquet shards or a Hub revision, one parquet
 row group at a time, keeping per film only its codes and small fields (``Film``), never the
-image. Row groups are hashed on every core (``curation.core.parallel``): each worker reads its own
-row group's images, so no image crosses between processes and memory stays bounded by a row
-group per worker."""
+image. A row group is the unit of per-file work (``row_groups``, ``read_images``): each worker
+reads its own row group's images, so no image crosses between processes and memory stays
+bounded by a row group per worker; the hashing of every row is ``curation.leaks.scan``."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import re
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +21,7 @@ from huggingface_hub import snapshot_download
 from PIL import Image
 
 from curation.core.jpeg_check import check_decodable, decode_failure
-from curation.core.parallel import LocalMap, Mapper
-from curation.hashes.hashing import HASH_BYTES, AverageHash512, View, short_hashes
+from curation.hashes.hashing import HASH_BYTES, View
 
 IMAGES_AT_ONCE = 16  # image cells decoded from a row group at a time
 TURNED_VIEWS = tuple(view for view in View if view is not View.identity)  # ``Film.turned``'s order
@@ -202,26 +199,6 @@ def image_header(image: Image.Image) -> str:
     return f"{image.mode}:{image.size[0]}x{image.size[1]}:"
 
 
-def hash_film(data: bytes, hasher: AverageHash512, methods: tuple[str, ...]) -> dict[str, Any]:
-    """sha256 of the bytes, the header (mode and size) and each method's code; the pixels are
-    not decoded at full size here (``pixels_digest`` does it where it is needed)."""
-    with Image.open(io.BytesIO(data)) as image:
-        header = image_header(image)
-    grey = hasher.open_grey(io.BytesIO(data))
-    views = hasher.hash_grey_views(grey)
-    short = None
-    if {"phash", "dhash"} & set(methods):
-        codes = short_hashes(grey)
-        short = {m: codes[m] for m in ("phash", "dhash") if m in methods}
-    return {
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "header": header,
-        "ahash": views[View.identity],
-        "turned": b"".join(views[v] for v in TURNED_VIEWS),
-        "short": short,
-    }
-
-
 # JPEG modes that simplejpeg decodes to Pillow's own pixels, and the colour space it names.
 _SIMPLEJPEG_SPACE = {"L": "GRAY", "RGB": "RGB"}
 
@@ -310,89 +287,6 @@ def _image_cells(path: Path, group: int, first_row: int, image: str) -> Iterator
         for cell in batch.column(0).to_pylist():
             yield row, cell
             row += 1
-
-
-def _hash_group(
-    job: RowGroup, image: str, hasher: AverageHash512, methods: tuple[str, ...]
-) -> list[dict[str, Any]]:
-    rows = tuple(range(job.first_row, job.first_row + job.rows))
-    return read_images(job, image, rows, partial(hash_film, hasher=hasher, methods=methods))
-
-
-def _labels(value: Any) -> dict[str, Any]:
-    """Lesion count and grades from a list label; a scalar label is kept as it is."""
-    if isinstance(value, list):
-        grades = []
-        for item in value:
-            if isinstance(item, dict):
-                grade = item.get("pai", item.get("grade"))
-                if isinstance(grade, int):
-                    grades.append(grade)
-        return {"lesions": len(value), "grades": tuple(grades)}
-    return {"label": value}
-
-
-def scan(
-    shards: list[Path],
-    names: dict[str, str | None],
-    hasher: AverageHash512,
-    methods: tuple[str, ...],
-    on_films: Callable[[int], None] | None = None,
-    map: Mapper | None = None,
-) -> list[Film]:
-    """Hash every row of every shard, a row group per job through ``map`` (default: one
-    process per core), telling ``on_films`` how many rows each group held; the small columns
-    are read here, beside the results."""
-    image = names["image"]
-    assert image is not None
-    wanted = sorted({n for key, n in names.items() if n and key != "image"})
-    jobs = row_groups(shards)
-    work = partial(_hash_group, image=image, hasher=hasher, methods=methods)
-    films: list[Film] = []
-    hashed_groups = (map or LocalMap())(work, jobs, chunksize=1)
-    for job, hashed in zip(jobs, hashed_groups, strict=True):
-        if wanted:
-            table = pq.ParquetFile(job.path).read_row_group(job.group, columns=wanted)
-            rows = table.to_pylist()
-        else:
-            rows = [{} for _ in range(job.rows)]
-        for offset, (values, film) in enumerate(zip(rows, hashed, strict=True)):
-            films.append(_film(job, job.first_row + offset, values, film, names))
-        if on_films:
-            on_films(len(rows))
-    return films
-
-
-def _film(
-    job: RowGroup,
-    row: int,
-    values: dict[str, Any],
-    hashed: dict[str, Any],
-    names: dict[str, str | None],
-) -> Film:
-    split = str(values[names["split"]]) if names["split"] else split_from_name(job.path)
-    hashed = {**hashed, "header": sys.intern(hashed["header"])}  # one string for every row
-    film_id = values[names["film_id"]] if names["film_id"] else None
-    referral = values[names["referral"]] if names["referral"] else None
-    if isinstance(referral, str):
-        referral = {"text": referral}
-    return Film(
-        film_id=str(film_id) if film_id is not None else f"{split}:{row}",
-        split=sys.intern(split),  # one string per split, not per row
-        shard=job.shard,
-        row=row,
-        pixels=None,
-        **hashed,
-        **(_labels(values[names["label"]]) if names["label"] else {}),
-        cluster=_text_or_none(values, names["cluster"]),
-        group=_text_or_none(values, names["group"]),
-        referral=referral,
-    )
-
-
-def _text_or_none(values: dict[str, Any], name: str | None) -> str | None:
-    value = values[name] if name else None
-    return None if value is None else str(value)
 
 
 def count_rows(shards: list[Path]) -> int:

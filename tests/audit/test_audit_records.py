@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.hashes.hashing import HASH_BYTES, AverageHash512, View
+from curation.leaks.scan import scan
 from curation.leaks.target import (
     TURNED_VIEWS,
     Columns,
@@ -18,7 +19,6 @@ from curation.leaks.target import (
     find_shards,
     read_image,
     resolve_columns,
-    scan,
 )
 from tests.audit.test_audit_at_scale import FILMS, write_target
 

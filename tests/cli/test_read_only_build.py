@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from curation.cli.app import app
 from curation.core import build_lock
-from curation.leaks import target
+from curation.leaks import scan
 from tests.audit.audit_runs import write_generic
 
 
@@ -72,7 +72,7 @@ def test_an_audit_whose_report_folder_cannot_be_written_names_it_before_hashing(
         raise OSError(errno.EROFS, "Read-only file system", str(dir / "probe"))
 
     monkeypatch.setattr(build_lock.tempfile, "TemporaryFile", refuse)
-    monkeypatch.setattr(target, "hash_film", lambda *args, **kwargs: pytest.fail("hashed"))
+    monkeypatch.setattr(scan, "hash_film", lambda *args, **kwargs: pytest.fail("hashed"))
     result = CliRunner().invoke(app, ["audit", str(build), "--out", str(out), "--workers", "1"])
     assert result.exit_code == 2, (result.output, result.exception)
     assert result.output.splitlines()[-1] == (

@@ -24,13 +24,13 @@ from curation.core.parallel import LocalMap
 from curation.hashes.hashing import AverageHash512, hamming
 from curation.leaks.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
 from curation.leaks.referrals import associations
+from curation.leaks.scan import scan
 from curation.leaks.target import (
     Columns,
     find_shards,
     image_header,
     pixels_digest,
     resolve_columns,
-    scan,
 )
 
 app = typer.Typer()
