@@ -33,7 +33,7 @@ from curation.core.parallel import LocalMap
 ROWS = 2000
 WORKERS = 2
 PHASES = {
-    "curation.leaks.target": ("scan",),
+    "curation.leaks.scan": ("scan",),
     "curation.leaks.identical": ("fill_pixels",),
     "curation.leaks.leakage": ("cross_split_pairs", "closest_pairs", "nearest_to_train"),
     "curation.leaks.nearest": ("split_searches",),
