@@ -200,13 +200,18 @@ def _found(report: dict) -> dict[str, list[list[str]]]:
     return {"copies": exact, "lookalikes": listed, "visit_check": visits}
 
 
-def audit_run(target: Path, out: Path, executor: str, roots: dict[str, int], search: str) -> dict:
-    """One measured audit of ``target`` into ``out``, the visit check searching as ``search``
-    says (``pericurate audit --visit-search``)."""
-    command = pericurate(
+def audit_command(target: Path, out: Path, executor: str, search: str) -> list[str]:
+    """The audit of ``target`` into ``out`` on ``executor``, the visit check searching as
+    ``search`` says (``pericurate audit --visit-search``)."""
+    return pericurate(
         sys.executable, "audit", str(target), "--out", str(out), "--permutations", PERMUTATIONS,
         "--executor", executor, "--visit-search", search,
     )  # fmt: skip
+
+
+def audit_run(target: Path, out: Path, executor: str, roots: dict[str, int], search: str) -> dict:
+    """One measured ``audit_command``."""
+    command = audit_command(target, out, executor, search)
     with sampled(roots, workers_only=executor == "ray") as peaks:
         run = run_measured(command, ok_codes=(1,))  # the planted copies leak: exit 1
     nodes_cpu_s = peaks.pop("nodes_cpu_ms") / 1000

@@ -94,28 +94,42 @@ class ArrayStore:
             self.put(sha256, arrays)
         return arrays
 
-    def rows(self, sha256: str, name: str, wanted: np.ndarray) -> np.ndarray | None:
-        """Rows ``wanted`` (indexes on its first axis) of the array ``name`` stored for
-        ``sha256``, read through a memory map, not the whole file: a search that needs a few
-        films of each block would otherwise read every block whole. ``None`` as ``get``."""
+    def _layout(self, sha256: str) -> dict[str, tuple[np.dtype, tuple[int, ...], int]] | None:
+        """Each array's dtype, shape and offset in the file of ``sha256``, read from its first
+        line alone; ``None`` when the file is missing, holds an object array or is not as long
+        as its first line says (cut short, or written by something else)."""
         path = self.path(sha256)
         try:
             with path.open("rb") as stream:
                 header = stream.readline()
                 size = os.fstat(stream.fileno()).st_size
-            at, found = len(header), None
-            for array_name, dtype, shape in json.loads(header):
+            at, found = len(header), {}
+            for name, dtype, shape in json.loads(header):
                 kind = np.dtype(dtype)
                 if kind.hasobject or min(shape, default=0) < 0:  # never unpickle
                     return None
-                if array_name == name and shape:
-                    found = (kind, tuple(shape), at)
+                found[str(name)] = (kind, tuple(int(side) for side in shape), at)
                 at += int(np.prod(shape, dtype=np.int64)) * kind.itemsize
-            if found is None or at != size:
-                return None
-            kind, shape, offset = found
-            return np.array(np.memmap(path, kind, "r", offset, shape)[wanted])
-        except (OSError, ValueError, TypeError, IndexError, json.JSONDecodeError):
+        except (OSError, ValueError, TypeError, json.JSONDecodeError):
+            return None
+        return found if at == size else None
+
+    def holds(self, sha256: str) -> bool:
+        """Whether a whole file is stored for ``sha256``, its first line read, not its arrays:
+        a rerun that only needs to know reads no gigabytes."""
+        return self._layout(sha256) is not None
+
+    def rows(self, sha256: str, name: str, wanted: np.ndarray) -> np.ndarray | None:
+        """Rows ``wanted`` (indexes on its first axis) of the array ``name`` stored for
+        ``sha256``, read through a memory map, not the whole file: a search that needs a few
+        films of each block would otherwise read every block whole. ``None`` as ``get``."""
+        layout = self._layout(sha256)
+        if layout is None or name not in layout or not layout[name][1]:
+            return None
+        kind, shape, offset = layout[name]
+        try:
+            return np.array(np.memmap(self.path(sha256), kind, "r", offset, shape)[wanted])
+        except (OSError, ValueError, IndexError):
             return None
 
     def drop_other_versions(self) -> None:

@@ -44,8 +44,9 @@ def test_damaged_or_missing_file_is_absent(tmp_path: Path) -> None:
     assert store.get(SHA) is None and SHA not in store
     store.put(SHA, _arrays())
     data = store.path(SHA).read_bytes()
+    assert store.holds(SHA)
     store.path(SHA).write_bytes(data[: len(data) // 2])
-    assert store.get(SHA) is None
+    assert store.get(SHA) is None and not store.holds(SHA)
     for damaged in (
         b"not arrays at all",
         b'[["a","|O",[1]]]\n' + bytes(8),  # objects would need unpickling
@@ -53,7 +54,8 @@ def test_damaged_or_missing_file_is_absent(tmp_path: Path) -> None:
         data + b"more",
     ):
         store.path(SHA).write_bytes(damaged)
-        assert store.get(SHA) is None, damaged
+        assert store.get(SHA) is None and not store.holds(SHA), damaged
+        assert store.rows(SHA, "a", np.array([0])) is None, damaged
 
 
 def test_versions_apart_and_old_ones_dropped(tmp_path: Path) -> None:
@@ -64,3 +66,15 @@ def test_versions_apart_and_old_ones_dropped(tmp_path: Path) -> None:
     new.drop_other_versions()
     assert not old.folder.exists() and new.get(SHA) is not None
     assert (new.folder / "VERSION").read_text() == "v2/other:thing\n"
+
+
+def test_whether_a_file_is_held_is_read_from_its_first_line(tmp_path: Path, monkeypatch) -> None:
+    """A rerun of a million films asks of every block of vectors whether it is there: reading
+    8.2 GiB to know would cost minutes."""
+    store = ArrayStore(tmp_path, "v")
+    store.put(SHA, _arrays())
+    read: list[Path] = []
+    read_bytes = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda path: read.append(path) or read_bytes(path))
+    assert store.holds(SHA) and read == []
+    assert not store.holds("cd" + "0" * 62)
