@@ -35,7 +35,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Generic, Protocol, TypeVar
@@ -99,22 +99,15 @@ class Tracker(Protocol):
         """Count ``count`` more files done."""
 
 
-def counted(results: Iterable[Result], total: int, bar: Tracker | None) -> Iterator[Result]:
-    """``results``, each counted on ``bar`` (of ``total``) as it comes."""
-    if bar is not None:
-        bar.total(total)
-    for result in results:
-        if bar is not None:
-            bar.advance(1)
-        yield result
-
-
 class CountingMap:
-    """``map`` with each job's result counted on ``bar``: many maps' work on one bar, whose
-    total is set to the jobs counted once the work is done (``finish``)."""
+    """``map`` with each job's result counted on ``bar`` as it comes, the bar set to ``total``
+    when it is known; many maps' work may share one bar, whose total is then set to the jobs
+    counted once the work is done (``finish``)."""
 
-    def __init__(self, map: Mapper, bar: Tracker | None) -> None:
+    def __init__(self, map: Mapper, bar: Tracker | None, total: int | None = None) -> None:
         self.map, self.bar, self.done = map, bar, 0
+        if bar is not None and total is not None:
+            bar.total(total)
 
     def __call__(
         self, function: Callable[[Job], Result], jobs: Sequence[Job], chunksize: int = 16

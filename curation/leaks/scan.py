@@ -117,8 +117,14 @@ def _hash_group(
 ) -> list[dict[str, Any]]:
     """Worker side: ``hash_film`` of each row of one row group, read from ``kept`` when it
     holds them whole, else computed (and kept)."""
-    key = _group_key(job) if kept is not None else ""
-    stored = kept.get(key) if kept is not None else None
+    rows = tuple(range(job.first_row, job.first_row + job.rows))
+    hash_rows = partial(
+        read_images, job, image, rows, partial(hash_film, hasher=hasher, methods=methods)
+    )
+    if kept is None:
+        return hash_rows()
+    key = _group_key(job)
+    stored = kept.get(key)
     if stored is not None:
         try:
             found = _from_arrays(stored, methods)
@@ -126,10 +132,8 @@ def _hash_group(
             found = []
         if len(found) == job.rows:
             return found
-    rows = tuple(range(job.first_row, job.first_row + job.rows))
-    hashed = read_images(job, image, rows, partial(hash_film, hasher=hasher, methods=methods))
-    if kept is not None:
-        kept.put(key, _as_arrays(hashed, methods))
+    hashed = hash_rows()
+    kept.put(key, _as_arrays(hashed, methods))
     return hashed
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import faiss
 import numpy as np
 
-from curation.core.parallel import LocalMap, Mapper, counted
+from curation.core.parallel import CountingMap, LocalMap, Mapper
 from curation.core.store import Arrays, ArrayStore
 from curation.core.vocabulary import EXACT_UP_TO, VisitSearch
 from curation.visits.blocks import VectorBlocks, range_rows
@@ -253,7 +253,7 @@ def stored_nearest(
             (blocks.store, t, blocks.covering(t.queries), blocks.covering(t.indexed), keep)
             for t in tiles
         ]
-        found = counted(map(_tile, jobs, chunksize=1), len(jobs), bar)
+        found = CountingMap(map, bar, len(jobs))(_tile, jobs, chunksize=1)
         return {"pairs": tiled_pairs(tiles, found, partners, count)}
 
     return blocks.store.kept(key, searched)["pairs"]

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from curation.core.cache import read_cache, write_cache
-from curation.core.parallel import Mapper, Tracker, counted
+from curation.core.parallel import CountingMap, Mapper, Tracker
 from curation.core.records import SourceRecord
 from curation.core.store import ArrayStore
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
@@ -78,7 +78,8 @@ def describe_films(
         if sha not in todo and not (is_known and sha in store):
             todo[sha] = str(root / record.path)
     jobs = [(store, sha, path) for sha, path in todo.items()]
-    described = counted(map(describe_into, jobs), len(jobs), bar)  # none kept: only the counts
+    counting = CountingMap(map, bar, len(jobs))
+    described = counting(describe_into, jobs)  # none kept: only the counts
     counts = np.fromiter((d.descriptors for d in described), np.int32)
     if len(counts):
         fresh = pa.table({"sha256": list(todo), "descriptors": counts}, schema=_RECORDS)
