@@ -9,10 +9,17 @@ rows: one audit run whole, then another into a second folder whose process group
 (SIGKILL, as a session's end does) once ``--windows`` windows of verified pairs are kept, and
 the same command again, run to its end. The two reports must be byte-identical.
 
-``python -m bench.scale.audit_resume --rows 16000 [--executor ray] [--windows 4] [--scratch S]``
-prints the figures as JSON and writes them to ``audit_resume.json`` beside this file, under the
-size and the executor (``ray``: a two-node cluster on this machine, each node's Ray processes'
-CPU counted, as ``bench.scale.audit_cluster`` counts it).
+With ``--stop-at describing`` the audit is killed once it starts describing films, that is
+once its hashing and its checks by hash are done, and the same command run again is killed at
+the same point: what a stop costs of the parts before the describing (at 1,000,000 rows,
+about 25 minutes on two nodes), without running an audit of that size whole. CPU is that of
+the audit's process and its workers, read before the kill.
+
+``python -m bench.scale.audit_resume --rows 16000 [--executor ray] [--windows 4]
+[--stop-at verifying|describing] [--scratch S]`` prints the figures as JSON and writes them to
+``audit_resume.json`` beside this file, under the size, the executor (``ray``: a two-node
+cluster on this machine, each node's Ray processes' CPU counted, as
+``bench.scale.audit_cluster`` counts it) and, for ``describing``, the stop.
 """
 
 from __future__ import annotations
@@ -25,12 +32,15 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import psutil
 
 from bench.scale.audit_cluster import STORE_MIB, audit_command, audit_run, write_dataset
 from bench.scale.curve import _environment
 from bench.scale.ray_cluster import two_nodes
-from curation.audit.audit import WORK_FOLDER
+from curation.audit.audit import VISIT_FEATURES, WORK_FOLDER
 from curation.core.atomic import write_bytes
 from curation.leaks.visits import VERIFIED_FOLDER
 
@@ -43,20 +53,60 @@ def _kept_windows(out: Path) -> int:
     return sum(1 for _ in (out / WORK_FOLDER / VERIFIED_FOLDER).rglob("*.arrays"))
 
 
-def stopped_while_verifying(target: Path, out: Path, executor: str, windows: int) -> dict:
-    """An audit into ``out`` killed with its workers once ``windows`` windows are kept."""
+def _describing(out: Path) -> bool:
+    return any((out / WORK_FOLDER / VISIT_FEATURES).rglob("*.arrays"))
+
+
+def _cpu_s(process: psutil.Process) -> float:
+    """CPU seconds of a process and of every process below it, living or joined."""
+    spent = 0.0
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            times = each.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        spent += times.user + times.system + times.children_user + times.children_system
+    return spent
+
+
+def stopped_when(target: Path, out: Path, executor: str, until: Callable[[], bool]) -> dict:
+    """An audit into ``out`` killed with its workers once ``until()`` holds: its wall and
+    (for a local executor) its CPU up to then."""
     start = time.perf_counter()
     audit = subprocess.Popen(  # its own process group: the workers are killed with it
         audit_command(target, out, executor, SEARCH), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    while audit.poll() is None and _kept_windows(out) < windows:
+    process, cpu_s = psutil.Process(audit.pid), 0.0
+    while audit.poll() is None and not until():
+        cpu_s = max(cpu_s, _cpu_s(process))  # the last reading before the kill
         time.sleep(POLL_SECONDS)
     if audit.poll() is not None:
-        raise SystemExit(f"the audit into {out} ended before {windows} windows were kept")
+        raise SystemExit(f"the audit into {out} ended before it was to be stopped")
+    cpu_s = max(cpu_s, _cpu_s(process))
     os.killpg(audit.pid, signal.SIGKILL)
     audit.wait()
-    return {"killed_after_s": round(time.perf_counter() - start, 1), "windows_kept": windows}
+    killed = {"killed_after_s": round(time.perf_counter() - start, 1)}
+    return killed | ({"cpu_s": round(cpu_s, 1)} if executor == "local" else {})
+
+
+def stopped_while_verifying(target: Path, out: Path, executor: str, windows: int) -> dict:
+    """An audit into ``out`` killed with its workers once ``windows`` windows are kept."""
+    stopped = stopped_when(target, out, executor, lambda: _kept_windows(out) >= windows)
+    return {"killed_after_s": stopped["killed_after_s"], "windows_kept": windows}
+
+
+def _stopped_twice_when_describing(target: Path, scratch: Path, executor: str) -> dict:
+    """An audit killed once it describes, then the same command killed at the same point."""
+    out = scratch / f"{executor}-describing"
+    shutil.rmtree(out, ignore_errors=True)  # an earlier run's report or work folder
+    found = {}
+    for name in ("first", "again"):
+        found[name] = stopped_when(target, out, executor, lambda: _describing(out))
+        if name == "first":
+            shutil.rmtree(out / WORK_FOLDER / VISIT_FEATURES)  # the next run starts as this did
+    shutil.rmtree(out)
+    return found
 
 
 def _runs(target: Path, scratch: Path, executor: str, windows: int, roots: dict) -> dict:
@@ -73,20 +123,27 @@ def _runs(target: Path, scratch: Path, executor: str, windows: int, roots: dict)
     return found
 
 
-def measure(rows: int, windows: int, scratch: Path, executor: str) -> dict:
+def measure(rows: int, windows: int, scratch: Path, executor: str, stop_at: str) -> dict:
     """The whole audit and the one run again after a stop, on ``executor`` (``ray``: a
-    two-node cluster on this machine, the nodes' CPU counted)."""
+    two-node cluster on this machine, the nodes' CPU counted); or with ``stop_at``
+    ``describing``, the two stopped runs."""
     target = scratch / f"target-{rows}"
     if not target.is_dir():
         write_dataset(target, rows)
     found: dict = {"rows": rows, "visit_search": SEARCH, "executor": executor}
+
+    def runs(roots: dict) -> dict:
+        if stop_at == "describing":
+            return found | _stopped_twice_when_describing(target, scratch, executor)
+        return found | _runs(target, scratch, executor, windows, roots)
+
     if executor != "ray":
-        return found | _runs(target, scratch, executor, windows, {})
+        return runs({})
     with two_nodes(store_mib=STORE_MIB) as cluster:
         roots = {"head": cluster.head.pid, "worker": cluster.worker.pid}
         keys = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
         with _environment({k: cluster.env[k] for k in keys}):
-            return found | _runs(target, scratch, executor, windows, roots)
+            return runs(roots)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -94,17 +151,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=16000, help="the dataset's rows")
     parser.add_argument("--windows", type=int, default=4, help="windows kept when stopped")
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--stop-at", choices=("verifying", "describing"), default="verifying")
     parser.add_argument("--scratch", type=Path, help="keep the dataset and reports here")
     args = parser.parse_args(argv)
     if args.scratch:
         args.scratch.mkdir(parents=True, exist_ok=True)
-        found = measure(args.rows, args.windows, args.scratch, args.executor)
+        found = measure(args.rows, args.windows, args.scratch, args.executor, args.stop_at)
     else:
         with tempfile.TemporaryDirectory(prefix="pericurate-audit-resume-", dir="/tmp") as scratch:
-            found = measure(args.rows, args.windows, Path(scratch), args.executor)
+            found = measure(args.rows, args.windows, Path(scratch), args.executor, args.stop_at)
     print(json.dumps(found, indent=1))
     kept = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    kept[f"{args.rows} {args.executor}"] = found  # in place of this size's and executor's
+    stop = " describing" if args.stop_at == "describing" else ""
+    kept[f"{args.rows} {args.executor}{stop}"] = found  # in place of this kind's figures
     write_bytes(RESULTS, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
 
 

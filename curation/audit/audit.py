@@ -46,10 +46,11 @@ WORK_FOLDER = ".pericurate-audit-work"  # below the report's folder, until the a
 @contextmanager
 def work_folder(below: Path | None) -> Iterator[Path]:
     """``below/WORK_FOLDER``, removed once the block is done but kept when it stops midway
-    (killed, interrupted, failed): the films' visit features there are keyed by content, so
-    the next audit into the same folder reads them again instead of describing every film
-    anew (half an audit's work, hours at a million rows). Without ``below``, a new temporary
-    folder, always removed."""
+    (killed, interrupted, failed): what the audit keeps there (the checks' searches and
+    digests, the films' visit features, the visit search's pairs and verified windows) is
+    keyed by what it was computed from, so the next audit into the same folder reads it again
+    instead of doing the work anew (hours at a million rows). Without ``below``, a new
+    temporary folder, always removed."""
     if below is None:
         with tempfile.TemporaryDirectory(prefix=f"{WORK_FOLDER}-") as temporary:
             yield Path(temporary)
@@ -79,8 +80,8 @@ def run_audit(
     ``visit_search`` says); per-file work through ``map`` (an executor's,
     ``curation.chain.executors``; default: this machine's cores), the hashing, the checks by
     hash, the describing, the vectors, the search and the verifying each reported to a bar of
-    ``track``. The row groups' hashes, the workers' visit features and what the visit check
-    searched and verified go to a work folder below ``work_below`` (``work_folder``: kept by
+    ``track``. The row groups' hashes, what the checks by hash searched and decoded, the
+    workers' visit features and what the visit check searched and verified go to a work folder below ``work_below`` (``work_folder``: kept by
     an audit that stops midway, for the next; default: the temporary folder, the hashes not
     kept), which every worker must see at the same path."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that

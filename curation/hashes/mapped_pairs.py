@@ -12,14 +12,20 @@ every worker sees (the audit's work folder, as for ``curation.leaks.nearest``): 
 paths and its table's bit positions, never the codes. Searches too small for the multi-index
 (``curation.hashes.pairs``) run here. Either way the rows are those of ``range_pairs`` and
 ``self_pairs``, in their order.
+
+Each table's rows (or a small search's) are kept in the same folder, known by the search's
+codes and radius (``KEPT_FOLDER``): the audit's searches took minutes at a million rows, and an
+audit that stops midway runs again only the tables it had not searched.
 """
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import faiss
@@ -27,10 +33,13 @@ import numpy as np
 
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
+from curation.core.store import Arrays, ArrayStore
 from curation.hashes.multi_index import sorted_rows, substrings, table_pairs
 from curation.hashes.pairs import INDEX_PAIRS, range_pairs, self_pairs
 
 SEARCH_FOLDER = "range-search"  # below the folder given: the codes of the search running
+KEPT_FOLDER = "range-kept"  # below the folder given: the rows of each search's tables
+KEPT_VERSION = "range-pairs-1"  # what the kept rows are: those of range_pairs and self_pairs
 
 
 @contextmanager
@@ -58,18 +67,40 @@ class TableJob:
     max_distance: int
     tables: np.ndarray
     table: int
+    kept: ArrayStore  # where the table's rows are kept, under ``key``
+    key: str
 
 
 def _codes(path: Path, width: int) -> np.ndarray:
     return np.fromfile(path, np.uint8).reshape(-1, width)
 
 
+def _as_arrays(found: list[np.ndarray]) -> Arrays:
+    return {f"rows-{number}": rows for number, rows in enumerate(found)}
+
+
+def _from_arrays(arrays: Arrays) -> list[np.ndarray]:
+    return [arrays[f"rows-{number}"] for number in range(len(arrays))]
+
+
 def _search_table(job: TableJob) -> list[np.ndarray]:
-    """Worker side: the rows table ``job.table`` finds for each query set, on one thread."""
-    indexed = _codes(job.indexed, job.width)
-    sets = [(indexed, True) if q is None else (_codes(q, job.width), False) for q in job.queries]
-    with one_openmp_thread():
-        return table_pairs(indexed, sets, job.max_distance, job.tables, job.table)
+    """Worker side: the rows table ``job.table`` finds for each query set, on one thread, or
+    the rows kept of it."""
+
+    def searched() -> Arrays:
+        indexed = _codes(job.indexed, job.width)
+        sets = [
+            (indexed, True) if q is None else (_codes(q, job.width), False) for q in job.queries
+        ]
+        with one_openmp_thread():
+            return _as_arrays(table_pairs(indexed, sets, job.max_distance, job.tables, job.table))
+
+    return _from_arrays(job.kept.kept(job.key, searched))
+
+
+def _table_key(search: str, table: int) -> str:
+    """The key of one table's rows: the search's, and the table's place."""
+    return hashlib.sha256(f"{search}\ntable {table}".encode()).hexdigest()
 
 
 def mapped_range_pairs(
@@ -84,26 +115,42 @@ def mapped_range_pairs(
     themselves) ``self_pairs``'s, each pair once with ``query_row < indexed_row``. Large
     searches run a table a job through ``map`` (default: one process per core), the codes
     written below ``folder``, which the workers must see; the sets are taken one at a time,
-    so only one set's codes are held here at once."""
+    so only one set's codes are held here at once. Each table's rows (a small search's, all
+    of them) are kept below ``folder`` too, by the codes and the radius, and read there by a
+    search of the same codes."""
     width = indexed.shape[1]
     paths: list[Path | None] = []
+    kept = ArrayStore(folder / KEPT_FOLDER, KEPT_VERSION)
     folder = folder / SEARCH_FOLDER
     write_bytes(folder / "indexed.codes", indexed.tobytes())
+    search = hashlib.sha256(f"{width} {max_distance}\n".encode() + indexed.tobytes())
     longest = len(indexed)
     for number, queries in enumerate(query_sets):
         if queries is None:
             paths.append(None)
+            search.update(b"\nthe indexed codes")
             continue
         path = folder / f"queries-{number}.codes"
         write_bytes(path, queries.tobytes())
         paths.append(path)
+        search.update(f"\n{len(queries)} queries\n".encode() + queries.tobytes())
         longest = max(longest, len(queries))
+    key = search.hexdigest()
     tables = substrings(indexed, max_distance)
     if tables is None or len(indexed) * longest <= INDEX_PAIRS:  # small: brute force, here
-        found = [_here(indexed, path, max_distance) for path in paths]
+        found = _from_arrays(kept.kept(key, partial(_here, indexed, paths, max_distance)))
     else:
         jobs = [
-            TableJob(folder / "indexed.codes", tuple(paths), width, max_distance, tables, table)
+            TableJob(
+                folder / "indexed.codes",
+                tuple(paths),
+                width,
+                max_distance,
+                tables,
+                table,
+                kept,
+                _table_key(key, table),
+            )
             for table in range(len(tables))
         ]
         by_table = list((map or LocalMap())(_search_table, jobs, chunksize=1))
@@ -112,7 +159,14 @@ def mapped_range_pairs(
     return found
 
 
-def _here(indexed: np.ndarray, queries: Path | None, max_distance: int) -> np.ndarray:
-    if queries is None:
-        return self_pairs(indexed, max_distance)
-    return sorted_rows(list(range_pairs(indexed, _codes(queries, indexed.shape[1]), max_distance)))
+def _here(indexed: np.ndarray, paths: list[Path | None], max_distance: int) -> Arrays:
+    """A small search's rows, each query set's searched in this process."""
+    found = [
+        self_pairs(indexed, max_distance)
+        if queries is None
+        else sorted_rows(
+            list(range_pairs(indexed, _codes(queries, indexed.shape[1]), max_distance))
+        )
+        for queries in paths
+    ]
+    return _as_arrays(found)

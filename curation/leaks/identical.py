@@ -12,20 +12,37 @@ same pixels stored differently (another encoding, another format) may hash a few
 Between the reduced and the full decode of one film the bench corpus measured at most 17 bits
 (``bench/RESULTS.md``, "draft vs full hash agreement"); two stored forms of one picture are
 then at most 34 apart, and 48 leaves a margin.
+
+Each row group's digests are kept in the audit's work folder (``KEPT_FOLDER``), known by the
+row group (``curation.leaks.target.row_group_key``) and its rows: an audit that stops midway
+decodes again only the row groups it had not.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from functools import partial
 from pathlib import Path
 
+import numpy as np
+
 from curation.core.parallel import LocalMap, Mapper
+from curation.core.store import Arrays, ArrayStore
 from curation.hashes.mapped_pairs import mapped_range_pairs
 from curation.hashes.pairs import as_codes
-from curation.leaks.target import Film, RowGroup, pixels_digest, read_images, row_groups
+from curation.leaks.target import (
+    Film,
+    RowGroup,
+    pixels_digest,
+    read_images,
+    row_group_key,
+    row_groups,
+)
 
 PIXEL_CHECK_RADIUS = 48
+KEPT_FOLDER = "pixel-digests"  # below the work folder: each row group's digests, kept
+KEPT_VERSION = "pixels-digest-1"  # what they are: ``pixels_digest``'s sha256, as bytes
 
 
 def representatives(films: list[Film]) -> list[int]:
@@ -60,9 +77,17 @@ def pixel_candidates(
     return sorted(chosen)
 
 
-def _digests(job: tuple[RowGroup, tuple[int, ...]], image: str) -> list[str]:
+def _digests(job: tuple[RowGroup, tuple[int, ...]], image: str, kept: ArrayStore) -> list[str]:
+    """Worker side: the pixels digests of ``rows`` of one row group, or as kept of them."""
     group, rows = job
-    return read_images(group, image, rows, pixels_digest)
+
+    def decoded() -> Arrays:
+        digests = read_images(group, image, rows, pixels_digest)
+        joined = b"".join(bytes.fromhex(digest) for digest in digests)
+        return {"digests": np.frombuffer(joined, np.uint8).reshape(len(digests), 32)}
+
+    key = hashlib.sha256(f"{row_group_key(group)}\n{image}\n{rows}".encode()).hexdigest()
+    return [bytes(row).hex() for row in kept.kept(key, decoded)["digests"]]
 
 
 def fill_pixels(
@@ -75,7 +100,7 @@ def fill_pixels(
 ) -> None:
     """Set ``Film.pixels`` of every ``pixel_candidates`` film (searched with ``folder``),
     decoding each distinct image once, a row group per job through ``map`` (default: one
-    process per core)."""
+    process per core); each job's digests are kept below ``folder``."""
     chosen = pixel_candidates(films, folder, map, radius)
     first_with: dict[str, Film] = {}
     for index in chosen:
@@ -87,8 +112,10 @@ def fill_pixels(
         wanted[group].append(film.row)
     jobs = [(group, tuple(sorted(rows))) for group, rows in wanted.items()]
     digest_at: dict[tuple[int, int], str] = {}
+    kept = ArrayStore(folder / KEPT_FOLDER, KEPT_VERSION)
+    work = partial(_digests, image=image, kept=kept)
     for (group, rows), digests in zip(
-        jobs, (map or LocalMap())(partial(_digests, image=image), jobs, chunksize=1), strict=True
+        jobs, (map or LocalMap())(work, jobs, chunksize=1), strict=True
     ):
         digest_at.update({(group.shard, row): d for row, d in zip(rows, digests, strict=True)})
     for index in chosen:

@@ -33,6 +33,7 @@ from curation.leaks.target import (
     RowGroup,
     image_header,
     read_images,
+    row_group_key,
     row_groups,
     split_from_name,
 )
@@ -66,13 +67,6 @@ def hash_store(
 ) -> ArrayStore:
     """The store of the row groups' hashes below the work folder ``work``."""
     return ArrayStore(work / HASHES_FOLDER, f"{hasher.version}/{','.join(methods)}/{image}")
-
-
-def _group_key(job: RowGroup) -> str:
-    """A row group by its shard's path, size and modification time (no film's sha256)."""
-    stat = job.path.stat()
-    where = f"{job.path.resolve()}\n{stat.st_size}\n{stat.st_mtime_ns}\n{job.group}"
-    return hashlib.sha256(where.encode()).hexdigest()
 
 
 def _as_arrays(hashed: list[dict[str, Any]], methods: tuple[str, ...]) -> Arrays:
@@ -123,7 +117,7 @@ def _hash_group(
     )
     if kept is None:
         return hash_rows()
-    key = _group_key(job)
+    key = row_group_key(job)
     stored = kept.get(key)
     if stored is not None:
         try:

@@ -14,6 +14,9 @@ import pytest
 from filelock import FileLock
 from typer.testing import CliRunner
 
+import curation.hashes.mapped_pairs
+import curation.leaks.identical
+import curation.leaks.nearest
 import curation.leaks.scan
 import curation.leaks.visits
 import curation.visits.find
@@ -158,6 +161,38 @@ def test_an_audit_stopped_while_hashing_hashes_again_only_the_row_groups_it_had_
     assert len(hashed) == FILMS  # the train shard's rows, none of the test shard's
     write_report(resumed, out)
     assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
+
+
+def test_an_audit_stopped_after_its_checks_by_hash_runs_none_of_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """At a million rows the checks by hash took about 12 minutes on two nodes (the pixel
+    digests, the searches between splits, the range searches upright and turned): each
+    search's results and each row group's digests are kept in the work folder, so an audit
+    stopped after them decodes, searches and ranges over none of them again."""
+    target = write_target(tmp_path / "target")
+    whole = run_audit(str(target), permutations=99, map=StoppingMap(), work_below=tmp_path / "w")
+    write_report(whole, tmp_path / "whole")
+
+    out = tmp_path / "out"
+    with pytest.raises(Stopped):  # stopped at the first row group to describe
+        run_audit(str(target), permutations=99, map=StoppingMap(described=0), work_below=out)
+    done: list[str] = []
+    for module, name in (
+        (curation.leaks.identical, "pixels_digest"),
+        (curation.leaks.nearest, "one_openmp_thread"),  # each block's faiss search
+        (curation.hashes.mapped_pairs, "_here"),  # each small range search
+        (curation.hashes.mapped_pairs, "table_pairs"),  # each table of a large one
+    ):
+        function = getattr(module, name)
+        monkeypatch.setattr(
+            module, name, lambda *a, f=function, n=name, **k: done.append(n) or f(*a, **k)
+        )
+    resumed = run_audit(str(target), permutations=99, map=StoppingMap(), work_below=out)
+    assert done == []
+    write_report(resumed, out)
+    assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
+    assert resumed.same_bytes and resumed.closest and resumed.pairs  # the checks found some
 
 
 def test_stored_features_are_not_read_while_describing(

@@ -127,3 +127,92 @@ def test_every_orientation_and_the_negatives_equal_the_search_in_one_process(
     turned = dict(found)[View.mirror]
     assert len(turned) and not (turned[:, 0] == turned[:, 1]).any()
     assert len(dict(found)[None]) >= 10
+
+
+class TablesSearched:
+    """``table_pairs`` counting the tables it searched."""
+
+    def __init__(self) -> None:
+        self.tables: list[int] = []
+
+    def __call__(self, *args: Any) -> list[np.ndarray]:
+        self.tables.append(args[4])
+        return table_pairs(*args)
+
+
+class StopsAfter(JobsSeen):
+    """A map that stops (as a killed run does) once it has run ``count`` jobs."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count
+
+    def __call__(
+        self, function: Callable[[Any], Any], jobs: Sequence[Any], chunksize: int = 1
+    ) -> Iterator[Any]:
+        for job in jobs:
+            if len(self.jobs) == self.count:
+                raise KeyboardInterrupt
+            self.jobs.append(job)
+            yield function(job)
+
+
+def test_a_search_run_again_reads_the_tables_kept_and_another_search_runs_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    codes = _film_like(300, seed=21)
+    near = _near(codes, 22)
+    monkeypatch.setattr(mapped_pairs, "INDEX_PAIRS", EVERY)  # the search counts as large
+    searched = TablesSearched()
+    monkeypatch.setattr(mapped_pairs, "table_pairs", searched)
+    first = mapped_range_pairs(codes, [None, near], RADIUS, tmp_path, JobsSeen())
+    tables = len(searched.tables)
+    assert tables > 1
+    again = mapped_range_pairs(codes, [None, near], RADIUS, tmp_path, JobsSeen())
+    assert len(searched.tables) == tables  # none searched again
+    for rows, kept in zip(first, again, strict=True):
+        assert np.array_equal(rows, kept)
+    assert np.array_equal(again[1], _reference(codes, near, RADIUS))
+    for sets, radius in (
+        ([None, near], RADIUS - 2),  # another radius
+        ([None, _near(codes, 23)], RADIUS),  # other queries
+        ([near, None], RADIUS),  # the same sets in another order
+    ):
+        before = len(searched.tables)
+        mapped_range_pairs(codes, sets, radius, tmp_path, JobsSeen())
+        assert searched.tables[before:] == list(range(len(substrings(codes, radius))))
+
+
+def test_a_search_stopped_midway_searches_again_only_the_tables_it_had_not(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    codes = _film_like(300, seed=24)
+    near = _near(codes, 25)
+    monkeypatch.setattr(mapped_pairs, "INDEX_PAIRS", EVERY)
+    searched = TablesSearched()
+    monkeypatch.setattr(mapped_pairs, "table_pairs", searched)
+    with pytest.raises(KeyboardInterrupt):
+        mapped_range_pairs(codes, [near], RADIUS, tmp_path, StopsAfter(3))
+    assert searched.tables == [0, 1, 2]
+    (rows,) = mapped_range_pairs(codes, [near], RADIUS, tmp_path, JobsSeen())
+    assert searched.tables == list(range(len(substrings(codes, RADIUS))))  # each table once
+    assert np.array_equal(rows, _reference(codes, near, RADIUS))
+
+
+def test_a_small_search_run_again_is_read_kept(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    codes = _film_like(120, seed=26)
+    calls: list[int] = []
+
+    def counted(indexed: np.ndarray, max_distance: int) -> np.ndarray:
+        calls.append(len(indexed))
+        return pairs.self_pairs(indexed, max_distance)
+
+    monkeypatch.setattr(mapped_pairs, "self_pairs", counted)
+    (first,) = mapped_range_pairs(codes, [None], RADIUS, tmp_path, JobsSeen())
+    (again,) = mapped_range_pairs(codes, [None], RADIUS, tmp_path, JobsSeen())
+    assert calls == [120]
+    assert np.array_equal(first, again) and len(first)
+    for kept in (tmp_path / mapped_pairs.KEPT_FOLDER).rglob("*.arrays"):
+        kept.write_bytes(kept.read_bytes()[:-8])  # cut short: not what a search writes
+    (damaged,) = mapped_range_pairs(codes, [None], RADIUS, tmp_path, JobsSeen())
+    assert calls == [120, 120] and np.array_equal(damaged, first)

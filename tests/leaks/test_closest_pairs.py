@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,9 @@ def test_an_audit_searches_each_pair_of_splits_once_in_jobs_that_read_the_codes(
     jobs = [job for what, job in recording.seen if what == "_nearest_block job"]
     # Train against test, once: the closest pairs and the nearest distances read it; the job
     # carries the test films' codes and the path of the train films', not the codes.
-    assert [(type(path), len(block), k) for path, block, k in jobs] == [(type(tmp_path), 640, 10)]
+    assert [(type(path), len(block), k) for path, block, k, *_ in jobs] == [
+        (type(tmp_path), 640, 10)
+    ]
     assert audit.nearest["test"][0] == 0 and audit.closest[0].distance == 0
 
 
@@ -144,3 +147,43 @@ def test_the_codes_of_every_split_but_the_last_are_written_for_the_jobs(tmp_path
     split_searches(films_with_ties(120), SPLITS, tmp_path, CLOSEST_PAIRS, in_process)
     written = sorted(p.name for p in (tmp_path / CODES_FOLDER).iterdir())
     assert written == [f"split-{n}.codes" for n in range(len(SPLITS) - 1)]
+
+
+def test_a_search_run_again_reads_each_block_kept_and_a_stopped_one_searches_the_rest(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """Each block's results are kept in the work folder: run again, no block is searched;
+    stopped after one block, the rerun searches only the others; another count searches
+    them all. The results are those of one whole search each time."""
+    monkeypatch.setattr(nearest, "QUERY_BLOCK", 16)  # 30 validation and 30 test films
+    films = films_with_ties(120)
+    searches: list[int] = []
+    one_thread = nearest.one_openmp_thread
+
+    @contextmanager
+    def counted() -> Iterator[None]:
+        searches.append(1)
+        with one_thread():
+            yield
+
+    monkeypatch.setattr(nearest, "one_openmp_thread", counted)
+    whole = searched(films)
+    blocks = len(searches)
+    assert blocks == 6  # train-validation, train-test and validation-test, two blocks each
+
+    def stops_after_one(function: Any, jobs: Sequence[Any], chunksize: int = 1) -> Iterator[Any]:
+        yield function(jobs[0])
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        split_searches(films, SPLITS, tmp_path, CLOSEST_PAIRS, stops_after_one)
+    assert len(searches) == blocks + 1
+    again = split_searches(films, SPLITS, tmp_path, CLOSEST_PAIRS, in_process)
+    assert len(searches) == 2 * blocks  # the five others
+    split_searches(films, SPLITS, tmp_path, CLOSEST_PAIRS, in_process)
+    assert len(searches) == 2 * blocks  # none
+    split_searches(films, SPLITS, tmp_path, CLOSEST_PAIRS - 1, in_process)
+    assert len(searches) == 3 * blocks  # another count: every block
+    assert whole.keys() == again.keys()
+    for pair, (distances, labels) in whole.items():
+        assert np.array_equal(distances, again[pair][0]) and np.array_equal(labels, again[pair][1])

@@ -7,8 +7,11 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +25,7 @@ from typer.testing import CliRunner
 from curation.cli.publishing import audit_command
 from curation.core.parallel import LocalMap
 from curation.hashes.hashing import AverageHash512, hamming
+from curation.leaks import identical
 from curation.leaks.identical import PIXEL_CHECK_RADIUS, fill_pixels, pixel_candidates
 from curation.leaks.referrals import associations
 from curation.leaks.scan import scan
@@ -230,3 +234,44 @@ def test_a_large_group_of_identical_films_is_reported_as_one_group(tmp_path: Pat
     assert "900 cross-split pairs at ahash distance <= 30." in report["findings"]
     [group] = report["exact_duplicates"]["same_bytes"]
     assert len(group) == 60
+
+
+def test_the_digests_kept_are_read_again_and_a_stopped_check_decodes_only_the_rest(
+    sample_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Each row group's digests are kept in the work folder: the check run again decodes
+    nothing, one stopped after its first row group decodes only the others, and a shard
+    written again (the same bytes, a new time) is decoded again."""
+    dataset = shutil.copytree(sample_dataset_dir, tmp_path / "dataset")
+    films = scanned(dataset, 1)
+    expected = [film.pixels for film in films]  # decoded whole, without keeping
+    shards = find_shards(dataset)
+    decoded: list[int] = []
+    digest = identical.pixels_digest
+    monkeypatch.setattr(identical, "pixels_digest", lambda d: decoded.append(1) or digest(d))
+
+    def in_process(function: Any, jobs: Any, chunksize: int = 1) -> Any:
+        return map(function, jobs)
+
+    def stops_after_one(function: Any, jobs: Any, chunksize: int = 1) -> Any:
+        yield function(jobs[0])
+        raise KeyboardInterrupt
+
+    def checked(map: Any) -> list[str | None]:
+        for film in films:
+            film.pixels = None
+        fill_pixels(films, shards, "image", tmp_path / "work", map)
+        return [film.pixels for film in films]
+
+    with pytest.raises(KeyboardInterrupt):
+        checked(stops_after_one)
+    first_group = len(decoded)
+    whole = checked(in_process)
+    every = len(decoded)
+    assert 0 < first_group < every and sum(p is not None for p in whole) > first_group
+    assert checked(in_process) == whole and len(decoded) == every  # none decoded again
+    assert whole == expected
+    shard = next(film.shard for film in films if film.pixels is not None)
+    os.utime(shards[shard], ns=(1, 1))  # written again
+    in_shard = {f.sha256 for f in films if f.pixels is not None and f.shard == shard}
+    assert checked(in_process) == whole and len(decoded) == every + len(in_shard)
