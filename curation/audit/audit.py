@@ -81,9 +81,10 @@ def run_audit(
     ``curation.chain.executors``; default: this machine's cores), the hashing, the checks by
     hash, the describing, the vectors, the search and the verifying each reported to a bar of
     ``track``. The row groups' hashes, what the checks by hash searched and decoded, the
-    workers' visit features and what the visit check searched and verified go to a work folder below ``work_below`` (``work_folder``: kept by
-    an audit that stops midway, for the next; default: the temporary folder, the hashes not
-    kept), which every worker must see at the same path."""
+    workers' visit features and what the visit check searched and verified go to a work
+    folder below ``work_below`` (``work_folder``: kept by an audit that stops midway, for the
+    next; default: the temporary folder, the hashes not kept), which every worker must see at
+    the same path."""
     # The checks' modules import numpy, faiss, networkx and pyarrow: imported here, so that
     # `pericurate audit --help` stays as fast as the other commands' help.
     from curation.audit.decided import apply_decisions

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -122,8 +122,8 @@ def mapped_range_pairs(
     paths: list[Path | None] = []
     kept = ArrayStore(folder / KEPT_FOLDER, KEPT_VERSION)
     folder = folder / SEARCH_FOLDER
-    write_bytes(folder / "indexed.codes", indexed.tobytes())
-    search = hashlib.sha256(f"{width} {max_distance}\n".encode() + indexed.tobytes())
+    search = hashlib.sha256(f"{width} {max_distance}\n".encode())
+    _write_codes(folder / "indexed.codes", indexed, search.update)
     longest = len(indexed)
     for number, queries in enumerate(query_sets):
         if queries is None:
@@ -131,9 +131,9 @@ def mapped_range_pairs(
             search.update(b"\nthe indexed codes")
             continue
         path = folder / f"queries-{number}.codes"
-        write_bytes(path, queries.tobytes())
+        search.update(f"\n{len(queries)} queries\n".encode())
+        _write_codes(path, queries, search.update)
         paths.append(path)
-        search.update(f"\n{len(queries)} queries\n".encode() + queries.tobytes())
         longest = max(longest, len(queries))
     key = search.hexdigest()
     tables = substrings(indexed, max_distance)
@@ -157,6 +157,13 @@ def mapped_range_pairs(
         found = [sorted_rows([rows[number] for rows in by_table]) for number in range(len(paths))]
     shutil.rmtree(folder)  # the next search writes its own
     return found
+
+
+def _write_codes(path: Path, codes: np.ndarray, digest: Callable[[bytes], None]) -> None:
+    """Write ``codes`` to ``path`` and add them to the search's ``digest``, from one copy."""
+    data = codes.tobytes()
+    write_bytes(path, data)
+    digest(data)
 
 
 def _here(indexed: np.ndarray, paths: list[Path | None], max_distance: int) -> Arrays:

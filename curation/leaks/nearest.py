@@ -96,8 +96,9 @@ def split_searches(
     paths, digests = {}, {}
     for number, split in enumerate(splits[:-1]):  # by number: a name may be any text
         paths[split] = folder / CODES_FOLDER / f"split-{number}.codes"  # the last is no index
-        write_bytes(paths[split], codes[split].tobytes())
-        digests[split] = hashlib.sha256(codes[split].tobytes()).hexdigest()
+        data = codes[split].tobytes()
+        write_bytes(paths[split], data)
+        digests[split] = hashlib.sha256(data).hexdigest()
     searched = [
         (first, second)
         for i, first in enumerate(splits)
