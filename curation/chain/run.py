@@ -5,7 +5,9 @@ the chain that lists them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import shutil
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,3 +44,16 @@ class Run:
     def cache(self, name: str) -> Path:
         """A step's cache file, below ``BUILD/cache``."""
         return self.out / "cache" / name
+
+    @contextmanager
+    def scratch(self, name: str) -> Iterator[Path]:
+        """A step's folder for files its workers read (they see the build folder, on every
+        node): ``BUILD/work/name``, emptied first (a run killed midway leaves it) and removed
+        after; one build runs in a folder at a time."""
+        folder = self.out / "work" / name
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -142,16 +142,18 @@ def find_same_picture(
     from curation.same_picture.pixel_cache import ComparisonCache
 
     bar = run.track("compare pixels", None)
-    confirmed = find_same_pictures(
-        run.source.root,
-        records,
-        hashes,
-        config.same_picture_distance,
-        ComparisonCache(run.cache(PIXELS_CACHE)),
-        run.map,
-        Progress(on_total=bar.total, on_progress=bar.advance, track=run.track),
-        apart=read_decisions(run.out).apart,
-    )
+    with run.scratch("same-picture-search") as searched_in:
+        confirmed = find_same_pictures(
+            run.source.root,
+            records,
+            hashes,
+            config.same_picture_distance,
+            ComparisonCache(run.cache(PIXELS_CACHE)),
+            run.map,
+            Progress(on_total=bar.total, on_progress=bar.advance, track=run.track),
+            apart=read_decisions(run.out).apart,
+            searched_in=searched_in,
+        )
     return {"same_picture_pairs": confirmed}
 
 
@@ -231,16 +233,19 @@ def join_lookalikes(
     films = {r.film_id: r for r in pending_images(records)}
     links = [Link(v.first, v.second, "visit", inliers=v.inliers) for v in visits]
     decided = [Link(a, b, "curator") for a, b, _ in read_decisions(run.out).patients]
-    found = lookalike_clusters(
-        films,
-        hashes,
-        kept_groups.kept_as,
-        config.lookalike_distance,
-        links,
-        config.link_visits,
-        decided_links=decided,
-        reframed=kept_groups.reframed,
-    )
+    with run.scratch("lookalike-search") as searched_in:
+        found = lookalike_clusters(
+            films,
+            hashes,
+            kept_groups.kept_as,
+            config.lookalike_distance,
+            links,
+            config.link_visits,
+            decided_links=decided,
+            reframed=kept_groups.reframed,
+            searched_in=searched_in,
+            map=run.map,
+        )
     return {"lookalikes": found}
 
 

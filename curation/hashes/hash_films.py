@@ -52,6 +52,11 @@ class Hashes(Mapping[str, dict[View, bytes]]):
         codes = np.frombuffer(joined, dtype=np.uint8).reshape(-1, len(VIEWS), HASH_BYTES)
         return cls(by_film, codes)
 
+    @classmethod
+    def column_wise(cls, hashes: Mapping[str, Mapping[View, bytes]]) -> Hashes:
+        """``hashes`` held column-wise: itself when it is, else made of the mapping."""
+        return hashes if isinstance(hashes, Hashes) else cls.from_views(hashes)
+
     def __getitem__(self, film: str) -> dict[View, bytes]:
         row = self._codes[self._row[film]]
         return {view: row[k].tobytes() for k, view in enumerate(VIEWS)}

@@ -6,7 +6,8 @@ the audit (turned leaks, recomputed clusters) all ask the same question, each wi
 radius and its own rule for which pairs count; this is the one search that answers it, on
 the exact pair search of ``curation.hashes.pairs``, in this process
 (``pairs_in_any_orientation``) or a table of the multi-index a job on the executor
-(``mapped_pairs_in_any_orientation``, the audit's), with the same rows.
+(``mapped_pairs_in_any_orientation``: the audit's, and the build's steps'), with the same rows;
+``orientation_pairs`` chooses by whether it is given a folder the workers see.
 """
 
 from __future__ import annotations
@@ -86,6 +87,30 @@ def mapped_pairs_in_any_orientation(
         (view, rows if view is View.identity else _once(rows) if view is None else _turned(rows))
         for view, rows in zip(named, found, strict=True)
     ]
+
+
+def orientation_pairs(
+    codes_in: Callable[[View], np.ndarray],
+    max_distance: int,
+    folder: Path | None = None,
+    map: Mapper | None = None,
+    *,
+    negatives: bool = False,
+) -> list[tuple[View | None, np.ndarray]]:
+    """Every view's ``(view, rows)`` in ``View`` order, then with ``negatives`` the rows of
+    ``negative_pairs`` under ``None``: with ``folder`` (which ``map``'s workers see) a table
+    of the multi-index a job (``mapped_pairs_in_any_orientation``, for a build or an audit on
+    an executor), without it in this process (``pairs_in_any_orientation``); the same rows."""
+    if folder is not None:
+        return mapped_pairs_in_any_orientation(
+            codes_in, max_distance, View, folder, map, negatives=negatives
+        )
+    found: list[tuple[View | None, np.ndarray]] = [
+        *pairs_in_any_orientation(codes_in, max_distance)
+    ]
+    if negatives:
+        found.append((None, negative_pairs(codes_in(View.identity), max_distance)))
+    return found
 
 
 def negative_pairs(upright: np.ndarray, max_distance: int) -> np.ndarray:

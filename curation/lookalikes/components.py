@@ -19,14 +19,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import networkx as nx
+import numpy as np
 
+from curation.core.parallel import Mapper
 from curation.core.records import SourceRecord
 from curation.core.vocabulary import LOOKALIKE_DISTANCE
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
-from curation.hashes.orientations import pairs_in_any_orientation
+from curation.hashes.orientations import orientation_pairs
 
 # A panoramic series of one patient rarely passes a handful of films; a number on more films
 # than this is treated as a template left in the annotation tool and ignored.
@@ -56,13 +59,17 @@ class Cluster:
 
 
 def lookalike_links(
-    hashes: Mapping[str, Mapping[View, bytes]], max_distance: int = LOOKALIKE_DISTANCE
+    hashes: Mapping[str, Mapping[View, bytes]],
+    max_distance: int = LOOKALIKE_DISTANCE,
+    folder: Path | None = None,
+    map: Mapper | None = None,
 ) -> list[Link]:
     """Every pair of films within ``max_distance`` in some orientation (exact search), each
     pair once with its smallest distance (ties: the first view), sorted. Each view's codes
     are taken from the column-wise ``Hashes`` (made of a plain mapping first), never as a
-    bytes object per film."""
-    columns = hashes if isinstance(hashes, Hashes) else Hashes.from_views(hashes)
+    bytes object per film. Searched a table a job through ``map`` with its codes below
+    ``folder`` when given, else in this process (``orientation_pairs``)."""
+    columns = Hashes.column_wise(hashes)
     ids = sorted(hashes)
     best: dict[tuple[str, str], tuple[int, int, View]] = {}
     order = {view: n for n, view in enumerate(View)}
@@ -72,7 +79,11 @@ def lookalike_links(
         if key not in best or (distance, order[view]) < best[key][:2]:
             best[key] = (distance, order[view], view)
 
-    for view, rows in pairs_in_any_orientation(lambda view: columns.codes(view, ids), max_distance):
+    def codes_in(view: View) -> np.ndarray:
+        return columns.codes(view, ids)
+
+    for view, rows in orientation_pairs(codes_in, max_distance, folder, map):
+        assert view is not None  # no negatives were asked for
         for i, j, distance in rows.tolist():
             offer(i, j, distance, view)
     return [Link(a, b, "ahash", view, d) for (a, b), (d, _, view) in sorted(best.items())]
@@ -143,15 +154,19 @@ def lookalike_clusters(
     link_visits: bool = False,
     decided_links: list[Link] | None = None,
     reframed: frozenset[str] = frozenset(),
+    searched_in: Path | None = None,
+    map: Mapper | None = None,
 ) -> Lookalikes:
     """The look-alike components of ``films`` (film id -> record); the films dropped as copies
     (``kept_as``: dropped film -> kept film) are hashed in too and pass their links on, but
     for those dropped under another frame (``reframed``), whose hash is not the picture's.
     ``visit_links`` join the components only when ``link_visits``; ``decided_links`` (films
-    the curator declared one patient) always do."""
+    the curator declared one patient) always do. The links are searched a table a job through
+    ``map``, their codes in ``searched_in`` (a folder its workers see) when given, else in this
+    process."""
     hashed = {film for film in kept_as if film not in reframed}
     compared = hashes.subset(lambda film: film in films or film in hashed)
-    links = lookalike_links(compared, max_distance)
+    links = lookalike_links(compared, max_distance, searched_in, map)
     numbers = {f: number for f, r in films.items() if (number := r.patient_number)}
     patients, templated = patient_links(numbers)
     found = Lookalikes(

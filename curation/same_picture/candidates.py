@@ -15,15 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
 
+from curation.core.parallel import Mapper
 from curation.features.shortlist import best_partners
 from curation.hashes.hash_films import Hashes
 from curation.hashes.hashing import View
-from curation.hashes.orientations import negative_pairs, pairs_in_any_orientation
-from curation.hashes.pairs import as_codes
+from curation.hashes.orientations import orientation_pairs
 from curation.same_picture.pixels import Comparison
 
 Candidate = tuple[str, str, View, int]  # film A, film B, A's view, hash distance
@@ -46,22 +47,34 @@ class SamePicture:
     frame_evidence: str = ""
 
 
-def candidate_pairs(hashes: Hashes, max_distance: int) -> list[Candidate]:
+def candidate_pairs(
+    hashes: Mapping[str, Mapping[View, bytes]],
+    max_distance: int,
+    folder: Path | None = None,
+    map: Mapper | None = None,
+) -> list[Candidate]:
     """Every ``(a, b, view, distance)`` where film A turned by ``view`` is within
     ``max_distance`` bits of film B, in ``View`` order; an unturned pair only once (a < b).
     Then the negatives: film A's upright hash inverted within ``max_distance`` bits of film
-    B's, compared upright (the exposure fit maps grey levels by a negative gain)."""
+    B's, compared upright (the exposure fit maps grey levels by a negative gain). Searched a
+    table a job through ``map`` with its codes below ``folder`` when given, else in this
+    process (``curation.hashes.orientations.orientation_pairs``). Each view's codes are taken
+    from the column-wise ``Hashes`` (made of a plain mapping first), never as a bytes object
+    per film."""
+    columns = Hashes.column_wise(hashes)
     ids = sorted(hashes)
-    turned = [
-        (ids[a], ids[b], view, distance)
-        for view, rows in pairs_in_any_orientation(
-            lambda view: as_codes([hashes[i][view] for i in ids]), max_distance
-        )
+    found = orientation_pairs(
+        lambda view: columns.codes(view, ids),
+        max_distance,
+        folder,
+        map,
+        negatives=True,
+    )
+    return [
+        (ids[a], ids[b], View.identity if view is None else view, distance)  # None: a negative
+        for view, rows in found
         for a, b, distance in rows.tolist()
     ]
-    upright = as_codes([hashes[i][View.identity] for i in ids])
-    negatives = negative_pairs(upright, max_distance).tolist()
-    return turned + [(ids[a], ids[b], View.identity, distance) for a, b, distance in negatives]
 
 
 def candidate_components(candidates: list[Candidate]) -> list[list[Candidate]]:

@@ -110,6 +110,7 @@ def find_same_pictures(
     map: Mapper,
     progress: Progress,
     apart: Collection[frozenset[str]] = (),
+    searched_in: Path | None = None,
 ) -> ConfirmedPairs:
     """The confirmed same-picture pairs among the films still in play.
 
@@ -124,12 +125,14 @@ def find_same_pictures(
         progress: where the progress goes.
         apart: pairs of films the curator declared not the same picture
             (``curation.decisions``): never confirmed.
+        searched_in: a folder ``map``'s workers see, where the search for candidates by hash
+            writes its codes to run a table a job through ``map``; ``None``: searched here.
 
     Returns:
         The confirmed pairs with their evidence, for ``curation.keeper.step``.
     """
     films = {r.film_id: r for r in pending_images(records)}
-    candidates = candidate_pairs(hashes.subset(films.__contains__), radius)
+    candidates = candidate_pairs(hashes.subset(films.__contains__), radius, searched_in, map)
     progress.on_total(len(candidates))
     jobs = _component_jobs(root, films, candidates, cache)
     pairs: list[SamePicture] = []
