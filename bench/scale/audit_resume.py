@@ -104,7 +104,7 @@ def _stopped_twice_when_describing(target: Path, scratch: Path, executor: str) -
     for name in ("first", "again"):
         found[name] = stopped_when(target, out, executor, lambda: _describing(out))
         if name == "first":
-            shutil.rmtree(out / WORK_FOLDER / VISIT_FEATURES)  # the next run starts as this did
+            shutil.rmtree(out / WORK_FOLDER / VISIT_FEATURES)  # to stop the next at that point
     shutil.rmtree(out)
     return found
 

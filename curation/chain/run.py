@@ -52,7 +52,7 @@ class Run:
         after; one build runs in a folder at a time."""
         folder = self.out / "work" / name
         shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)
         try:
             yield folder
         finally:

@@ -1,17 +1,17 @@
 """Exact Hamming range searches as per-file work on the executor: one job per table of the
 multi-index (``curation.hashes.multi_index``).
 
-Why: at a million films the audit's searches in every orientation (its turned copies, its
-recomputed clusters) are multi-index searches of the upright codes by five sets of queries
-(four turned views and the negatives, or five orientations), minutes of faiss in the driver
-while a cluster's workers wait. Each table of a multi-index finds its own share of the pairs
-(``table_pairs``), so a job builds one table once and searches every query set with it: the
-tables spread over the nodes, and a table is built once for all the orientations, not once
-for each. The codes go to files in a folder
-every worker sees (the audit's work folder, as for ``curation.leaks.nearest``): a job carries
-paths and its table's bit positions, never the codes. Searches too small for the multi-index
-(``curation.hashes.pairs``) run here. Either way the rows are those of ``range_pairs`` and
-``self_pairs``, in their order.
+Why: at a million films the searches in every orientation (the audit's turned copies and
+recomputed clusters, the build's same-picture candidates and look-alike links) are multi-index
+searches of the upright codes by several sets of queries (the turned views, the negatives),
+minutes of faiss in the driver while a cluster's workers wait. Each table of a multi-index
+finds its own share of the pairs (``table_pairs``), so a job builds one table once and searches
+every query set with it: the tables spread over the nodes, and a table is built once for all
+the orientations, not once for each. The codes go to files in a folder every worker sees (the
+audit's work folder, as for ``curation.leaks.nearest``; a build's step's scratch folder,
+``Run.scratch``): a job carries paths and its table's bit positions, never the codes. Searches
+too small for the multi-index (``curation.hashes.pairs``) run here. Either way the rows are
+those of ``range_pairs`` and ``self_pairs``, in their order.
 
 Each table's rows (or a small search's) are kept in the same folder, known by the search's
 codes and radius (``KEPT_FOLDER``): the audit's searches took minutes at a million rows, and an
