@@ -35,11 +35,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import psutil
-
 from bench.scale.audit_cluster import STORE_MIB, audit_command, audit_run, write_dataset
 from bench.scale.curve import _environment
-from bench.scale.ray_cluster import two_nodes
+from bench.scale.ray_cluster import descendants, two_nodes
+from bench.scale.shortlist_nodes import process_cpu
 from curation.audit.audit import VISIT_FEATURES, WORK_FOLDER
 from curation.core.atomic import write_bytes
 from curation.leaks.visits import VERIFIED_FOLDER
@@ -57,16 +56,9 @@ def _describing(out: Path) -> bool:
     return any((out / WORK_FOLDER / VISIT_FEATURES).rglob("*.arrays"))
 
 
-def _cpu_s(process: psutil.Process) -> float:
-    """CPU seconds of a process and of every process below it, living or joined."""
-    spent = 0.0
-    for each in [process, *process.children(recursive=True)]:
-        try:
-            times = each.cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        spent += times.user + times.system + times.children_user + times.children_system
-    return spent
+def _cpu_s(pid: int) -> float:
+    """CPU seconds of a process and of every process below it, living or reaped."""
+    return process_cpu(descendants(pid))["all"]
 
 
 def stopped_when(target: Path, out: Path, executor: str, until: Callable[[], bool]) -> dict:
@@ -77,13 +69,13 @@ def stopped_when(target: Path, out: Path, executor: str, until: Callable[[], boo
         audit_command(target, out, executor, SEARCH), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    process, cpu_s = psutil.Process(audit.pid), 0.0
+    cpu_s = 0.0
     while audit.poll() is None and not until():
-        cpu_s = max(cpu_s, _cpu_s(process))  # the last reading before the kill
+        cpu_s = max(cpu_s, _cpu_s(audit.pid))  # the last reading before the kill
         time.sleep(POLL_SECONDS)
     if audit.poll() is not None:
         raise SystemExit(f"the audit into {out} ended before it was to be stopped")
-    cpu_s = max(cpu_s, _cpu_s(process))
+    cpu_s = max(cpu_s, _cpu_s(audit.pid))
     os.killpg(audit.pid, signal.SIGKILL)
     audit.wait()
     killed = {"killed_after_s": round(time.perf_counter() - start, 1)}

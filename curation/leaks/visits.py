@@ -37,7 +37,7 @@ from curation.same_picture.frame_check import compare_frames
 from curation.visits.descriptors import visit_features_of
 from curation.visits.find import stored_candidate_pairs, stored_verified, verified_store
 from curation.visits.inverted import INVERTED_FROM, LISTS_PER_PROBE
-from curation.visits.retrieval import PARTNERS, as_tuples
+from curation.visits.retrieval import PARTNERS
 from curation.visits.stored import VisitStores, as_arrays, stored_features
 from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
 
@@ -114,7 +114,7 @@ def describe_films(
     return described
 
 
-def _candidate_pairs(
+def visit_candidates(
     store: ArrayStore,
     keys: Sequence[str],
     map: Mapper,
@@ -122,19 +122,11 @@ def _candidate_pairs(
     track: Track | None = None,
 ) -> np.ndarray:
     """``curation.visits.find.stored_candidate_pairs`` of the films stored under ``keys`` (an
-    ``(n, 2)`` array), searched as ``search`` says and shown on bars of ``track``: the vectors
-    and the vocabulary's sample in folders beside ``store``."""
+    ``(n, 2)`` array), as the visits step finds them, searched as ``search`` says and shown on
+    bars of ``track``: the vectors and the vocabulary's sample in folders beside ``store``."""
     beside = store.root.parent
     stores = VisitStores(store, beside / "visit-vectors", beside / "visit-sample")
     return stored_candidate_pairs(stores, keys, map, search=search, track=track)
-
-
-def stored_candidates(
-    store: ArrayStore, keys: Sequence[str], map: Mapper, search: VisitSearch = VisitSearch.lists
-) -> list[tuple[int, int]]:
-    """``curation.visits.find.candidates`` of the films stored under ``keys``, as the visits
-    step finds them (``_candidate_pairs`` as tuples)."""
-    return as_tuples(_candidate_pairs(store, keys, map, search))
 
 
 def _aligned(job: tuple[ArrayStore, str, str, bytes, bytes]) -> tuple[VisitEvidence, bool]:
@@ -166,7 +158,7 @@ def cross_split_matches(
     rank = {split: n for n, split in enumerate(splits)}
     mapped = map or LocalMap()
     keys = [f.sha256 for f in films]
-    candidates = _candidate_pairs(store, keys, mapped, search, track)
+    candidates = visit_candidates(store, keys, mapped, search, track)
     split_of = np.array([rank[f.split] for f in films], np.int32)
     pairs = candidates[split_of[candidates[:, 0]] != split_of[candidates[:, 1]]]
     verifying = track("verify pairs", len(pairs)) if track else None

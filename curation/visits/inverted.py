@@ -33,7 +33,7 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from curation.core.parallel import Mapper, Tracker
+from curation.core.parallel import CountingMap, Mapper, Tracker
 from curation.core.store import Arrays
 from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.blocks import VectorBlocks, range_rows
@@ -335,15 +335,13 @@ def stored_inverted_pairs(
     done, best = 0, no_best(blocks.count, keep)
     if kept is not None:
         done, best = int(kept["shards"][0]), (kept["similarity"].copy(), kept["films"].copy())
+    counting = CountingMap(map, bar, len(shards))
     if bar is not None:
-        bar.total(len(shards))
-        bar.advance(done)
+        bar.advance(done)  # the shards merged before the stop
     searches = [(blocks, centres_key, shard, keep) for shard in shards[done:]]
-    found = map(_search, searches, chunksize=1)
+    found = counting(_search, searches, chunksize=1)
     for merged, (queries, its_best) in enumerate(found, done + 1):
         merge_shard(best, queries, its_best, keep)
-        if bar is not None:
-            bar.advance(1)
         if merged % SHARDS_KEPT == 0 and merged < len(shards):
             arrays = {"shards": np.array([merged]), "similarity": best[0], "films": best[1]}
             blocks.store.put(kept_key, arrays)

@@ -25,9 +25,10 @@ from curation.audit.page import shown_visits
 from curation.audit.report import print_summary, write_report
 from curation.core.parallel import LocalMap
 from curation.core.store import ArrayStore
-from curation.leaks.visits import CrossSplitMatch, stored_candidates
+from curation.leaks.visits import CrossSplitMatch, visit_candidates
 from curation.visits.descriptors import DESCRIPTORS_VERSION, VisitFeatures, visit_features_of
 from curation.visits.find import candidates
+from curation.visits.retrieval import as_tuples
 from curation.visits.stored import MissingDescriptors, stored_features
 from tests.audit.audit_runs import run
 
@@ -149,7 +150,9 @@ def test_stored_candidates_are_the_in_memory_candidates(tmp_path: Path):
     read = stored_features(store, keys[5])
     assert np.array_equal(read.descriptors, features[5].descriptors)
     assert np.array_equal(read.points, features[5].points) and read.size == features[5].size
-    assert stored_candidates(store, keys, LocalMap(1)) == candidates(features, LocalMap(1))
+    assert as_tuples(visit_candidates(store, keys, LocalMap(1))) == candidates(
+        features, LocalMap(1)
+    )
     assert (4, 12) in candidates(features, LocalMap(1))
 
 

@@ -50,6 +50,12 @@ def in_process(function: Any, jobs: Sequence[Any], chunksize: int = 1) -> Iterat
     return map(function, jobs)
 
 
+def stops_after_one(function: Any, jobs: Sequence[Any], chunksize: int = 1) -> Iterator[Any]:
+    """A map that runs the first job, then stops as a killed run does."""
+    yield function(jobs[0])
+    raise KeyboardInterrupt
+
+
 def searched(films: list[Film], count: int = CLOSEST_PAIRS) -> SplitSearches:
     with tempfile.TemporaryDirectory() as folder:
         return split_searches(films, SPLITS, Path(folder), count, in_process)
@@ -170,10 +176,6 @@ def test_a_search_run_again_reads_each_block_kept_and_a_stopped_one_searches_the
     whole = searched(films)
     blocks = len(searches)
     assert blocks == 6  # train-validation, train-test and validation-test, two blocks each
-
-    def stops_after_one(function: Any, jobs: Sequence[Any], chunksize: int = 1) -> Iterator[Any]:
-        yield function(jobs[0])
-        raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         split_searches(films, SPLITS, tmp_path, CLOSEST_PAIRS, stops_after_one)

@@ -36,6 +36,7 @@ from curation.leaks.target import (
     pixels_digest,
     resolve_columns,
 )
+from tests.leaks.test_closest_pairs import in_process, stops_after_one
 
 app = typer.Typer()
 app.command("audit")(audit_command)
@@ -249,13 +250,6 @@ def test_the_digests_kept_are_read_again_and_a_stopped_check_decodes_only_the_re
     decoded: list[int] = []
     digest = identical.pixels_digest
     monkeypatch.setattr(identical, "pixels_digest", lambda d: decoded.append(1) or digest(d))
-
-    def in_process(function: Any, jobs: Any, chunksize: int = 1) -> Any:
-        return map(function, jobs)
-
-    def stops_after_one(function: Any, jobs: Any, chunksize: int = 1) -> Any:
-        yield function(jobs[0])
-        raise KeyboardInterrupt
 
     def checked(map: Any) -> list[str | None]:
         for film in films:
