@@ -7,7 +7,10 @@ a stop does neither again for what it had. This measures it on the audit bench's
 (``bench.scale.audit_cluster.write_dataset``), searching through the lists as at a million
 rows: one audit run whole, then another into a second folder whose process group is killed
 (SIGKILL, as a session's end does) once ``--windows`` windows of verified pairs are kept, and
-the same command again, run to its end. The two reports must be byte-identical.
+the same command again, run to its end. The two reports must be byte-identical. With
+``--stop-at aligning`` the audit is killed once ``--windows`` batches of aligned checks (each
+verified pair's two films described with ORB, aligned and compared) are kept instead, and the
+figures say when each kept batch was written after the verification's last window.
 
 With ``--stop-at describing`` the audit is killed once it starts describing films, that is
 once its hashing and its checks by hash are done, and the same command run again is killed at
@@ -16,10 +19,10 @@ about 25 minutes on two nodes), without running an audit of that size whole. CPU
 the audit's process and its workers, read before the kill.
 
 ``python -m bench.scale.audit_resume --rows 16000 [--executor ray] [--windows 4]
-[--stop-at verifying|describing] [--scratch S]`` prints the figures as JSON and writes them to
-``audit_resume.json`` beside this file, under the size, the executor (``ray``: a two-node
-cluster on this machine, each node's Ray processes' CPU counted, as
-``bench.scale.audit_cluster`` counts it) and, for ``describing``, the stop.
+[--stop-at verifying|aligning|describing] [--scratch S]`` prints the figures as JSON and writes
+them to ``audit_resume.json`` beside this file, under the size, the executor (``ray``: a
+two-node cluster on this machine, each node's Ray processes' CPU counted, as
+``bench.scale.audit_cluster`` counts it) and, but for ``verifying``, the stop.
 """
 
 from __future__ import annotations
@@ -41,15 +44,24 @@ from bench.scale.ray_cluster import descendants, two_nodes
 from bench.scale.shortlist_nodes import process_cpu
 from curation.audit.audit import VISIT_FEATURES, WORK_FOLDER
 from curation.core.atomic import write_bytes
-from curation.leaks.visits import VERIFIED_FOLDER
+from curation.leaks.visits import ALIGNED_FOLDER, VERIFIED_FOLDER
 
 RESULTS = Path(__file__).with_name("audit_resume.json")
 POLL_SECONDS = 0.2
 SEARCH = "lists"  # as at a million rows
 
 
-def _kept_windows(out: Path) -> int:
-    return sum(1 for _ in (out / WORK_FOLDER / VERIFIED_FOLDER).rglob("*.arrays"))
+def _kept(out: Path, folder: str) -> list[Path]:
+    """The files a stage keeps in the audit's work folder: windows of verified pairs
+    (``VERIFIED_FOLDER``) or batches of aligned checks (``ALIGNED_FOLDER``)."""
+    return list((out / WORK_FOLDER / folder).rglob("*.arrays"))
+
+
+def _aligning_s(out: Path) -> list[float]:
+    """When each kept batch of aligned checks was written, in seconds after the last window of
+    verified pairs (the aligned checks start once the verification ends)."""
+    verified = max(p.stat().st_mtime for p in _kept(out, VERIFIED_FOLDER))
+    return sorted(round(p.stat().st_mtime - verified, 1) for p in _kept(out, ALIGNED_FOLDER))
 
 
 def _describing(out: Path) -> bool:
@@ -82,10 +94,13 @@ def stopped_when(target: Path, out: Path, executor: str, until: Callable[[], boo
     return killed | ({"cpu_s": round(cpu_s, 1)} if executor == "local" else {})
 
 
-def stopped_while_verifying(target: Path, out: Path, executor: str, windows: int) -> dict:
-    """An audit into ``out`` killed with its workers once ``windows`` windows are kept."""
-    stopped = stopped_when(target, out, executor, lambda: _kept_windows(out) >= windows)
-    return {"killed_after_s": stopped["killed_after_s"], "windows_kept": windows}
+def stopped_while(target: Path, out: Path, executor: str, stop_at: str, windows: int) -> dict:
+    """An audit into ``out`` killed with its workers once ``windows`` windows of verified pairs
+    (``stop_at`` ``verifying``) or batches of aligned checks (``aligning``) are kept."""
+    folder = ALIGNED_FOLDER if stop_at == "aligning" else VERIFIED_FOLDER
+    stopped = stopped_when(target, out, executor, lambda: len(_kept(out, folder)) >= windows)
+    found = {"killed_after_s": stopped["killed_after_s"], "windows_kept": windows}
+    return found | ({"batches_kept_after_s": _aligning_s(out)} if stop_at == "aligning" else {})
 
 
 def _stopped_twice_when_describing(target: Path, scratch: Path, executor: str) -> dict:
@@ -101,13 +116,15 @@ def _stopped_twice_when_describing(target: Path, scratch: Path, executor: str) -
     return found
 
 
-def _runs(target: Path, scratch: Path, executor: str, windows: int, roots: dict) -> dict:
+def _runs(
+    target: Path, scratch: Path, executor: str, stop_at: str, windows: int, roots: dict
+) -> dict:
     found: dict = {}
     for name in ("whole", "resumed"):
         out = scratch / f"{executor}-{name}"
         shutil.rmtree(out, ignore_errors=True)  # an earlier run's report or work folder
         if name == "resumed":
-            found["stopped"] = stopped_while_verifying(target, out, executor, windows)
+            found["stopped"] = stopped_while(target, out, executor, stop_at, windows)
         measured = audit_run(target, out, executor, roots, SEARCH)
         found[name] = {k: measured[k] for k in ("wall_s", "cpu_s", "driver_peak_rss_mib")}
     whole, resumed = (scratch / f"{executor}-{n}" / "report.json" for n in ("whole", "resumed"))
@@ -127,7 +144,7 @@ def measure(rows: int, windows: int, scratch: Path, executor: str, stop_at: str)
     def runs(roots: dict) -> dict:
         if stop_at == "describing":
             return found | _stopped_twice_when_describing(target, scratch, executor)
-        return found | _runs(target, scratch, executor, windows, roots)
+        return found | _runs(target, scratch, executor, stop_at, windows, roots)
 
     if executor != "ray":
         return runs({})
@@ -141,9 +158,12 @@ def measure(rows: int, windows: int, scratch: Path, executor: str, stop_at: str)
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=16000, help="the dataset's rows")
-    parser.add_argument("--windows", type=int, default=4, help="windows kept when stopped")
+    parser.add_argument(
+        "--windows", type=int, default=4, help="windows (or batches) kept when stopped"
+    )
     parser.add_argument("--executor", choices=("local", "ray"), default="local")
-    parser.add_argument("--stop-at", choices=("verifying", "describing"), default="verifying")
+    stops = ("verifying", "aligning", "describing")
+    parser.add_argument("--stop-at", choices=stops, default="verifying")
     parser.add_argument("--scratch", type=Path, help="keep the dataset and reports here")
     args = parser.parse_args(argv)
     if args.scratch:
@@ -154,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
             found = measure(args.rows, args.windows, Path(scratch), args.executor, args.stop_at)
     print(json.dumps(found, indent=1))
     kept = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    stop = " describing" if args.stop_at == "describing" else ""
+    stop = "" if args.stop_at == "verifying" else f" {args.stop_at}"
     kept[f"{args.rows} {args.executor}{stop}"] = found  # in place of this kind's figures
     write_bytes(RESULTS, (json.dumps(kept, indent=1, sort_keys=True) + "\n").encode())
 

@@ -11,7 +11,8 @@ by the aligned frame check (``curation.same_picture.frame_check``, on ORB featur
 two films): the same picture under another frame is a copy that leaks (a finding like any
 other); anything else is a visit of one patient, listed first in the report with the two
 films and their matched features drawn (``visits/visit-NNN.png``, for the pairs the report's
-page shows).
+page shows). Each batch of aligned checks is kept in the work folder, as the verification's
+windows are: a resumed audit checks only the batches it had not.
 """
 
 from __future__ import annotations
@@ -29,17 +30,28 @@ import numpy as np
 
 from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
-from curation.core.store import ArrayStore
+from curation.core.store import Arrays, ArrayStore
 from curation.core.vocabulary import VisitSearch
-from curation.features.features import decoded_grey, film_features, match_features
+from curation.features.features import (
+    FEATURES_VERSION,
+    decoded_grey,
+    film_features,
+    match_features,
+)
 from curation.leaks.target import RowGroup, read_images, row_groups
-from curation.same_picture.frame_check import compare_frames
-from curation.visits.descriptors import visit_features_of
+from curation.same_picture.frame_check import FRAME_CHECK_VERSION, compare_frames
+from curation.visits.descriptors import DESCRIPTORS_VERSION, visit_features_of
 from curation.visits.find import stored_candidate_pairs, stored_verified, verified_store
 from curation.visits.inverted import INVERTED_FROM, LISTS_PER_PROBE
 from curation.visits.retrieval import PARTNERS
 from curation.visits.stored import VisitStores, as_arrays, stored_features
-from curation.visits.verification import GRID, MIN_CELLS, VisitEvidence, verify
+from curation.visits.verification import (
+    GRID,
+    MIN_CELLS,
+    VERIFICATION_VERSION,
+    VisitEvidence,
+    verify,
+)
 
 if TYPE_CHECKING:
     from curation.core.progress import Track
@@ -47,6 +59,7 @@ if TYPE_CHECKING:
 
 VISITS_FOLDER = "visits"
 VERIFIED_FOLDER = "visit-verified"  # the verification's evidence, beside the features' store
+ALIGNED_FOLDER = "visit-aligned"  # the aligned checks' findings, beside it
 PAIRS_AT_ONCE = 64  # verified pairs whose images the aligned checks hold (about 50 MB)
 DRAWN_HEIGHT = 360  # pixels: each film's height in the drawing
 DRAWN_MATCHES = 80  # inlier matches drawn per pair (evenly chosen), so the lines stay legible
@@ -140,6 +153,47 @@ def _aligned(job: tuple[ArrayStore, str, str, bytes, bytes]) -> tuple[VisitEvide
     return evidence, compare_frames(grey_a, grey_b, (size_a, size_b), match).same_picture
 
 
+def aligned_store(root: Path) -> ArrayStore:
+    """The store of the aligned checks' findings below ``root``, a batch of pairs a file:
+    versioned by what decides them (the verification, both kinds of features, the frame
+    check), so a changed check is never read from an older audit's files."""
+    version = (
+        f"aligned-v1/{VERIFICATION_VERSION}/{DESCRIPTORS_VERSION}/"
+        f"{FEATURES_VERSION}/{FRAME_CHECK_VERSION}"
+    )
+    return ArrayStore(root, version)
+
+
+def _batch_key(pairs: Sequence[tuple[str, str]]) -> str:
+    """A batch's key in the store: its pairs' contents, in order (no film's sha256)."""
+    lines = "\n".join(f"{a} {b}" for a, b in pairs)
+    return hashlib.sha256(f"aligned\n{lines}".encode()).hexdigest()
+
+
+def _as_arrays(checked: Sequence[tuple[VisitEvidence, bool]]) -> Arrays:
+    """A batch's findings as the store keeps them: a row a pair (matches, inliers, cells,
+    same picture), and the pairs' inlier points one after another."""
+    rows = [(e.matches, e.inliers, e.cells, same) for e, same in checked]
+    points = [(e.points_a, e.points_b) for e, _ in checked]
+    return {
+        "pairs": np.array(rows, np.int64).reshape(-1, 4),
+        "points_a": np.concatenate([a for a, _ in points] or [np.zeros((0, 2))]).astype(np.float32),
+        "points_b": np.concatenate([b for _, b in points] or [np.zeros((0, 2))]).astype(np.float32),
+    }
+
+
+def _from_arrays(arrays: Arrays) -> list[tuple[VisitEvidence, bool]]:
+    """``_as_arrays`` read back."""
+    pairs = arrays["pairs"]
+    ends = np.cumsum(pairs[:, 1])  # a pair's points are its inliers
+    found = []
+    for (matches, inliers, cells, same), end in zip(pairs.tolist(), ends, strict=True):
+        points_a = arrays["points_a"][end - inliers : end]
+        points_b = arrays["points_b"][end - inliers : end]
+        found.append((VisitEvidence(matches, inliers, cells, points_a, points_b), bool(same)))
+    return found
+
+
 def cross_split_matches(
     films: list[Film],
     store: ArrayStore,
@@ -153,8 +207,9 @@ def cross_split_matches(
     verification confirms, sorted by film ids, with the evidence of each (for drawing); the
     films' features are in ``store`` (``describe_films``); the vectors, the search, the
     verification (each reported to a bar of ``track``) and the aligned checks go through
-    ``map`` (default: one process per core). The search's pairs and the verification's
-    evidence are kept beside ``store``, for an audit that stops midway and runs again."""
+    ``map`` (default: one process per core). The search's pairs, the verification's
+    evidence and the aligned checks' findings are kept beside ``store``, for an audit that
+    stops midway and runs again."""
     rank = {split: n for n, split in enumerate(splits)}
     mapped = map or LocalMap()
     keys = [f.sha256 for f in films]
@@ -169,11 +224,19 @@ def cross_split_matches(
     for v in stored_verified(store, keys, pairs, mapped, advance, kept):
         earlier = rank[films[v.first].split] < rank[films[v.second].split]
         verified.append((v.first, v.second) if earlier else (v.second, v.first))
+
+    def check(batch: list[tuple[int, int]]) -> Arrays:
+        jobs = [(store, keys[a], keys[b], image_of(a), image_of(b)) for a, b in batch]
+        return _as_arrays(list(mapped(_aligned, jobs, chunksize=1)))
+
+    checked = aligned_store(store.root.parent / ALIGNED_FOLDER)
+    checked.drop_other_versions()  # an earlier audit's, by another check
     found, fitted = [], {}
     for start in range(0, len(verified), PAIRS_AT_ONCE):
         batch = verified[start : start + PAIRS_AT_ONCE]
-        jobs = [(store, keys[a], keys[b], image_of(a), image_of(b)) for a, b in batch]
-        for (a, b), (e, same) in zip(batch, mapped(_aligned, jobs, chunksize=1), strict=True):
+        key = _batch_key([(keys[a], keys[b]) for a, b in batch])
+        checks = _from_arrays(checked.kept(key, partial(check, batch)))
+        for (a, b), (e, same) in zip(batch, checks, strict=True):
             share = round(e.inliers / max(1, e.matches), 4)
             found.append(CrossSplitMatch(a, b, e.matches, e.inliers, share, same, e.cells))
             fitted[(a, b)] = e

@@ -48,11 +48,13 @@ def textured(seed: int) -> bytes:
     return buffer.getvalue()
 
 
-def write_target(folder: Path) -> Path:
-    """Two splits of distinct films; the first test film is a byte copy of a train film."""
+def write_target(folder: Path, copies: int = 1) -> Path:
+    """Two splits of distinct films; the first ``copies`` test films are byte copies of train
+    films."""
     films = {
         "train": [textured(n) for n in range(FILMS)],
-        "test": [textured(3)] + [textured(100 + n) for n in range(FILMS - 1)],
+        "test": [textured(3 + n) for n in range(copies)]
+        + [textured(100 + n) for n in range(FILMS - copies)],
     }
     folder.mkdir(parents=True)
     for split, images in films.items():

@@ -1,8 +1,8 @@
 """An audit that stops midway (killed, interrupted) keeps what it stored below its report
-folder (the row groups' hashes, the films' features, the pairs its search found and those it
-verified), and the next audit into that folder reads them again instead of doing the work anew:
-at a million rows that is hours. Its report is the one an audit that never stopped writes. One
-audit writes into a report folder at a time."""
+folder (the row groups' hashes, the films' features, the pairs its search found, those it
+verified and their aligned checks), and the next audit into that folder reads them again
+instead of doing the work anew: at a million rows that is hours. Its report is the one an audit
+that never stopped writes. One audit writes into a report folder at a time."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from filelock import FileLock
 from typer.testing import CliRunner
@@ -28,7 +29,7 @@ from curation.core.store import ArrayStore
 from curation.leaks.target import AuditError
 from curation.leaks.visits import describe_films
 from curation.visits.descriptors import DESCRIPTORS_VERSION
-from tests.audit.test_audit_at_scale import FILMS, write_target
+from tests.audit.test_audit_at_scale import FILMS, RecordingMap, write_target
 
 
 class Stopped(Exception):
@@ -37,13 +38,23 @@ class Stopped(Exception):
 
 class StoppingMap:
     """A map in this process that stops the audit once it has run ``described`` jobs that
-    describe films (or ``verified`` jobs that verify a pair, or ``hashed`` jobs that hash a
-    row group), keeping the names of the jobs it ran."""
+    describe films (or ``verified`` jobs that verify a pair, ``aligned`` jobs that check a
+    verified pair's frames, or ``hashed`` jobs that hash a row group), keeping the names of the
+    jobs it ran."""
 
     def __init__(
-        self, described: int | None = None, verified: int | None = None, hashed: int | None = None
+        self,
+        described: int | None = None,
+        verified: int | None = None,
+        aligned: int | None = None,
+        hashed: int | None = None,
     ) -> None:
-        self.stop_after = {"_describe_group": described, "_verify": verified, "_hash_group": hashed}
+        self.stop_after = {
+            "_describe_group": described,
+            "_verify": verified,
+            "_aligned": aligned,
+            "_hash_group": hashed,
+        }
         self.ran: list[str] = []
 
     def __call__(
@@ -135,6 +146,42 @@ def test_an_audit_stopped_while_verifying_neither_searches_nor_verifies_again_wh
     write_report(resumed, out)
     assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
     assert len(resumed.visits) >= 1
+
+
+def test_an_audit_stopped_while_aligning_checks_again_only_the_batches_it_had_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """At a million rows some 7,000 pairs were verified as one patient's, and each then gets
+    the aligned check (both films decoded and described with ORB, aligned, compared): a batch
+    of checks is kept in the work folder with its evidence, so a resumed audit checks only the
+    batches it had not, and draws the same matches."""
+    monkeypatch.setattr(curation.leaks.visits, "PAIRS_AT_ONCE", 2)
+    target = write_target(tmp_path / "target", copies=3)
+    whole_map = RecordingMap()
+    whole = run_audit(str(target), permutations=99, map=whole_map, work_below=tmp_path / "w")
+    write_report(whole, tmp_path / "whole")
+    checked = [result for name, result in whole_map.seen if name == "_aligned result"]
+    pairs = len(checked)
+    assert pairs >= 3
+    for (worker, _), kept in zip(checked, whole.visit_fits.values(), strict=True):
+        assert len(kept.points_a) == worker.inliers > 0  # the inliers as the worker found them
+        assert np.array_equal(kept.points_a, worker.points_a)
+        assert np.array_equal(kept.points_b, worker.points_b)
+
+    out = tmp_path / "out"
+    with pytest.raises(Stopped):  # one batch of two pairs checked, then stopped
+        run_audit(str(target), permutations=99, map=StoppingMap(aligned=2), work_below=out)
+    resumed_map = StoppingMap()
+    resumed = run_audit(str(target), permutations=99, map=resumed_map, work_below=out)
+    assert resumed_map.ran.count("_verify") == 0
+    assert resumed_map.ran.count("_aligned") == pairs - 2
+    write_report(resumed, out)
+    assert (out / "report.json").read_bytes() == (tmp_path / "whole" / "report.json").read_bytes()
+    drawings = sorted((tmp_path / "whole" / "visits").glob("*.png"))
+    assert len(drawings) == pairs  # the kept batch's inliers drawn as the whole run drew them
+    assert [(out / "visits" / d.name).read_bytes() for d in drawings] == [
+        d.read_bytes() for d in drawings
+    ]
 
 
 def test_an_audit_stopped_while_hashing_hashes_again_only_the_row_groups_it_had_not(
