@@ -47,10 +47,10 @@ WORK_FOLDER = ".pericurate-audit-work"  # below the report's folder, until the a
 def work_folder(below: Path | None) -> Iterator[Path]:
     """``below/WORK_FOLDER``, removed once the block is done but kept when it stops midway
     (killed, interrupted, failed): what the audit keeps there (the checks' searches and
-    digests, the films' visit features, the visit search's pairs and verified windows) is
-    keyed by what it was computed from, so the next audit into the same folder reads it again
-    instead of doing the work anew (hours at a million rows). Without ``below``, a new
-    temporary folder, always removed."""
+    digests, the films' visit features, the visit search's pairs, verified windows and
+    aligned checks) is keyed by what it was computed from, so the next audit into the same
+    folder reads it again instead of doing the work anew (hours at a million rows). Without
+    ``below``, a new temporary folder, always removed."""
     if below is None:
         with tempfile.TemporaryDirectory(prefix=f"{WORK_FOLDER}-") as temporary:
             yield Path(temporary)

@@ -133,8 +133,8 @@ def audit_command(
                 if (out / WORK_FOLDER).is_dir():
                     console.print(
                         f"{out}: resuming an audit that stopped midway; what it stored in "
-                        f"{WORK_FOLDER} (hashes, checks by hash, films' features, pairs searched "
-                        "and verified) is read again, not computed again.",
+                        f"{WORK_FOLDER} (hashes, checks by hash, films' features, pairs searched, "
+                        "verified and aligned) is read again, not computed again.",
                         markup=False,
                         highlight=False,
                         soft_wrap=True,
