@@ -41,7 +41,12 @@ from curation.features.features import (
 from curation.leaks.target import RowGroup, read_images, row_groups
 from curation.same_picture.frame_check import FRAME_CHECK_VERSION, compare_frames
 from curation.visits.descriptors import DESCRIPTORS_VERSION, visit_features_of
-from curation.visits.find import stored_candidate_pairs, stored_verified, verified_store
+from curation.visits.find import (
+    NO_POINTS,
+    stored_candidate_pairs,
+    stored_verified,
+    verified_store,
+)
 from curation.visits.inverted import INVERTED_FROM, LISTS_PER_PROBE
 from curation.visits.retrieval import PARTNERS
 from curation.visits.stored import VisitStores, as_arrays, stored_features
@@ -177,8 +182,8 @@ def _as_arrays(checked: Sequence[tuple[VisitEvidence, bool]]) -> Arrays:
     points = [(e.points_a, e.points_b) for e, _ in checked]
     return {
         "pairs": np.array(rows, np.int64).reshape(-1, 4),
-        "points_a": np.concatenate([a for a, _ in points] or [np.zeros((0, 2))]).astype(np.float32),
-        "points_b": np.concatenate([b for _, b in points] or [np.zeros((0, 2))]).astype(np.float32),
+        "points_a": np.concatenate([a for a, _ in points] or [NO_POINTS]).astype(np.float32),
+        "points_b": np.concatenate([b for _, b in points] or [NO_POINTS]).astype(np.float32),
     }
 
 
