@@ -136,8 +136,11 @@ def mapped_range_pairs(
         paths.append(path)
         longest = max(longest, len(queries))
     key = search.hexdigest()
-    tables = substrings(indexed, max_distance)
-    if tables is None or len(indexed) * longest <= INDEX_PAIRS:  # small: brute force, here
+    # A small search is brute force, here, as ``range_pairs`` decides: the tables are not
+    # drawn for it (counting the bits unpacks the codes, 512 bytes a film up to ``BLOCK``).
+    small = len(indexed) * longest <= INDEX_PAIRS
+    tables = None if small else substrings(indexed, max_distance)
+    if tables is None:
         found = _from_arrays(kept.kept(key, partial(_here, indexed, paths, max_distance)))
     else:
         jobs = [
