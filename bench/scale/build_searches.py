@@ -10,9 +10,12 @@ search on the executor: the driver, while a cluster's workers waited); otherwise
 multi-index a job in ``--workers`` processes, the codes in a temporary folder (the build's way
 now, ``Run.scratch``). Prints, for each search, the driver's own CPU seconds, the CPU of it and
 its workers, wall seconds, the rows found and their sha256 (the same for both ways when the
-candidates and links are the same).
+candidates and links are the same). With ``--traced`` the driver runs under ``tracemalloc``
+and each search's figures add its traced peak above its start (the driver's own Python and
+numpy allocations; times then say little).
 
-``python -m bench.scale.build_searches --films 200000 [--in-process]`` prints the figures as JSON.
+``python -m bench.scale.build_searches --films 200000 [--in-process] [--traced]`` prints the
+figures as JSON.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 import os
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,11 +52,17 @@ def _hashes(films: int) -> Hashes:
 
 
 def _timed(search: Callable[[], list[Any]]) -> dict[str, Any]:
-    """One search's figures: the driver's CPU, all CPU, wall, the rows and their sha256."""
+    """One search's figures: the driver's CPU, all CPU, wall, the rows and their sha256, and
+    under ``tracemalloc`` the traced peak above the search's start."""
+    tracing = tracemalloc.is_tracing()
+    if tracing:
+        tracemalloc.reset_peak()
+    start = tracemalloc.get_traced_memory()[0]
     driver, cpu, wall = os.times(), _cpu_seconds(), time.perf_counter()
     found = search()
     after = os.times()
-    return {
+    traced = {"driver_traced_peak_b": tracemalloc.get_traced_memory()[1] - start} if tracing else {}
+    return traced | {
         "driver_cpu_s": round(after.user + after.system - driver.user - driver.system, 2),
         "cpu_s": round(_cpu_seconds() - cpu, 2),
         "wall_s": round(time.perf_counter() - wall, 2),
@@ -68,10 +78,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--films", type=int, default=200_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--in-process", action="store_true")
+    parser.add_argument("--traced", action="store_true", help="the driver's traced peaks")
     args = parser.parse_args(argv)
     hashes = _hashes(args.films)
     figures: dict[str, Any] = {"films": args.films, "in_process": args.in_process}
     figures["workers"] = None if args.in_process else args.workers
+    if args.traced:
+        tracemalloc.start()
     with tempfile.TemporaryDirectory(prefix="pericurate-build-searches-") as scratch:
         folder = None if args.in_process else Path(scratch)
         map = None if args.in_process else LocalMap(args.workers)
