@@ -37,6 +37,9 @@ import numpy as np
 KEY_BITS = 26  # longest substring: its lookup array has 2**26 int32 entries (256 MiB)
 MIN_KEY_BITS = 16  # shorter substrings fill their buckets too much to beat brute force
 BLOCK = 65_536  # codes per chunk of bit unpacking and per faiss call
+# Codes unpacked at a time to count each bit's share (2 MiB): the driver draws the tables of a
+# search on the executor, and a block unpacked at once was 32 MiB there.
+COUNTED_AT_ONCE = 4_096
 
 
 def substrings(indexed: np.ndarray, max_distance: int) -> np.ndarray | None:
@@ -50,8 +53,8 @@ def substrings(indexed: np.ndarray, max_distance: int) -> np.ndarray | None:
     if width < MIN_KEY_BITS:
         return None
     ones = np.zeros(bits)
-    for start in range(0, len(indexed), BLOCK):
-        ones += np.unpackbits(indexed[start : start + BLOCK], axis=1).sum(axis=0)
+    for start in range(0, len(indexed), COUNTED_AT_ONCE):
+        ones += np.unpackbits(indexed[start : start + COUNTED_AT_ONCE], axis=1).sum(axis=0)
     share = np.clip(ones / max(1, len(indexed)), 1e-12, 1 - 1e-12)
     entropy = -(share * np.log2(share) + (1 - share) * np.log2(1 - share))
     dealt = np.argsort(-entropy, kind="stable")[: tables * width].reshape(width, tables)

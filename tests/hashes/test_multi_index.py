@@ -4,6 +4,8 @@
 multi-index forced with ``INDEX_PAIRS = -1``, brute force with a huge one) and compares them
 with a numpy reference."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,26 @@ def test_blocks_and_chunks_do_not_change_the_answer(monkeypatch):
     index, brute = _both(monkeypatch, codes[:450], codes[40:], 30)
     assert np.array_equal(index, expected)
     assert np.array_equal(brute, expected)
+
+
+def test_the_tables_are_drawn_from_a_fixed_chunk_of_codes_at_a_time(monkeypatch):
+    """``substrings`` counts each bit's share a chunk of codes at a time: the driver draws the
+    tables of every large search on the executor, and 65,536 codes unpacked at once held 32 MiB
+    there. The chunk changes no table."""
+    peaks = []
+    for count in (8_192, 32_768):
+        codes = _film_like(count, seed=2)
+        tracemalloc.start()
+        try:
+            tables = substrings(codes, 30)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    assert peaks[1] < 1.25 * peaks[0]  # unpacked at once: four times the codes, four times
+    monkeypatch.setattr(multi_index, "COUNTED_AT_ONCE", 37)
+    chunked = substrings(codes, 30)
+    assert tables is not None and chunked is not None
+    assert np.array_equal(chunked, tables)
 
 
 def test_edge_sizes(monkeypatch):
