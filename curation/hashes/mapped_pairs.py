@@ -123,7 +123,7 @@ def mapped_range_pairs(
     kept = ArrayStore(folder / KEPT_FOLDER, KEPT_VERSION)
     folder = folder / SEARCH_FOLDER
     search = hashlib.sha256(f"{width} {max_distance}\n".encode())
-    _write_codes(folder / "indexed.codes", indexed, search.update)
+    write_codes(folder / "indexed.codes", indexed, search.update)
     longest = len(indexed)
     for number, queries in enumerate(query_sets):
         if queries is None:
@@ -132,7 +132,7 @@ def mapped_range_pairs(
             continue
         path = folder / f"queries-{number}.codes"
         search.update(f"\n{len(queries)} queries\n".encode())
-        _write_codes(path, queries, search.update)
+        write_codes(path, queries, search.update)
         paths.append(path)
         longest = max(longest, len(queries))
     key = search.hexdigest()
@@ -162,8 +162,9 @@ def mapped_range_pairs(
     return found
 
 
-def _write_codes(path: Path, codes: np.ndarray, digest: Callable[[bytes], None]) -> None:
-    """Write ``codes`` to ``path`` and add them to the search's ``digest``, from one copy."""
+def write_codes(path: Path, codes: np.ndarray, digest: Callable[[bytes], None]) -> None:
+    """Write ``codes`` to ``path`` (a file the workers read) and add them to ``digest`` (what
+    a search's kept results are known by), from one copy of them."""
     data = codes.tobytes()
     write_bytes(path, data)
     digest(data)

@@ -26,11 +26,10 @@ from typing import TYPE_CHECKING
 import faiss
 import numpy as np
 
-from curation.core.atomic import write_bytes
 from curation.core.parallel import LocalMap, Mapper
 from curation.core.store import Arrays, ArrayStore
 from curation.hashes.hashing import HASH_BYTES
-from curation.hashes.mapped_pairs import one_openmp_thread
+from curation.hashes.mapped_pairs import one_openmp_thread, write_codes
 from curation.hashes.pairs import as_codes
 
 if TYPE_CHECKING:
@@ -96,9 +95,9 @@ def split_searches(
     paths, digests = {}, {}
     for number, split in enumerate(splits[:-1]):  # by number: a name may be any text
         paths[split] = folder / CODES_FOLDER / f"split-{number}.codes"  # the last is no index
-        data = codes[split].tobytes()
-        write_bytes(paths[split], data)
-        digests[split] = hashlib.sha256(data).hexdigest()
+        digest = hashlib.sha256()
+        write_codes(paths[split], codes[split], digest.update)
+        digests[split] = digest.hexdigest()
     searched = [
         (first, second)
         for i, first in enumerate(splits)

@@ -175,7 +175,7 @@ def _batch_key(pairs: Sequence[tuple[str, str]]) -> str:
     return hashlib.sha256(f"aligned\n{lines}".encode()).hexdigest()
 
 
-def _as_arrays(checked: Sequence[tuple[VisitEvidence, bool]]) -> Arrays:
+def _checks_as_arrays(checked: Sequence[tuple[VisitEvidence, bool]]) -> Arrays:
     """A batch's findings as the store keeps them: a row a pair (matches, inliers, cells,
     same picture), and the pairs' inlier points one after another."""
     rows = [(e.matches, e.inliers, e.cells, same) for e, same in checked]
@@ -187,8 +187,8 @@ def _as_arrays(checked: Sequence[tuple[VisitEvidence, bool]]) -> Arrays:
     }
 
 
-def _from_arrays(arrays: Arrays) -> list[tuple[VisitEvidence, bool]]:
-    """``_as_arrays`` read back."""
+def _checks_from_arrays(arrays: Arrays) -> list[tuple[VisitEvidence, bool]]:
+    """``_checks_as_arrays`` read back."""
     pairs = arrays["pairs"]
     ends = np.cumsum(pairs[:, 1])  # a pair's points are its inliers
     found = []
@@ -232,7 +232,7 @@ def cross_split_matches(
 
     def check(batch: list[tuple[int, int]]) -> Arrays:
         jobs = [(store, keys[a], keys[b], image_of(a), image_of(b)) for a, b in batch]
-        return _as_arrays(list(mapped(_aligned, jobs, chunksize=1)))
+        return _checks_as_arrays(list(mapped(_aligned, jobs, chunksize=1)))
 
     checked = aligned_store(store.root.parent / ALIGNED_FOLDER)
     checked.drop_other_versions()  # an earlier audit's, by another check
@@ -240,7 +240,7 @@ def cross_split_matches(
     for start in range(0, len(verified), PAIRS_AT_ONCE):
         batch = verified[start : start + PAIRS_AT_ONCE]
         key = _batch_key([(keys[a], keys[b]) for a, b in batch])
-        checks = _from_arrays(checked.kept(key, partial(check, batch)))
+        checks = _checks_from_arrays(checked.kept(key, partial(check, batch)))
         for (a, b), (e, same) in zip(batch, checks, strict=True):
             share = round(e.inliers / max(1, e.matches), 4)
             found.append(CrossSplitMatch(a, b, e.matches, e.inliers, share, same, e.cells))
