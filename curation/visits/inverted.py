@@ -2,17 +2,21 @@
 
 The exact search compares every film with every film: its cost a film grows with the archive
 (3.6 ms at 64,000 films, about 70 ms projected at 1,000,000: docs/scale.md, "The visits'
-search at scale"). An inverted file files each film in the nearest of about 4 x sqrt(films)
-lists and compares a film only with the films of its nearest lists: one list in
-``LISTS_PER_PROBE`` (8 of 256 at 4,096 films, 32 of 1,024 at 64,000), so that a film is
-compared with the same share of the archive at every size. A fixed number of lists searched
-lost look-alikes as the lists grew (159 of 160 planted pairs at 16,000 rows, 432 of 640 at
-64,000: docs/scale.md, "The visits' search through an inverted file").
+search at scale"). An inverted file files each film in the nearest of its lists, about one
+list per ``FILMS_PER_LIST`` films, and compares a film only with the films of its nearest
+lists: one list in ``LISTS_PER_PROBE`` (8 of 256 at 4,096 films, 128 of 4,096 at 64,000), so
+that a film is compared with the same share of the archive, through lists of the same size,
+at every size. A fixed number of lists searched lost look-alikes as the archive grew, and so
+did lists as many as 4 x sqrt(films), which each held more films as it grew: of the audit's
+320 planted look-alikes among 64,000 films they found 202, lists of 16 films 307
+(docs/scale.md, "The visits' search through an inverted file").
 
-The lists are drawn by k-means (faiss's ``IndexIVFFlat`` training) on the first ``LIST_WIDTH``
-components of the training films' projected vectors, then each list's centre is the mean
-direction of its training films at the full width: at the full width the training would hold
-8 KB a film in one job; drawn on 64 components alone the lists lost real revisits.
+Each list starts from one of the films, evenly chosen, on its first ``LIST_WIDTH`` components
+(faiss's k-means there, in one job, would cost that job the films times the lists: by the count
+of its products, about an hour of one core at 1,000,000 films; it found 308 of the 320),
+then each list's centre is the mean direction of the training films nearest it at the full
+width: at the full width the choice would hold 8 KB a film in one job; lists on 64 components
+alone lost real visits.
 
 Distributed as shards: consecutive lists holding at most ``SHARD_FILMS`` films between them.
 A shard's job reads its films and the films that probe any of its lists (``VectorBlocks.films``)
@@ -35,18 +39,12 @@ from threadpoolctl import threadpool_limits
 
 from curation.core.parallel import CountingMap, Mapper, Tracker
 from curation.core.store import Arrays
-from curation.hashes.mapped_pairs import one_openmp_thread
 from curation.visits.blocks import VectorBlocks, range_rows
-from curation.visits.retrieval import (
-    KMEANS_SEED,
-    PAIR_INDEX,
-    evenly_chosen,
-    one_thread,
-)
+from curation.visits.retrieval import PAIR_INDEX, evenly_chosen, one_thread
 from curation.visits.stored import stored_arrays
 
 INVERTED_FROM = 4096  # films from which the search goes through lists
-LISTS_PER_ROOT = 4  # lists: about 4 x sqrt(films), a power of two
+FILMS_PER_LIST = 16  # lists: about one per this many films, a power of two (256 at 4,096)
 TRAINING_PER_LIST = 64  # films the lists are trained on, per list (evenly chosen)
 LISTS_PER_PROBE = 32  # a film searches one list in this many (8 of 256 at INVERTED_FROM)
 LIST_WIDTH = 64  # the vectors' first (strongest) components the lists are drawn on
@@ -58,7 +56,7 @@ SHARD_FILMS = 2048
 QUERIES_AT_ONCE = 4096  # a shard's queries read and searched at a time
 SHARDS_KEPT = 64  # shards merged between two keepings of the best so far (72 MB at 1,000,000)
 INVERTED_VERSION = (
-    f"ivf{LISTS_PER_ROOT}-train{TRAINING_PER_LIST}-seed{KMEANS_SEED}"
+    f"ivf-films{FILMS_PER_LIST}-chosen-train{TRAINING_PER_LIST}"
     f"-probe1in{LISTS_PER_PROBE}-w{LIST_WIDTH}"
 )
 
@@ -67,8 +65,9 @@ Read = Callable[[np.ndarray, int | None], np.ndarray]  # films' vectors: films, 
 
 
 def list_count(films: int) -> int:
-    """The number of lists for ``films``: the power of two nearest 4 x sqrt(films)."""
-    return int(2 ** round(np.log2(LISTS_PER_ROOT * np.sqrt(max(films, 1)))))
+    """The number of lists for ``films``: the power of two nearest films / ``FILMS_PER_LIST``
+    (one at least), so that a list holds about as many films at every size."""
+    return int(2 ** max(0, round(np.log2(max(films, 1) / FILMS_PER_LIST))))
 
 
 def training_films(count: int, lists: int) -> np.ndarray:
@@ -77,18 +76,11 @@ def training_films(count: int, lists: int) -> np.ndarray:
     return evenly_chosen(count, TRAINING_PER_LIST * lists)
 
 
-def draw_lists(leading: np.ndarray, lists: int) -> np.ndarray:
-    """``lists`` centres drawn on ``leading``, the training films' first ``LIST_WIDTH``
-    components (faiss's ``IndexIVFFlat`` training: k-means, inner product, the vocabulary's
-    seed, one thread: the same films give the same centres). At the full width the training
-    films would cost 8 KB each in the job (every film up to 65,536)."""
-    width = leading.shape[1]
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(width), width, lists, faiss.METRIC_INNER_PRODUCT)
-    index.cp.seed = KMEANS_SEED
-    index.cp.min_points_per_centroid = 1  # fewer than faiss advises below 39 x lists: measured
-    with one_openmp_thread():
-        index.train(np.ascontiguousarray(leading, np.float32))
-    return np.ascontiguousarray(index.quantizer.reconstruct_n(0, lists), np.float32)
+def starting_centres(leading: np.ndarray) -> np.ndarray:
+    """The lists' starting centres: ``leading``, the first ``LIST_WIDTH`` components of one
+    film a list, each made of unit length."""
+    norms = np.linalg.norm(leading, axis=1, keepdims=True)
+    return np.ascontiguousarray(leading / np.maximum(norms, 1e-12), np.float32)
 
 
 def list_centres(drawn: np.ndarray, width: int, chunks: Iterable[np.ndarray]) -> np.ndarray:
@@ -126,12 +118,12 @@ def nearest_lists(centres: np.ndarray, vectors: np.ndarray) -> np.ndarray:
 
 def train_lists(count: int, width: int, read: Read) -> np.ndarray:
     """The centres of ``list_count(count)`` lists for ``count`` films whose vectors (``width``
-    components) ``read`` gives (films, and how many leading components, or all): drawn on the
-    training films' leading components, then refined at the full width ``REFINED_AT_ONCE``
-    films at a time."""
+    components) ``read`` gives (films, and how many leading components, or all): started on the
+    leading components of ``lists`` training films, evenly chosen, then refined at the full
+    width over every training film, ``REFINED_AT_ONCE`` films at a time."""
     lists = list_count(count)
     chosen = training_films(count, lists)
-    drawn = draw_lists(read(chosen, LIST_WIDTH), lists)
+    drawn = starting_centres(read(chosen[evenly_chosen(len(chosen), lists)], LIST_WIDTH))
     parts = (chosen[at : at + REFINED_AT_ONCE] for at in range(0, len(chosen), REFINED_AT_ONCE))
     return list_centres(drawn, width, (read(part, None) for part in parts))
 

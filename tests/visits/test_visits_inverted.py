@@ -19,7 +19,6 @@ from curation.visits import inverted
 from curation.visits.blocks import VectorBlocks
 from curation.visits.find import chosen_search, stored_nearest
 from curation.visits.inverted import (
-    draw_lists,
     inverted_nearest,
     list_count,
     probe_count,
@@ -59,13 +58,14 @@ def integral(count: int, width: int, seed: int) -> np.ndarray:
 
 
 def plain_centres(vectors: np.ndarray) -> np.ndarray:
-    """The lists written plainly: about 4 x sqrt(films) of them, drawn (faiss's k-means) on
-    the first 64 components of 64 films a list, evenly chosen, then each the mean direction of
-    the training films nearest it there."""
+    """The lists written plainly: about one a 16 films, each started from one film (evenly
+    chosen) on its first 64 components, then each the mean direction of the films nearest it
+    there (64 films a list are trained on: every film)."""
     count = len(vectors)
-    lists = 2 ** round(np.log2(4 * np.sqrt(count)))
-    chosen = vectors[np.unique(np.linspace(0, count - 1, min(count, 64 * lists)).astype(int))]
-    drawn = draw_lists(chosen[:, :64], lists)
+    lists = 2 ** round(np.log2(count / 16))
+    starts = vectors[np.unique(np.linspace(0, count - 1, lists).astype(int)), :64]
+    drawn = starts / np.linalg.norm(starts, axis=1, keepdims=True)
+    chosen = vectors  # 64 a list, 16 films a list: every film
     nearest = probed(chosen[:, :64], drawn, 1)[:, 0]
     centres = np.zeros((lists, vectors.shape[1]))
     for number in range(lists):
@@ -142,17 +142,19 @@ def test_it_is_faiss_s_inverted_file():
     assert len(ours ^ expected) <= len(expected) // 1000
 
 
-def test_the_lists_are_about_four_a_root_of_the_films_trained_on_64_films_a_list():
-    assert [list_count(n) for n in (4096, 16_000, 64_000, 1_000_000)] == [256, 512, 1024, 4096]
-    assert len(training_films(64_000, 1024)) == 64_000  # every film while fewer
-    assert len(training_films(1_000_000, 4096)) == 64 * 4096
+def test_a_list_holds_about_16_films_at_every_size_trained_on_every_film():
+    """256 lists at 4,096 films, as the root rule before gave (4 x sqrt), then one a 16 films:
+    lists as many as the root held more films as the archive grew, and lost look-alikes."""
+    assert [list_count(n) for n in (4096, 16_000, 64_000, 1_000_000)] == [256, 1024, 4096, 65536]
+    assert list_count(3) == 1
+    assert len(training_films(64_000, list_count(64_000))) == 64_000
 
 
 def test_a_film_searches_one_list_in_32_as_the_lists_grow():
     """8 of 256 lists at 4,096 films (what real revisits were measured to need), then the same
     share: a fixed number searched a smaller share of the archive as it grew."""
     counts = (4096, 16_000, 64_000, 1_000_000)
-    assert [probe_count(list_count(n)) for n in counts] == [8, 16, 32, 128]
+    assert [probe_count(list_count(n)) for n in counts] == [8, 32, 128, 2048]
     assert probe_count(16) == 1
 
 
@@ -169,14 +171,17 @@ def weak_lookalikes(count: int, pairs: int, seed: int) -> np.ndarray:
     return np.ascontiguousarray(vectors, np.float32)
 
 
-def test_weak_look_alikes_are_found_as_well_among_four_times_the_films():
-    """200 look-alikes among 4,096 films, then among 16,384 (twice the lists): measured, one
-    list in 32 finds 194 then 177; a fixed 8 lists found 194 then 151."""
+def test_weak_look_alikes_are_found_as_often_among_four_times_the_films():
+    """200 look-alikes among 4,096 films, then among 16,384 (four times the lists, each of
+    about 16 films): measured, 191 then 190 (seed 1 of the same pools: 184, 189, and 191 among
+    65,536). Lists as many as 4 x sqrt(films), each holding more films as the films grew, found
+    194 then 177 (187, 171, 154): the recall fell with the archive."""
     found = []
     for count in (4096, 16_384):
         pairs = as_set(inverted_nearest(weak_lookalikes(count, 200, 11), PARTNERS))
         found.append(sum((film, film + 1) in pairs for film in range(0, 400, 2)))
-    assert found[0] >= 180 and found[1] >= 160
+    assert found[0] >= 180
+    assert found[1] >= found[0] - 4  # within 2 % of the 200
 
 
 def test_stored_and_over_two_workers_the_search_chooses_as_in_memory(tmp_path):
