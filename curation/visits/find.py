@@ -159,7 +159,7 @@ def _digest(what: str, keys: Sequence[str]) -> str:
     return hashlib.sha256((what + "\n" + "\n".join(keys)).encode()).hexdigest()
 
 
-def _block_name(keys: Sequence[str]) -> str:
+def block_name(keys: Sequence[str]) -> str:
     """A block's key in the store: its films' keys, in order."""
     return _digest("block", keys)
 
@@ -199,7 +199,7 @@ def stored_vectors(
     vectors.put(key, {"mean": projection.mean, "components": projection.components})
     size = int(faiss.cvar.distance_compute_blas_database_bs)
     blocks = [list(keys[start : start + size]) for start in range(0, len(keys), size)]
-    names = [_block_name(block) for block in blocks]
+    names = [block_name(block) for block in blocks]
     jobs = [
         (stores.descriptors, vectors, vocabulary, key, name, block)
         for name, block in zip(names, blocks, strict=True)
