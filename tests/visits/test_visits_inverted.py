@@ -258,22 +258,27 @@ def test_a_search_stopped_midway_searches_only_the_shards_it_had_not_merged(tmp_
 
 
 def test_a_shard_s_job_holds_the_probed_lists_of_its_queries_only(tmp_path, monkeypatch):
-    """Every film's probed lists grow with the archive and the lists searched (512 MB at
-    1,000,000 films): a shard's job keeps only those of the films that probe its lists."""
-    vectors = clustered(1200, 16, 10)
+    """Every film probes one list in 32 (2,048 at 1,000,000 films, 8 KB a film) and nearly every
+    film probes some list of every shard: a shard's job keeps only the films that probe its
+    lists, and of each only the list it is filed in and its probed lists in the shard."""
+    vectors = clustered(4096, 16, 10)  # 256 lists, 8 probed by each film
     expected = inverted_nearest(vectors, PARTNERS, shard_films=200)
     held = []
     searched = inverted.search_shard
 
     def recording(queries, probes, shard, read, keep):
-        held.append((len(queries), len(probes)))
+        held.append((len(queries), probes.copy(), shard))
         return searched(queries, probes, shard, read, keep)
 
     monkeypatch.setattr(inverted, "search_shard", recording)
     found = stored_inverted_pairs(stored(vectors, tmp_path), LocalMap(1), PARTNERS, 200)
     assert np.array_equal(found, expected)
-    assert len(held) >= 2
-    assert all(rows == queries < len(vectors) for queries, rows in held)
+    assert len(held) >= 10
+    for queries, probes, shard in held:
+        assert len(probes) == queries < len(vectors)
+        rest = probes[:, 1:]
+        assert np.all((rest == -1) | ((rest >= shard.start) & (rest < shard.stop)))
+        assert probes.shape[1] < probe_count(256)  # not every probed list: the shard's
 
 
 def test_the_search_goes_through_lists_from_4096_films(tmp_path):
