@@ -41,7 +41,7 @@ from curation.core.parallel import CountingMap, Mapper, Tracker
 from curation.core.store import Arrays
 from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.retrieval import PAIR_INDEX, evenly_chosen, one_thread
-from curation.visits.stored import stored_arrays
+from curation.visits.stored import missing, stored_arrays
 
 INVERTED_FROM = 4096  # films from which the search goes through lists
 FILMS_PER_LIST = 16  # lists: about one per this many films, a power of two (256 at 4,096)
@@ -141,15 +141,27 @@ def shard_queries(probes: np.ndarray, shard: range) -> np.ndarray:
 
 def shard_probes(probes: np.ndarray, shard: range) -> np.ndarray:
     """What a shard's job needs of each row of ``probes``: the list the film is filed in (first
-    column), then only its probed lists in ``shard``, -1 past them. Each film probes one list
-    in 32 (2,048 lists at 1,000,000 films, 8 KB a film), and nearly every film probes some
-    list of every shard: its whole row would cost each shard's job as much as every film's
-    vector; a shard's own lists are about four of them."""
-    rest = probes[:, 1:]
-    inside = (rest >= shard.start) & (rest < shard.stop)
+    column), then only its probed lists in ``shard`` (its own among them when there), -1 past
+    them. Each film probes one list in 32 (2,048 lists at 1,000,000 films, 8 KB a film), and
+    nearly every film probes some list of every shard: its whole row would cost each shard's
+    job as much as every film's vector; a shard's own lists are about four of them."""
+    inside = (probes >= shard.start) & (probes < shard.stop)
     width = int(inside.sum(axis=1).max(initial=0))
     first = np.argsort(~inside, axis=1, kind="stable")[:, :width]  # a row's lists in the shard
-    return np.hstack([probes[:, :1], np.take_along_axis(np.where(inside, rest, -1), first, 1)])
+    return np.hstack([probes[:, :1], np.take_along_axis(np.where(inside, probes, -1), first, 1)])
+
+
+def probes_of_pairs(films: np.ndarray, lists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The films of ``films`` and ``lists`` (a film and a list it probes, each pair once), in
+    ascending order, and each film's lists as a row (ascending, -1 past them)."""
+    order = np.lexsort((lists, films))
+    films, lists = films[order], lists[order]
+    asking, starts, counts = np.unique(films, return_index=True, return_counts=True)
+    rows = np.full((len(asking), int(counts.max(initial=0))), -1, np.int32)
+    rows[
+        np.repeat(np.arange(len(asking)), counts), np.arange(len(films)) - np.repeat(starts, counts)
+    ] = lists
+    return asking, rows
 
 
 def padded(rows: list[np.ndarray]) -> np.ndarray:
@@ -211,8 +223,9 @@ def search_shard(
     queries: np.ndarray, probes: np.ndarray, shard: range, read: Read, keep: int
 ) -> tuple[np.ndarray, Best]:
     """Each of ``queries`` (the films that probe any list of ``shard``, ascending; ``probes``:
-    their probed lists) and its ``keep`` best among the shard's films (those filed in its
-    lists), the films' vectors given by ``read``, ``QUERIES_AT_ONCE`` queries at a time."""
+    each one's list, then its probed lists in the shard, ``shard_probes``) and its ``keep``
+    best among the shard's films (those filed in its lists), the films' vectors given by
+    ``read``, ``QUERIES_AT_ONCE`` queries at a time."""
     filed_rows = np.flatnonzero((probes[:, 0] >= shard.start) & (probes[:, 0] < shard.stop))
     films = queries[filed_rows]
     filed = read(films, None)
@@ -222,7 +235,7 @@ def search_shard(
             films.astype(PAIR_INDEX),
             probes[filed_rows, 0],
             read(queries[at], None),
-            probes[at],
+            probes[at, 1:],
             keep,
         )
         for at in np.array_split(
@@ -285,32 +298,50 @@ def _train(job: tuple[VectorBlocks, str]) -> str:
 
 
 def _file_block(job: tuple[VectorBlocks, str, int]) -> np.ndarray:
-    """Worker side: each film of block ``number``'s probed lists, stored beside the block; the
-    number of films filed in each list."""
+    """Worker side: block ``number``'s films filed, stored beside the block by list (each
+    film's list, ``filed``; the films probing each list, ``films`` from ``starts[list]``, so
+    that a shard's job reads its lists' films alone); the number of films filed in each
+    list."""
     blocks, centres_key, number = job
     centres = stored_arrays(blocks.store, centres_key, "the visits' lists are")["centres"]
     films, name = min(blocks.size, blocks.count - number * blocks.size), blocks.names[number]
 
     def filed() -> Arrays:
-        return {"probes": nearest_lists(centres, range_rows(blocks.store, [name], 0, films))}
+        probes = nearest_lists(centres, range_rows(blocks.store, [name], 0, films))
+        order = np.argsort(probes, axis=None, kind="stable")  # by list, then film
+        return {
+            "filed": probes[:, 0],
+            "films": (order // probes.shape[1]).astype(np.int32),
+            "starts": np.searchsorted(probes.ravel()[order], np.arange(len(centres) + 1)),
+        }
 
     stored = blocks.store.kept(_key(centres_key, name), filed)
-    return np.bincount(stored["probes"][:, 0], minlength=len(centres))
+    return np.bincount(stored["filed"], minlength=len(centres))
+
+
+def _filed_rows(blocks: VectorBlocks, key: str, array: str, wanted: np.ndarray) -> np.ndarray:
+    read = blocks.store.rows(key, array, wanted)
+    if read is None:
+        raise missing(blocks.store, key, "the films' probed lists are")
+    return read
 
 
 def _search(job: tuple[VectorBlocks, str, range, int]) -> tuple[np.ndarray, Best]:
-    """Worker side: ``search_shard`` over the stored vectors, read by film; of each block's
-    probed lists only the rows that probe the shard are kept, and of those only the shard's
-    lists (``shard_probes``): every film's whole row would be 8 GB at 1,000,000 films."""
+    """Worker side: ``search_shard`` over the stored vectors, read by film; of each block only
+    the films that probe the shard's lists, read by list, each with its own list and its
+    probed lists in the shard (every film's whole row would be 8 GB at 1,000,000 films)."""
     blocks, centres_key, shard, keep = job
-    what = "the films' probed lists are"
-    films, probed = [], []
+    queries, probed = [], []
     for number, name in enumerate(blocks.names):
-        probes = stored_arrays(blocks.store, _key(centres_key, name), what)["probes"]
-        asking = shard_queries(probes, shard)
-        films.append(asking + number * blocks.size)
-        probed.append(shard_probes(probes[asking], shard))
-    return search_shard(np.concatenate(films), padded(probed), shard, blocks.films, keep)
+        key = _key(centres_key, name)
+        starts = _filed_rows(blocks, key, "starts", np.arange(shard.start, shard.stop + 1))
+        films = _filed_rows(blocks, key, "films", np.arange(starts[0], starts[-1]))
+        lists = np.repeat(np.arange(shard.start, shard.stop, dtype=np.int32), np.diff(starts))
+        asking, rows = probes_of_pairs(films, lists)
+        own = _filed_rows(blocks, key, "filed", asking)
+        queries.append(asking + number * blocks.size)
+        probed.append(np.hstack([own[:, None], rows]))
+    return search_shard(np.concatenate(queries), padded(probed), shard, blocks.films, keep)
 
 
 def stored_inverted_pairs(

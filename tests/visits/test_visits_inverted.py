@@ -281,6 +281,26 @@ def test_a_shard_s_job_holds_the_probed_lists_of_its_queries_only(tmp_path, monk
         assert probes.shape[1] < probe_count(256)  # not every probed list: the shard's
 
 
+def test_the_shards_read_each_film_s_probed_lists_once_between_them(tmp_path, monkeypatch):
+    """Each block's probed lists are stored by list and a shard's job reads its own lists'
+    entries alone: over all the shards each film's probe of a list is read once, where every
+    shard reading every block whole read them all once a shard (8 GB a shard at 1,000,000
+    films)."""
+    vectors = clustered(4096, 16, 12)
+    read, rows = [], ArrayStore.rows
+
+    def recording(store, sha256, name, wanted):
+        read.append((name, len(wanted)))
+        return rows(store, sha256, name, wanted)
+
+    monkeypatch.setattr(ArrayStore, "rows", recording)
+    found = stored_inverted_pairs(stored(vectors, tmp_path), LocalMap(1), PARTNERS, 200)
+    assert np.array_equal(found, inverted_nearest(vectors, PARTNERS, shard_films=200))
+    shards = sum(name == "starts" for name, _ in read) // -(-4096 // BLOCK)
+    assert shards >= 10
+    assert sum(n for name, n in read if name == "films") == 4096 * probe_count(256)
+
+
 def test_the_search_goes_through_lists_from_4096_films(tmp_path):
     """Below 4,096 films the exact search; from it on, the inverted file (the lists miss some
     of the exact search's nearest films on these vectors)."""
@@ -353,6 +373,27 @@ def test_a_block_gone_before_the_shards_read_it_is_one_sentence_naming_its_file(
     ) as raised:
         stored_inverted_pairs(blocks, RemovingMap(), PARTNERS)
     assert str(blocks.store.path(blocks.names[2])) in str(raised.value)
+
+
+def test_a_block_s_probed_lists_gone_before_the_shards_read_them_is_one_sentence(tmp_path):
+    """The shards read each block's probed lists by list, in place: the files removed after
+    filing stop the run with the project's one-sentence error naming one of them."""
+    vectors = clustered(1200, 16, 8)
+    blocks = stored(vectors, tmp_path / "vectors")
+    films = set(blocks.store.folder.rglob("*.arrays"))  # the vectors' blocks
+
+    class RemovingMap:
+        def __call__(self, function, jobs, chunksize=1):
+            if function.__name__ == "_search":  # the lists and the filed blocks, not the films
+                for path in set(blocks.store.folder.rglob("*.arrays")) - films:
+                    path.unlink()
+            return map(function, jobs)
+
+    with pytest.raises(MissingDescriptors, match="the films' probed lists are missing") as raised:
+        stored_inverted_pairs(blocks, RemovingMap(), PARTNERS)
+    named = str(raised.value).split(":")[0]
+    assert named.startswith(str(blocks.store.folder)) and named.endswith(".arrays")
+    assert not Path(named).exists()
 
 
 def test_from_4096_films_the_shards_are_two_jobs_at_least(tmp_path):
