@@ -41,6 +41,14 @@ from curation.core.parallel import CountingMap, Mapper, Tracker
 from curation.core.store import Arrays
 from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.retrieval import PAIR_INDEX, evenly_chosen, one_thread
+from curation.visits.shards import (
+    SHARD_FILMS,
+    padded,
+    probes_of_pairs,
+    shard_lists,
+    shard_probes,
+    shard_queries,
+)
 from curation.visits.stored import missing, stored_arrays
 
 INVERTED_FROM = 4096  # films from which the search goes through lists
@@ -48,10 +56,6 @@ FILMS_PER_LIST = 16  # lists: about one per this many films, a power of two (256
 LISTS_PER_PROBE = 32  # a film searches one list in this many (8 of 256 at INVERTED_FROM)
 LIST_WIDTH = 64  # the vectors' first (strongest) components the lists are drawn on
 REFINED_AT_ONCE = 1024  # films read at the full width at a time, refining the lists
-# Films filed in one shard's lists at most (unless one list holds more): half of
-# INVERTED_FROM, so that the search is always two jobs at least; the local executor runs a
-# lone job in the driver's process, which would then hold every film's vector.
-SHARD_FILMS = 2048
 QUERIES_AT_ONCE = 4096  # a shard's queries read and searched at a time
 SHARDS_KEPT = 64  # shards merged between two keepings of the best so far (72 MB at 1,000,000)
 INVERTED_VERSION = (
@@ -120,56 +124,6 @@ def train_lists(count: int, width: int, read: Read) -> np.ndarray:
         np.arange(at, min(at + REFINED_AT_ONCE, count)) for at in range(0, count, REFINED_AT_ONCE)
     )
     return list_centres(drawn, width, (read(part, None) for part in parts))
-
-
-def shard_lists(sizes: np.ndarray, most: int = SHARD_FILMS) -> list[range]:
-    """Consecutive lists holding at most ``most`` films between them (a larger list alone)."""
-    shards: list[range] = []
-    start, held = 0, 0
-    for number, size in enumerate(sizes.tolist()):
-        if held and held + size > most:
-            shards.append(range(start, number))
-            start, held = number, 0
-        held += size
-    return [*shards, range(start, len(sizes))] if len(sizes) else shards
-
-
-def shard_queries(probes: np.ndarray, shard: range) -> np.ndarray:
-    """The films (rows of ``probes``, ascending) that probe any list of ``shard``."""
-    return np.flatnonzero(((probes >= shard.start) & (probes < shard.stop)).any(axis=1))
-
-
-def shard_probes(probes: np.ndarray, shard: range) -> np.ndarray:
-    """What a shard's job needs of each row of ``probes``: the list the film is filed in (first
-    column), then only its probed lists in ``shard`` (its own among them when there), -1 past
-    them. Each film probes one list in 32 (2,048 lists at 1,000,000 films, 8 KB a film), and
-    nearly every film probes some list of every shard: its whole row would cost each shard's
-    job as much as every film's vector; a shard's own lists are about four of them."""
-    inside = (probes >= shard.start) & (probes < shard.stop)
-    width = int(inside.sum(axis=1).max(initial=0))
-    first = np.argsort(~inside, axis=1, kind="stable")[:, :width]  # a row's lists in the shard
-    return np.hstack([probes[:, :1], np.take_along_axis(np.where(inside, probes, -1), first, 1)])
-
-
-def probes_of_pairs(films: np.ndarray, lists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The films of ``films`` and ``lists`` (a film and a list it probes, each pair once), in
-    ascending order, and each film's lists as a row (ascending, -1 past them)."""
-    order = np.lexsort((lists, films))
-    films, lists = films[order], lists[order]
-    asking, starts, counts = np.unique(films, return_index=True, return_counts=True)
-    rows = np.full((len(asking), int(counts.max(initial=0))), -1, np.int32)
-    rows[
-        np.repeat(np.arange(len(asking)), counts), np.arange(len(films)) - np.repeat(starts, counts)
-    ] = lists
-    return asking, rows
-
-
-def padded(rows: list[np.ndarray]) -> np.ndarray:
-    """``shard_probes``' rows of several blocks as one array, the narrower padded with -1."""
-    width = max((part.shape[1] for part in rows), default=1)
-    return np.vstack(
-        [np.pad(part, ((0, 0), (0, width - part.shape[1])), constant_values=-1) for part in rows]
-    )
 
 
 def best_of(similarity: np.ndarray, films: np.ndarray, keep: int) -> Best:
