@@ -14,8 +14,8 @@ the pair is among the other's nearest, as ``nearest_films`` proposes pairs; its 
 better of the two directions.
 
 The vectors in use (``PROJECTED_WIDTH``, ``WHITENING``) are also searched through an inverted
-file (``inverted_file``: faiss's ``IndexIVFFlat`` on the lists the build trains, about 4 x
-sqrt(films), ``PROBES_TRIED`` of them searched), the exact search's quadratic cost against a
+file (``inverted_file``: faiss's ``IndexIVFFlat`` on the lists the build trains, about one a
+16 films, ``PROBES_TRIED`` of them searched), the exact search's quadratic cost against a
 share of the films: how many lists a query must search to rank the revisits as the exact
 search does, at each size; where the list a revisit is filed in stands in its film's order of
 the lists (``list_rank``: the lists a query must search at least to meet it); and through the

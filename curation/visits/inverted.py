@@ -14,12 +14,13 @@ did lists as many as 4 x sqrt(films), which each held more films as it grew: of 
 Each list starts from one of the films, evenly chosen, on its first ``LIST_WIDTH`` components
 (faiss's k-means there, in one job, would cost that job the films times the lists: by the count
 of its products, about an hour of one core at 1,000,000 films; it found 308 of the 320),
-then each list's centre is the mean direction of the training films nearest it at the full
-width: at the full width the choice would hold 8 KB a film in one job; lists on 64 components
-alone lost real visits.
+then each list's centre is the mean direction, at the full width, of the films nearest its
+start on those components, read a block at a time: lists on 64 components alone lost real
+visits.
 
-Distributed as shards: consecutive lists holding at most ``SHARD_FILMS`` films between them.
-A shard's job reads its films and the films that probe any of its lists (``VectorBlocks.films``)
+Distributed as shards (``curation.visits.shards``): consecutive lists holding at most
+``SHARD_FILMS`` films between them. Each block's probed lists are stored by list; a shard's
+job reads its films and, by list, the films that probe any of its lists (``VectorBlocks.films``)
 and keeps each such query's best among the probed lists it holds; the driver merges a query's
 best over the shards. Each film is filed in exactly one list, decided once (``_file_block``),
 so no film is met twice and no list is searched by a film that did not probe it. The products
