@@ -44,8 +44,10 @@ from curation.core.store import VERSION_FILE, ArrayStore
 from curation.leaks.target import find_shards, split_from_name
 from curation.leaks.visits import VERIFIED_FOLDER
 from curation.visits import inverted
+from curation.visits.blocks import range_rows
 from curation.visits.find import block_name
 from curation.visits.retrieval import PARTNERS, evenly_chosen
+from curation.visits.stored import MissingDescriptors
 
 FILMS = (8000, 16000, 32000, 64000)
 BLOCK = int(faiss.cvar.distance_compute_blas_database_bs)  # films a block of vectors holds
@@ -75,10 +77,10 @@ def kept_vectors(work: Path, keys: list[str]) -> np.ndarray:
     (folder,) = (work / "visit-vectors").iterdir()
     store = ArrayStore(folder.parent, (folder / VERSION_FILE).read_text().rstrip("\n"))
     names = [block_name(keys[at : at + BLOCK]) for at in range(0, len(keys), BLOCK)]
-    blocks = [store.get(name) for name in names]
-    if any(block is None for block in blocks):
-        raise SystemExit(f"{folder}: the audit's vectors are not all kept")
-    return np.concatenate([block["vectors"] for block in blocks if block is not None])
+    try:
+        return range_rows(store, names, 0, len(keys))
+    except MissingDescriptors as error:  # not the audit's order, or its vectors not all kept
+        raise SystemExit(str(error)) from None
 
 
 def pool_of(count: int, planted: np.ndarray, films: int) -> np.ndarray:
@@ -91,7 +93,7 @@ def pool_of(count: int, planted: np.ndarray, films: int) -> np.ndarray:
     )
 
 
-def found_share(pairs: np.ndarray, planted: np.ndarray) -> int:
+def found_count(pairs: np.ndarray, planted: np.ndarray) -> int:
     """How many ``planted`` pairs are among ``pairs`` (``i < j`` rows), either way round."""
     have = {(int(i), int(j)) for i, j in pairs}
     return sum((min(a, b), max(a, b)) in have for a, b in planted.tolist())
@@ -128,12 +130,12 @@ def searched(vectors: np.ndarray, planted: np.ndarray) -> dict[str, Any]:
     as built and through lists as many as 4 x sqrt(films)."""
     found: dict[str, Any] = {"films": len(vectors), "lookalikes": len(planted)}
     pairs, cpu_s = timed(lambda: exact_pairs(vectors, planted))
-    found["exact"] = {"found": found_share(pairs, planted), "cpu_s": cpu_s}
+    found["exact"] = {"found": found_count(pairs, planted), "cpu_s": cpu_s}
     for name, count in (("lists", inverted.list_count), ("root_lists", root_lists)):
         with mock.patch.object(inverted, "list_count", count):
             pairs, cpu_s = timed(lambda: inverted.inverted_nearest(vectors, PARTNERS))
         lists = count(len(vectors))
-        found[name] = {"lists": lists, "found": found_share(pairs, planted), "cpu_s": cpu_s}
+        found[name] = {"lists": lists, "found": found_count(pairs, planted), "cpu_s": cpu_s}
     return found
 
 

@@ -44,11 +44,10 @@ from curation.visits.blocks import VectorBlocks, range_rows
 from curation.visits.retrieval import PAIR_INDEX, evenly_chosen, one_thread
 from curation.visits.shards import (
     SHARD_FILMS,
+    in_shard,
     padded,
     probes_of_pairs,
     shard_lists,
-    shard_probes,
-    shard_queries,
 )
 from curation.visits.stored import missing, stored_arrays
 
@@ -178,7 +177,7 @@ def search_shard(
     queries: np.ndarray, probes: np.ndarray, shard: range, read: Read, keep: int
 ) -> tuple[np.ndarray, Best]:
     """Each of ``queries`` (the films that probe any list of ``shard``, ascending; ``probes``:
-    each one's list, then its probed lists in the shard, ``shard_probes``) and its ``keep``
+    each one's list, then its probed lists in the shard, ``in_shard``) and its ``keep``
     best among the shard's films (those filed in its lists), the films' vectors given by
     ``read``, ``QUERIES_AT_ONCE`` queries at a time."""
     filed_rows = np.flatnonzero((probes[:, 0] >= shard.start) & (probes[:, 0] < shard.stop))
@@ -356,9 +355,5 @@ def inverted_nearest(
     probes = nearest_lists(train_lists(count, vectors.shape[1], read), vectors)
     keep = min(count, partners + 1)
     shards = shard_lists(np.bincount(probes[:, 0], minlength=lists), shard_films)
-    asking = [shard_queries(probes, shard) for shard in shards]
-    found = (
-        search_shard(q, shard_probes(probes[q], s), s, read, keep)
-        for s, q in zip(shards, asking, strict=True)
-    )
+    found = (search_shard(*in_shard(probes, shard), shard, read, keep) for shard in shards)
     return merged_pairs(count, found, keep)

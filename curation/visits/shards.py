@@ -29,21 +29,6 @@ def shard_lists(sizes: np.ndarray, most: int = SHARD_FILMS) -> list[range]:
     return [*shards, range(start, len(sizes))] if len(sizes) else shards
 
 
-def shard_queries(probes: np.ndarray, shard: range) -> np.ndarray:
-    """The films (rows of ``probes``, ascending) that probe any list of ``shard``."""
-    return np.flatnonzero(((probes >= shard.start) & (probes < shard.stop)).any(axis=1))
-
-
-def shard_probes(probes: np.ndarray, shard: range) -> np.ndarray:
-    """What a shard's job needs of each row of ``probes``: the list the film is filed in (first
-    column), then only its probed lists in ``shard`` (its own among them when there), -1 past
-    them."""
-    inside = (probes >= shard.start) & (probes < shard.stop)
-    width = int(inside.sum(axis=1).max(initial=0))
-    first = np.argsort(~inside, axis=1, kind="stable")[:, :width]  # a row's lists in the shard
-    return np.hstack([probes[:, :1], np.take_along_axis(np.where(inside, probes, -1), first, 1)])
-
-
 def probes_of_pairs(films: np.ndarray, lists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The films of ``films`` and ``lists`` (a film and a list it probes, each pair once), in
     ascending order, and each film's lists as a row (ascending, -1 past them)."""
@@ -57,8 +42,18 @@ def probes_of_pairs(films: np.ndarray, lists: np.ndarray) -> tuple[np.ndarray, n
     return asking, rows
 
 
+def in_shard(probes: np.ndarray, shard: range) -> tuple[np.ndarray, np.ndarray]:
+    """Of the rows of ``probes`` (each film's probed lists, its own first), the films that probe
+    a list of ``shard``, ascending, and what a shard's job holds of each: its own list, then
+    its probed lists in the shard (``probes_of_pairs``)."""
+    films, columns = np.nonzero((probes >= shard.start) & (probes < shard.stop))
+    asking, rows = probes_of_pairs(films, probes[films, columns])
+    return asking, np.hstack([probes[asking, :1], rows])
+
+
 def padded(rows: list[np.ndarray]) -> np.ndarray:
-    """``shard_probes``' rows of several blocks as one array, the narrower padded with -1."""
+    """Several blocks' rows as ``in_shard`` makes them, as one array, the narrower padded
+    with -1."""
     width = max((part.shape[1] for part in rows), default=1)
     return np.vstack(
         [np.pad(part, ((0, 0), (0, width - part.shape[1])), constant_values=-1) for part in rows]

@@ -30,7 +30,7 @@ def test_a_pool_holds_every_planted_film_and_others_evenly_chosen():
 
 def test_a_pair_is_found_whichever_way_round_it_is_planted():
     pairs = np.array([[1, 4], [2, 3]])
-    assert audit_lists.found_share(pairs, np.array([[4, 1], [3, 2], [1, 2]])) == 2
+    assert audit_lists.found_count(pairs, np.array([[4, 1], [3, 2], [1, 2]])) == 2
 
 
 def test_the_three_searches_each_count_their_own_lists():
