@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from curation.core.store import ArrayStore
-from curation.visits.stored import missing, stored_arrays
+from curation.visits.stored import missing, stored_arrays, stored_rows
 
 WHAT = "a block of the films' vectors is"
 
@@ -39,8 +39,10 @@ class VectorBlocks:
         for block in np.unique(block_of):
             at = np.flatnonzero(block_of == block)
             name = self.names[int(block)]
-            read = self.store.rows(name, "vectors", films[at] - int(block) * self.size)
-            if read is None or read.shape[1:] != (self.width,):
+            read = stored_rows(
+                self.store, name, "vectors", films[at] - int(block) * self.size, WHAT
+            )
+            if read.shape[1:] != (self.width,):
                 raise missing(self.store, name, WHAT)
             rows[at] = read[:, : rows.shape[1]]
         return rows

@@ -50,13 +50,14 @@ from curation.visits.shards import (
     probes_of_pairs,
     shard_lists,
 )
-from curation.visits.stored import missing, stored_arrays
+from curation.visits.stored import stored_arrays, stored_rows
 
 INVERTED_FROM = 4096  # films from which the search goes through lists
 FILMS_PER_LIST = 16  # lists: about one per this many films, a power of two (256 at 4,096)
 LISTS_PER_PROBE = 32  # a film searches one list in this many (8 of 256 at INVERTED_FROM)
 LIST_WIDTH = 64  # the vectors' first (strongest) components the lists are drawn on
 REFINED_AT_ONCE = 1024  # films read at the full width at a time, refining the lists
+FILED = "the films' probed lists are"  # what a block's filed lists are, named when gone
 QUERIES_AT_ONCE = 4096  # a shard's queries read and searched at a time
 SHARDS_KEPT = 64  # shards merged between two keepings of the best so far (72 MB at 1,000,000)
 INVERTED_VERSION = (
@@ -277,13 +278,6 @@ def _file_block(job: tuple[VectorBlocks, str, int]) -> np.ndarray:
     return np.bincount(stored["filed"], minlength=len(centres))
 
 
-def _filed_rows(blocks: VectorBlocks, key: str, array: str, wanted: np.ndarray) -> np.ndarray:
-    read = blocks.store.rows(key, array, wanted)
-    if read is None:
-        raise missing(blocks.store, key, "the films' probed lists are")
-    return read
-
-
 def _search(job: tuple[VectorBlocks, str, range, int]) -> tuple[np.ndarray, Best]:
     """Worker side: ``search_shard`` over the stored vectors, read by film; of each block only
     the films that probe the shard's lists, read by list, each with its own list and its
@@ -292,11 +286,13 @@ def _search(job: tuple[VectorBlocks, str, range, int]) -> tuple[np.ndarray, Best
     queries, probed = [], []
     for number, name in enumerate(blocks.names):
         key = _key(centres_key, name)
-        starts = _filed_rows(blocks, key, "starts", np.arange(shard.start, shard.stop + 1))
-        films = _filed_rows(blocks, key, "films", np.arange(starts[0], starts[-1]))
+        starts = stored_rows(
+            blocks.store, key, "starts", np.arange(shard.start, shard.stop + 1), FILED
+        )
+        films = stored_rows(blocks.store, key, "films", np.arange(starts[0], starts[-1]), FILED)
         lists = np.repeat(np.arange(shard.start, shard.stop, dtype=np.int32), np.diff(starts))
         asking, rows = probes_of_pairs(films, lists)
-        own = _filed_rows(blocks, key, "filed", asking)
+        own = stored_rows(blocks.store, key, "filed", asking, FILED)
         queries.append(asking + number * blocks.size)
         probed.append(np.hstack([own[:, None], rows]))
     return search_shard(np.concatenate(queries), padded(probed), shard, blocks.films, keep)

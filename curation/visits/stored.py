@@ -69,6 +69,18 @@ def stored_arrays(store: ArrayStore, key: str, what: str) -> Arrays:
     return arrays
 
 
+def stored_rows(
+    store: ArrayStore, key: str, name: str, wanted: np.ndarray, what: str
+) -> np.ndarray:
+    """Rows ``wanted`` of the array ``name`` stored under ``key``, read in place
+    (``ArrayStore.rows``); ``what`` it holds names it in the one sentence raised when it is
+    gone."""
+    read = store.rows(key, name, wanted)
+    if read is None:
+        raise missing(store, key, what)
+    return read
+
+
 def missing(store: ArrayStore, key: str, what: str) -> MissingDescriptors:
     """The one sentence that names the file of ``key`` when ``what`` it holds is gone."""
     return MissingDescriptors(
