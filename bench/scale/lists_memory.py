@@ -1,0 +1,119 @@
+"""``python -m bench.scale.lists_memory [--films 262144,1048576] [--scratch S]``: the peak
+memory of training the visits' lists, the one job that holds an array as large as the lists.
+
+The job (``curation.visits.inverted``) reads every film's stored vector, a block at a time,
+and holds the lists' sums and centres: one list a 16 films, 2,048 components each, so 65,536
+lists at 1,000,000 films. It runs on a worker, or in the driver's own process on the local
+executor, which runs a lone job there. Here the films are random unit vectors stored as the
+visits step stores them (one block of 1,024 a file; their values move the lists' sizes, not
+the arrays held), and a child trains the lists over them; its peak resident memory is the
+figure, beside the child's resident memory before training (the interpreter and its
+libraries) and the size of the centres. Runs on the code before the change too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bench.common.measure import child_json, python_child, run_measured
+from curation.core.store import ArrayStore
+from curation.visits.blocks import VectorBlocks
+from curation.visits.inverted import list_count, train_lists
+from curation.visits.retrieval import PROJECTED_WIDTH
+
+FILMS = (262_144, 1_048_576)
+BLOCK = 1024  # films a stored block holds, as the visits step's (faiss's database block)
+VERSION = "bench-lists-memory"
+
+
+def _name(number: int) -> str:
+    return f"{number:064x}"
+
+
+def stored(folder: Path, films: int) -> VectorBlocks:
+    """``films`` random unit vectors of the search's width, stored a block a file (written
+    once: a folder already holding them is read as it is)."""
+    store = ArrayStore(folder, VERSION)
+    names = [_name(number) for number in range(-(-films // BLOCK))]
+    for number, name in enumerate(names):
+        if not store.holds(name):
+            rng = np.random.default_rng(number)
+            count = min(BLOCK, films - number * BLOCK)
+            vectors = rng.standard_normal((count, PROJECTED_WIDTH), dtype=np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            store.put(name, {"vectors": vectors})
+    return VectorBlocks(store, names, BLOCK, films, PROJECTED_WIDTH)
+
+
+def child(folder: Path, films: int) -> None:
+    """In the measured child: the lists trained over the stored vectors; JSON on stdout."""
+    blocks = stored(folder, films)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    centres = train_lists(blocks.count, blocks.width, blocks.films)
+    print(
+        json.dumps(
+            {
+                "lists": len(centres),
+                "centres_mib": round(centres.nbytes / 2**20, 1),
+                "before_training_mib": round(before, 1),
+                "centres_sha256": hashlib.sha256(centres).hexdigest(),
+            }
+        )
+    )
+
+
+def measure(sizes: list[int], scratch: Path) -> list[dict]:
+    rows = []
+    for films in sizes:
+        folder = scratch / f"vectors-{films}"
+        stored(folder, films)  # written here, not in the measured child
+        run = run_measured(
+            python_child("bench.scale.lists_memory", "--child", str(folder), str(films))
+        )
+        figures = child_json(run)
+        rows.append(
+            {
+                "films": films,
+                "lists": figures["lists"],
+                "expected_lists": list_count(films),
+                "peak_rss_mib": run.peak_rss_mib,
+                "before_training_mib": figures["before_training_mib"],
+                "centres_mib": figures["centres_mib"],
+                "centres_sha256": figures["centres_sha256"],
+                "cpu_s": round(run.cpu_s, 1),
+                "wall_s": run.wall_s,
+            }
+        )
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--films", default=",".join(map(str, FILMS)))
+    parser.add_argument("--scratch", type=Path, help="keep the stored vectors here")
+    parser.add_argument("--child", nargs=2, metavar=("FOLDER", "FILMS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(Path(args.child[0]), int(args.child[1]))
+        return
+    sizes = [int(size) for size in args.films.split(",")]
+    scratch = args.scratch or Path(tempfile.mkdtemp(prefix="lists-memory-"))
+    try:
+        print(json.dumps(measure(sizes, scratch), indent=1))
+    finally:
+        if args.scratch is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
