@@ -27,7 +27,7 @@ from bench.parts import WHOLE_BRUTE_FORCE
 from bench.peers import compare as peers
 from bench.peers import lookalike_spread
 from bench.report.write import write_results
-from bench.scale import audit_memory, cost, driver_slope, records_memory
+from bench.scale import audit_memory, cost, driver_slope, lists_memory, records_memory
 from bench.sizes import Sizes
 
 BENCH_DIR = Path(__file__).parent
@@ -302,6 +302,7 @@ PARTS: dict[str, Callable[[Sizes], dict]] = {
     "shortlist_nodes": _shortlist_nodes,
     "checks_cost": _checks_cost,
     "records_memory": lambda s: records_memory.part(s.records),
+    "lists_memory": lambda s: lists_memory.part(s.lists_films),
     "driver_memory": lambda s: driver_slope.part(s.driver_sizes, s.corpus_dir),
     "scale": _scale,
     "audit_memory": _audit_memory,

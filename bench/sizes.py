@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common.corpus import CORPUS_DIR
-from bench.scale import audit_memory, cost, driver_slope
+from bench.scale import audit_memory, cost, driver_slope, lists_memory
 
 ISSUE_22_BASELINE = "0020104"  # the commit issue 22 was filed on, before any feature check
 
@@ -32,6 +32,7 @@ class Sizes:
     rounds: int = 3  # interleaved rounds of the checks' cost
     real_films: int = 120  # real radiographs read by the parts that need them; 0: skip them
     records: int = 1_000_000
+    lists_films: tuple[int, ...] = lists_memory.FILMS  # films whose visits' lists are trained
     driver_sizes: tuple[int, ...] = driver_slope.SIZES  # whole traced builds (originals)
     scale_sizes: tuple[int, ...] = (1000, 4000, 16000)
     scale_rounds: int = 2  # builds of every size, in turn (a host's slow spell hits them all)
@@ -64,6 +65,7 @@ TINY = Sizes(
     rounds=1,
     real_films=0,
     records=2000,
+    lists_films=(2000,),
     driver_sizes=(40,),
     scale_sizes=(40,),
     scale_rounds=1,

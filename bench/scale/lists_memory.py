@@ -97,6 +97,12 @@ def measure(sizes: list[int], scratch: Path) -> list[dict]:
     return rows
 
 
+def part(films: tuple[int, ...]) -> dict:
+    """``make bench``'s part: each size measured, the stored vectors removed after."""
+    with tempfile.TemporaryDirectory(prefix="pericurate-lists-memory-", dir="/tmp") as scratch:
+        return {"lists_memory": measure(list(films), Path(scratch))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--films", default=",".join(map(str, FILMS)))
