@@ -17,41 +17,37 @@ import argparse
 import hashlib
 import json
 import resource
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+import faiss
 import numpy as np
 
 from bench.common.measure import child_json, python_child, run_measured
 from curation.core.store import ArrayStore
 from curation.visits.blocks import VectorBlocks
-from curation.visits.inverted import list_count, train_lists
+from curation.visits.inverted import train_lists
 from curation.visits.retrieval import PROJECTED_WIDTH
 
 FILMS = (262_144, 1_048_576)
-BLOCK = 1024  # films a stored block holds, as the visits step's (faiss's database block)
 VERSION = "bench-lists-memory"
-
-
-def _name(number: int) -> str:
-    return f"{number:064x}"
 
 
 def stored(folder: Path, films: int) -> VectorBlocks:
     """``films`` random unit vectors of the search's width, stored a block a file (written
     once: a folder already holding them is read as it is)."""
     store = ArrayStore(folder, VERSION)
-    names = [_name(number) for number in range(-(-films // BLOCK))]
+    size = int(faiss.cvar.distance_compute_blas_database_bs)  # the visits step's block
+    names = [f"{number:064x}" for number in range(-(-films // size))]
     for number, name in enumerate(names):
         if not store.holds(name):
             rng = np.random.default_rng(number)
-            count = min(BLOCK, films - number * BLOCK)
+            count = min(size, films - number * size)
             vectors = rng.standard_normal((count, PROJECTED_WIDTH), dtype=np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             store.put(name, {"vectors": vectors})
-    return VectorBlocks(store, names, BLOCK, films, PROJECTED_WIDTH)
+    return VectorBlocks(store, names, size, films, PROJECTED_WIDTH)
 
 
 def child(folder: Path, films: int) -> None:
@@ -84,7 +80,6 @@ def measure(sizes: list[int], scratch: Path) -> list[dict]:
             {
                 "films": films,
                 "lists": figures["lists"],
-                "expected_lists": list_count(films),
                 "peak_rss_mib": run.peak_rss_mib,
                 "before_training_mib": figures["before_training_mib"],
                 "centres_mib": figures["centres_mib"],
@@ -112,13 +107,9 @@ def main() -> None:
     if args.child:
         child(Path(args.child[0]), int(args.child[1]))
         return
-    sizes = [int(size) for size in args.films.split(",")]
-    scratch = args.scratch or Path(tempfile.mkdtemp(prefix="lists-memory-"))
-    try:
-        print(json.dumps(measure(sizes, scratch), indent=1))
-    finally:
-        if args.scratch is None:
-            shutil.rmtree(scratch, ignore_errors=True)
+    sizes = tuple(int(size) for size in args.films.split(","))
+    found = measure(list(sizes), args.scratch) if args.scratch else part(sizes)["lists_memory"]
+    print(json.dumps(found, indent=1))
 
 
 if __name__ == "__main__":

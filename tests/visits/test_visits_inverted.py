@@ -174,9 +174,8 @@ def test_training_the_lists_holds_their_sums_and_centres_and_nothing_as_large():
     finally:
         tracemalloc.stop()
     assert peak < 16 * lists * width  # 12 here, 20 holding the quotient beside the sums
-    sums = np.zeros((lists, width))
-    nearest = probed(np.vstack(chunks)[:, :64], drawn, 1)[:, 0]
-    np.add.at(sums, nearest, np.vstack(chunks))
+    films, sums = np.vstack(chunks), np.zeros((lists, width))
+    np.add.at(sums, probed(films[:, :64], drawn, 1)[:, 0], films)
     whole = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
     assert np.allclose(centres, whole.astype(np.float32), rtol=0, atol=1e-6)
 
