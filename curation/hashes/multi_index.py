@@ -24,9 +24,9 @@ with ``range_search_preassigned`` (each query's lists given), so the full distan
 faiss's compiled loop over all cores. faiss's own multi-index (``IndexBinaryMultiHash``) keeps
 each query's candidates in a hash set and its buckets in hash maps, and is slower on film
 codes (``python -m bench.search.engine multihash 100000 0 films``; docs/margins.md, "Search").
-Ours: the choice of bits, the lookup of a substring's list (an array of ``2**b`` list numbers), the
-queries sorted by substring so that neighbouring queries read the same lists from cache, and
-each pair kept only from the first table that can find it.
+Ours: the choice of bits, the lookup of a substring's list (``KeyRanks``), the queries sorted by
+substring so that neighbouring queries read the same lists from cache, and each pair kept only
+from the first table that can find it.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from __future__ import annotations
 import faiss
 import numpy as np
 
-KEY_BITS = 26  # longest substring: its lookup array has 2**26 int32 entries (256 MiB)
+KEY_BITS = 26  # longest substring: its table's ``KeyRanks`` hold 2**26 bits and 2**20 counts
 MIN_KEY_BITS = 16  # shorter substrings fill their buckets too much to beat brute force
 BLOCK = 65_536  # codes per chunk of bit unpacking and per faiss call
 # Codes unpacked at a time to count each bit's share (2 MiB): the driver draws the tables of a
@@ -77,16 +77,42 @@ def _keys(codes: np.ndarray, tables: np.ndarray) -> np.ndarray:
     return keys
 
 
+class KeyRanks:
+    """A table's list number for any substring: the rank of its key among the keys present
+    (list ``i`` is the ``i``-th present key), or -1 when no indexed code has it.
+
+    Why a rank over a bitmap: a lookup array of ``2**b`` list numbers took 256 MiB at ``b`` = 26
+    in every job that built a table, whatever its number of codes; a sorted array of the keys
+    (``np.searchsorted``) holds as little but made the search a tenth slower at a million codes.
+    The bitmap (``2**b`` bits) and each 64-bit word's count of the bits before it take 16 MiB
+    at ``b`` = 26 and answer in a few vector operations. Hand-written: no declared library
+    ranks a batch of keys (pyroaring ranks one value a call)."""
+
+    def __init__(self, present: np.ndarray, width: int) -> None:
+        """``present``: the keys present, sorted and unique; ``width``: bits a key."""
+        self.words = np.zeros(max(1, (1 << width) >> 6), dtype=np.uint64)
+        np.bitwise_or.at(self.words, present >> 6, np.left_shift(1, present & 63, dtype=np.uint64))
+        self.before = np.zeros(len(self.words), dtype=np.int64)
+        np.cumsum(np.bitwise_count(self.words[:-1]), dtype=np.int64, out=self.before[1:])
+
+    def lists(self, keys: np.ndarray) -> np.ndarray:
+        """The list number of each of ``keys`` (any shape, ``uint32``), ``int64``, -1 where none."""
+        word = self.words[keys >> 6]
+        bit = np.left_shift(1, keys & 63, dtype=np.uint64)
+        ranks = self.before[keys >> 6] + np.bitwise_count(word & (bit - np.uint64(1)))
+        return np.where(word & bit, ranks, -1)
+
+
 def _table(
-    indexed: np.ndarray, keys: np.ndarray, lookup: np.ndarray, probes: int
-) -> faiss.IndexBinaryIVF:
-    """One table: a faiss IVF whose lists are the buckets of ``keys``; ``lookup`` (all -1 on
-    entry) is set to each present key's list number. Codes are added in key order, so that
-    one bucket's codes sit together in memory."""
+    indexed: np.ndarray, keys: np.ndarray, probes: int
+) -> tuple[faiss.IndexBinaryIVF, np.ndarray]:
+    """One table: a faiss IVF whose lists are the buckets of ``keys`` in key order, and the
+    keys present (sorted: the ``KeyRanks`` that name their lists). Codes are added in key
+    order, so that one bucket's codes sit together in memory."""
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
-    present = ordered[np.flatnonzero(np.diff(ordered, prepend=~ordered[:1]))]
-    lookup[present] = np.arange(len(present), dtype=np.int32)
+    starts = np.diff(ordered, prepend=~ordered[:1]) != 0  # a bucket's first code
+    present = ordered[starts]
     bits = indexed.shape[1] * 8
     # nlist >= nprobe: faiss reads each query's lists with a stride of min(nlist, nprobe)
     index = faiss.IndexBinaryIVF(faiss.IndexBinaryFlat(bits), bits, max(len(present), probes))
@@ -94,13 +120,13 @@ def _table(
     index.nprobe = probes
     codes = np.ascontiguousarray(indexed[order])
     ids = order.astype(np.int64)
-    lists = lookup[ordered].astype(np.int64)
+    lists = np.cumsum(starts, dtype=np.int64) - 1
     # add_core is public on IndexBinaryIVF (faiss/swigfaiss.py) but missing from the stub
     # faiss ships (faiss/__init__.pyi, 1.15), hence the one ignore.
     index.add_core(  # type: ignore[attr-defined]
         len(codes), faiss.swig_ptr(codes), faiss.swig_ptr(ids), faiss.swig_ptr(lists)
     )
-    return index
+    return index, present
 
 
 def multi_index_pairs(
@@ -114,9 +140,8 @@ def multi_index_pairs(
     """Every ``[query_row, indexed_row, distance]`` at distance <= ``max_distance``, sorted by
     query row, then indexed row; ``tables`` from ``substrings``. ``same_codes`` (the queries
     are the indexed codes) keeps only pairs with ``query_row < indexed_row``."""
-    lookup = np.full(1 << tables.shape[1], -1, dtype=np.int32)
     found = [
-        table_pairs(indexed, [(queries, same_codes)], max_distance, tables, table, lookup)[0]
+        table_pairs(indexed, [(queries, same_codes)], max_distance, tables, table)[0]
         for table in range(len(tables))
     ]
     return sorted_rows(found)
@@ -128,21 +153,17 @@ def table_pairs(
     max_distance: int,
     tables: np.ndarray,
     table: int,
-    lookup: np.ndarray | None = None,
 ) -> list[np.ndarray]:
     """The rows ``[query_row, indexed_row, distance]`` of each query set (its codes, and
     whether they are the indexed codes, as ``multi_index_pairs``'s ``same_codes``) that table
     ``table`` finds and no earlier table can: every table's rows together are the search's.
     One table a call, its index built once for every query set, so that the tables of one
-    search can run as separate jobs. ``lookup``, ``2**b`` ``int32`` all -1 and left so, is
-    the table's lookup array, given to reuse it between calls: making it is most of the cost
-    of a small search's table."""
+    search can run as separate jobs."""
     width = tables.shape[1]
     variants = np.concatenate([[0], 1 << np.arange(width)]).astype(np.uint32)
-    if lookup is None:
-        lookup = np.full(1 << width, -1, dtype=np.int32)
     keys = _keys(indexed, tables[table : table + 1])[:, 0]
-    index = _table(indexed, keys, lookup, len(variants))
+    index, present = _table(indexed, keys, len(variants))
+    ranks = KeyRanks(present, width)
     found = []
     for queries, same_codes in query_sets:
         query_keys = keys if same_codes else _keys(queries, tables[table : table + 1])[:, 0]
@@ -150,7 +171,7 @@ def table_pairs(
         by_key = np.argsort(query_keys, kind="stable")
         for start in range(0, len(by_key), BLOCK):
             rows = by_key[start : start + BLOCK]
-            lists = lookup[query_keys[rows, None] ^ variants].astype(np.int64)
+            lists = ranks.lists(query_keys[rows, None] ^ variants)
             limits, distances, labels = index.range_search_preassigned(
                 np.ascontiguousarray(queries[rows]), max_distance + 1, lists, None
             )
@@ -162,7 +183,6 @@ def table_pairs(
                 keep &= (np.bitwise_count(earlier) > 1).all(axis=1)
             rows_found.append(np.stack([query[keep], labels[keep], distances[keep]], axis=1))
         found.append(sorted_rows(rows_found))
-    lookup[keys] = -1
     return found
 
 

@@ -168,3 +168,36 @@ def test_pairs_at_the_pigeonholes_edge_are_found(max_distance):
     assert diagonal[:, 0].tolist() == list(range(len(codes)))
     assert set(diagonal[:, 2].tolist()) == {max_distance}
     assert np.array_equal(found, _reference(codes, edge, max_distance))
+
+
+@pytest.mark.parametrize("width", [16, 21, 26])
+def test_a_keys_list_is_its_rank_among_the_keys_present_or_none(width):
+    """``KeyRanks`` against a dictionary: keys at both ends of the range and of 64-bit words,
+    and absent keys beside present ones."""
+    rng = np.random.default_rng(width)
+    top = (1 << width) - 1
+    edges = np.array([0, 1, 62, 63, 64, 65, 127, 128, top - 64, top - 1, top], dtype=np.uint32)
+    present = np.unique(np.concatenate([edges[::2], rng.integers(0, top, 3_000, np.uint32)]))
+    asked = np.concatenate([edges, present, rng.integers(0, top + 1, 5_000, np.uint32)])
+    asked = asked[: len(asked) // 2 * 2]  # asked as a block of rows, as the search asks
+    expected = dict(zip(present.tolist(), range(len(present)), strict=True))
+    ranks = multi_index.KeyRanks(present, width)
+    found = ranks.lists(asked.reshape(-1, 2))
+    assert found.dtype == np.int64 and found.shape == (len(asked) // 2, 2)
+    assert found.ravel().tolist() == [expected.get(key, -1) for key in asked.tolist()]
+
+
+def test_a_tables_memory_does_not_grow_with_its_keys_range():
+    """A table of 2,000 codes at radius 30 (16 tables of 26-bit keys) holds its ``KeyRanks``
+    (16 MiB) and little else: a lookup array with an entry for every 26-bit key held 256 MiB in
+    every job that built a table. Random codes, so that few pairs are found to hold."""
+    codes = np.random.default_rng(5).integers(0, 256, (2_000, 64), dtype=np.uint8)
+    tables = substrings(codes, 30)
+    assert tables is not None and tables.shape[1] == multi_index.KEY_BITS
+    tracemalloc.start()
+    try:
+        multi_index.table_pairs(codes, [(codes, True)], 30, tables, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20
