@@ -62,18 +62,24 @@ def substrings(indexed: np.ndarray, max_distance: int) -> np.ndarray | None:
     return np.ascontiguousarray(dealt.T)
 
 
-def _keys(codes: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Each code's substring in each of ``tables`` (rows of bit positions), as ``uint32``
-    (table bit k is key bit k): only the bits a table names are read, so the keys of one
-    table cost a fraction of unpacking every bit."""
-    byte_at, shift = tables >> 3, 7 - (tables & 7)  # bit p: byte p // 8, most significant first
-    keys = np.empty((len(codes), len(tables)), dtype=np.uint32)
-    for start in range(0, len(codes), BLOCK):
-        block = codes[start : start + BLOCK]
+def _keys(codes: np.ndarray, tables: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """The substring of each code (of ``codes[rows]``, without copying them out) in each of
+    ``tables`` (rows of bit positions), as ``uint32`` (table bit k is key bit k): only the bits
+    a table names are read, so the keys of one table cost a fraction of unpacking every bit.
+    ``BLOCK`` keys at a time, their bits a byte each: the candidates of a table late in a
+    search are checked against every earlier table's key, and with the bits widened to
+    ``int64`` a job at 64,000 codes held 13 MiB more for each earlier table."""
+    byte_at = tables >> 3  # bit p: byte p // 8, most significant first
+    shift = (7 - (tables & 7)).astype(np.uint8)
+    count = len(codes) if rows is None else len(rows)
+    keys = np.empty((count, len(tables)), dtype=np.uint32)
+    step = max(1, BLOCK // max(1, len(tables)))
+    for start in range(0, count, step):
+        block = codes[start : start + step] if rows is None else codes[rows[start : start + step]]
         bits = np.zeros((len(block), len(tables), 32), dtype=np.uint8)
         bits[..., : tables.shape[1]] = (block[:, byte_at] >> shift) & 1
         packed = np.packbits(bits, axis=-1, bitorder="little")
-        keys[start : start + BLOCK] = np.ascontiguousarray(packed).view("<u4")[..., 0]
+        keys[start : start + step] = np.ascontiguousarray(packed).view("<u4")[..., 0]
     return keys
 
 
@@ -175,13 +181,21 @@ def table_pairs(
             limits, distances, labels = index.range_search_preassigned(
                 np.ascontiguousarray(queries[rows]), max_distance + 1, lists, None
             )
-            query = np.repeat(rows, np.diff(limits.astype(np.int64)))
-            keep = query < labels if same_codes else np.ones(len(query), dtype=bool)
+            found_rows = np.stack(
+                [
+                    np.repeat(rows, np.diff(limits.astype(np.int64))),
+                    labels,
+                    distances.astype(np.int64),  # whole numbers, given as float32
+                ],
+                axis=1,
+            )
+            if same_codes:  # each pair once
+                found_rows = found_rows[found_rows[:, 0] < found_rows[:, 1]]
             if table:  # a pair within one bit in an earlier table's substring was found there
-                earlier = _keys(queries[query], tables[:table])
-                earlier ^= _keys(indexed[labels], tables[:table])
-                keep &= (np.bitwise_count(earlier) > 1).all(axis=1)
-            rows_found.append(np.stack([query[keep], labels[keep], distances[keep]], axis=1))
+                earlier = _keys(queries, tables[:table], found_rows[:, 0])
+                earlier ^= _keys(indexed, tables[:table], found_rows[:, 1])
+                found_rows = found_rows[(np.bitwise_count(earlier) > 1).all(axis=1)]
+            rows_found.append(found_rows)
         found.append(sorted_rows(rows_found))
     return found
 
