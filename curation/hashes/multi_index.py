@@ -113,8 +113,8 @@ def _table(
     indexed: np.ndarray, keys: np.ndarray, probes: int
 ) -> tuple[faiss.IndexBinaryIVF, np.ndarray]:
     """One table: a faiss IVF whose lists are the buckets of ``keys`` in key order, and the
-    keys present (sorted: the ``KeyRanks`` that name their lists). Codes are added in key
-    order, so that one bucket's codes sit together in memory."""
+    keys present, sorted (a ``KeyRanks`` of them names each key's list). Codes are added in
+    key order, so that one bucket's codes sit together in memory."""
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     starts = np.diff(ordered, prepend=~ordered[:1]) != 0  # a bucket's first code
@@ -181,7 +181,7 @@ def table_pairs(
             limits, distances, labels = index.range_search_preassigned(
                 np.ascontiguousarray(queries[rows]), max_distance + 1, lists, None
             )
-            found_rows = np.stack(
+            pairs = np.stack(
                 [
                     np.repeat(rows, np.diff(limits.astype(np.int64))),
                     labels,
@@ -190,12 +190,12 @@ def table_pairs(
                 axis=1,
             )
             if same_codes:  # each pair once
-                found_rows = found_rows[found_rows[:, 0] < found_rows[:, 1]]
+                pairs = pairs[pairs[:, 0] < pairs[:, 1]]
             if table:  # a pair within one bit in an earlier table's substring was found there
-                earlier = _keys(queries, tables[:table], found_rows[:, 0])
-                earlier ^= _keys(indexed, tables[:table], found_rows[:, 1])
-                found_rows = found_rows[(np.bitwise_count(earlier) > 1).all(axis=1)]
-            rows_found.append(found_rows)
+                earlier = _keys(queries, tables[:table], pairs[:, 0])
+                earlier ^= _keys(indexed, tables[:table], pairs[:, 1])
+                pairs = pairs[(np.bitwise_count(earlier) > 1).all(axis=1)]
+            rows_found.append(pairs)
         found.append(sorted_rows(rows_found))
     return found
 
