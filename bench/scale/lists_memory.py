@@ -68,6 +68,8 @@ def child(folder: Path, films: int) -> None:
 
 
 def measure(sizes: list[int], scratch: Path) -> list[dict]:
+    """Each size's figures, its vectors stored below ``scratch`` first, so that the measured
+    child's peak is the training's alone."""
     rows = []
     for films in sizes:
         folder = scratch / f"vectors-{films}"

@@ -103,9 +103,10 @@ class KeyRanks:
 
     def lists(self, keys: np.ndarray) -> np.ndarray:
         """The list number of each of ``keys`` (any shape, ``uint32``), ``int64``, -1 where none."""
-        word = self.words[keys >> 6]
+        at = keys >> 6
+        word = self.words[at]
         bit = np.left_shift(1, keys & 63, dtype=np.uint64)
-        ranks = self.before[keys >> 6] + np.bitwise_count(word & (bit - np.uint64(1)))
+        ranks = self.before[at] + np.bitwise_count(word & (bit - np.uint64(1)))
         return np.where(word & bit, ranks, -1)
 
 
